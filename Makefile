@@ -1,0 +1,72 @@
+# PackageSync. Every target runs with Node >= 24 first on PATH (hack/ensure-node.sh installs it into
+# .tools/ when the machine's node is older) and installs what it needs by itself.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+NODE_BIN := $(shell hack/ensure-node.sh)
+export PATH := $(NODE_BIN):$(PATH)
+KUBECTL := $(shell hack/build-cluster.sh paths | sed -n 's/^KUBE_BIN_DIR=//p')/kubectl
+CLUSTER_KUBECONFIG := $(CURDIR)/.cluster/kubeconfig
+
+.PHONY: help deps system-deps node-deps build-cluster cluster-up cluster-down cluster-status kubectl \
+	lint typecheck test test-unit test-e2e demo controller crds clean
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+
+system-deps: ## Debian packages the tests need (sshd, git, openssl), only when missing
+	@hack/install-system-deps.sh
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+node-deps: node_modules/.package-lock.json
+
+deps: system-deps node-deps build-cluster ## everything make test needs
+
+build-cluster: ## build etcd, kube-apiserver, controller-manager, scheduler, kubectl, kwok (cached by version)
+	@hack/build-cluster.sh all
+
+cluster-up: ## start the local control plane; writes .cluster/kubeconfig
+	@hack/cluster.sh up
+
+cluster-down: ## stop the local control plane and remove its data
+	@hack/cluster.sh down
+
+cluster-status:
+	@hack/cluster.sh status
+
+kubectl: ## run the kubectl built here against the local cluster: make kubectl ARGS="get pks -A"
+	@KUBECONFIG=$${KUBECONFIG:-$(CLUSTER_KUBECONFIG)} $(KUBECTL) $(ARGS)
+
+crds: node-deps ## regenerate crds/ from the zod schema in src/api
+	node hack/generate-crds.ts
+
+lint: node-deps ## eslint + prettier
+	npx eslint .
+	npx prettier --check .
+
+typecheck: node-deps
+	npx tsc --noEmit
+
+test-unit: node-deps ## pure logic and real git servers
+	npx vitest run --project unit
+
+test-e2e: deps ## against the real control plane (started here when PACKAGESYNC_TEST_KUBECONFIG is unset)
+	npx vitest run --project e2e
+
+test: deps lint typecheck ## the whole suite; ends with "N passed, N failed"
+	@mkdir -p .e2e
+	@rc=0; npx vitest run --reporter=default --reporter=json --outputFile.json=.e2e/results.json || rc=$$?; \
+	  node hack/test-summary.ts .e2e/results.json; exit $$rc
+
+demo: deps ## the main job on a local control plane (or $$KUBECONFIG with DEMO_USE_KUBECONFIG=1)
+	node hack/demo.ts
+
+controller: node-deps ## run the controller against $$KUBECONFIG (default: the local cluster)
+	KUBECONFIG=$${KUBECONFIG:-$(CLUSTER_KUBECONFIG)} node src/main.ts controller
+
+clean: cluster-down
+	rm -rf .e2e node_modules .tools

@@ -1,0 +1,53 @@
+/** What every e2e test needs: a client on the real control plane, kubectl, unique namespaces, polling. */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { inject } from 'vitest';
+import { KubeClient } from '../../src/adapters/kube/client.ts';
+
+const run = promisify(execFile);
+
+export const kubeconfig = (): string => inject('kubeconfig');
+
+let shared: Promise<KubeClient> | undefined;
+export function kube(): Promise<KubeClient> {
+  shared ??= KubeClient.create({ kubeconfig: kubeconfig() });
+  return shared;
+}
+
+export async function kubectl(...args: string[]): Promise<string> {
+  const { stdout } = await run(inject('kubectl'), ['--kubeconfig', kubeconfig(), ...args], { maxBuffer: 64 << 20 });
+  return stdout;
+}
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${randomBytes(3).toString('hex')}`;
+}
+
+/** Creates a namespace for one test; returns its name. */
+export async function createNamespace(prefix: string): Promise<string> {
+  const name = uniqueName(prefix);
+  const client = await kube();
+  await client.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+  return name;
+}
+
+/** Polls `probe` until it returns a value other than undefined/false, or fails with the last state seen. */
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  { timeoutMs = 60_000, intervalMs = 250 } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Build the real control plane from source through the Go module proxy:
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok.
+# Binaries land in $PACKAGESYNC_CACHE/bin/<piece>-<version>/ and are rebuilt only when missing.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=versions.env
+source "$here/versions.env"
+cache="${PACKAGESYNC_CACHE:-$HOME/.cache/packagesync}"
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+export GOSUMDB="${GOSUMDB:-sum.golang.org}"
+
+k8s_dir="$cache/bin/kubernetes-$KUBERNETES_VERSION"
+etcd_dir="$cache/bin/etcd-$ETCD_VERSION"
+kwok_dir="$cache/bin/kwok-$KWOK_VERSION"
+k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+
+log() { echo "[build-cluster] $*" >&2; }
+command -v go >/dev/null || { log "go is required to build the control plane (none on PATH)"; exit 1; }
+
+build_kubernetes() {
+  local missing=()
+  for b in "${k8s_bins[@]}"; do [[ -x "$k8s_dir/$b" ]] || missing+=("$b"); done
+  [[ ${#missing[@]} -eq 0 ]] && { log "kubernetes $KUBERNETES_VERSION: cached"; return; }
+  log "kubernetes $KUBERNETES_VERSION: building ${missing[*]} (cold: 15-30 min on 2 cores)"
+  local mod="$cache/src/kubernetes-$KUBERNETES_VERSION"
+  mkdir -p "$mod" "$k8s_dir"
+  local kdir
+  kdir="$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  {
+    echo "module packagesync.local/kubernetes-build"
+    echo
+    echo "go 1.26"
+    echo
+    echo "require k8s.io/kubernetes $KUBERNETES_VERSION"
+    echo
+    echo "replace ("
+    # every staging module k8s.io/kubernetes maps to ./staging becomes the published v0 module
+    sed -n 's#^[[:space:]]*\(k8s\.io/[a-z0-9-]*\) => \./staging/.*#\t\1 => \1 '"$KUBE_STAGING_VERSION"'#p' "$kdir/go.mod"
+    echo ")"
+  } >"$mod/go.mod"
+  local minor="${KUBERNETES_VERSION#v}"; minor="${minor#*.}"; minor="${minor%%.*}"
+  local ldflags="-s -w"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $p.gitVersion=$KUBERNETES_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
+  done
+  (cd "$mod" && go mod tidy >/dev/null 2>&1 || true
+   cd "$mod" && go build -trimpath -ldflags "$ldflags" -o "$k8s_dir/" \
+     $(printf 'k8s.io/kubernetes/cmd/%s ' "${missing[@]}"))
+}
+
+build_etcd() {
+  [[ -x "$etcd_dir/etcd" ]] && { log "etcd $ETCD_VERSION: cached"; return; }
+  log "etcd $ETCD_VERSION: building"
+  local mod="$cache/src/etcd-$ETCD_VERSION"
+  mkdir -p "$mod" "$etcd_dir"
+  cat >"$mod/go.mod" <<GOMOD
+module packagesync.local/etcd-build
+
+go 1.26
+
+require go.etcd.io/etcd/server/v3 $ETCD_VERSION
+GOMOD
+  cat >"$mod/tools.go" <<GOSRC
+//go:build tools
+
+package tools
+
+import _ "go.etcd.io/etcd/server/v3"
+GOSRC
+  (cd "$mod" && go mod tidy >/dev/null 2>&1 || true
+   cd "$mod" && go build -trimpath -ldflags "-s -w" -o "$etcd_dir/etcd" go.etcd.io/etcd/server/v3)
+}
+
+build_kwok() {
+  [[ -x "$kwok_dir/kwok" && -d "$kwok_dir/stages" ]] && { log "kwok $KWOK_VERSION: cached"; return; }
+  log "kwok $KWOK_VERSION: building"
+  mkdir -p "$kwok_dir"
+  GOBIN="$kwok_dir" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  local src
+  src="$(go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  mkdir -p "$kwok_dir/stages"
+  cp -r "$src/kustomize/stage/." "$kwok_dir/stages/"
+  chmod -R u+w "$kwok_dir/stages"
+}
+
+what="${1:-all}"
+case "$what" in
+  all) build_etcd; build_kwok; build_kubernetes ;;
+  etcd) build_etcd ;; kwok) build_kwok ;; kubernetes) build_kubernetes ;;
+  paths) echo "ETCD_BIN=$etcd_dir/etcd"; echo "KUBE_BIN_DIR=$k8s_dir"; echo "KWOK_DIR=$kwok_dir"; exit 0 ;;
+  *) log "usage: $0 [all|etcd|kwok|kubernetes|paths]"; exit 2 ;;
+esac
+log "done: $k8s_dir $etcd_dir $kwok_dir"

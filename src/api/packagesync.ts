@@ -1,0 +1,177 @@
+/**
+ * The PackageSync API (packagesync.io/v1alpha1), as zod schemas. This file is the single source of
+ * truth: crds/ is generated from it (`make crds`), and a test fails when the two disagree.
+ */
+import parseDuration from 'parse-duration';
+import { z } from 'zod';
+
+export const GROUP = 'packagesync.io';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'PackageSync';
+export const PLURAL = 'packagesyncs';
+export const FINALIZER = 'packagesync.io/finalizer';
+export const FIELD_MANAGER = 'packagesync';
+export const RECONCILE_REQUESTED_AT = 'packagesync.io/reconcile-requested-at';
+
+/** Go-style durations as Flux takes them: 30s, 5m, 1h30m, 250ms. */
+const DURATION_PATTERN = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$';
+const duration = (fallback: string, what: string) =>
+  z
+    .string()
+    .regex(new RegExp(DURATION_PATTERN), `${what} must be a duration such as 30s, 5m or 1h30m`)
+    .default(fallback)
+    .meta({ description: `${what} (a duration such as 30s, 5m, 1h30m). Default ${fallback}.` });
+
+export function durationMs(value: string): number {
+  const ms = parseDuration(value);
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) throw new Error(`not a duration: ${value}`);
+  return ms;
+}
+
+const name = z.string().min(1).max(253);
+
+export const GitRefSchema = z
+  .object({
+    branch: z.string().min(1).max(255).optional().meta({ description: 'A branch: its head is applied.' }),
+    tag: z.string().min(1).max(255).optional().meta({ description: 'An exact tag.' }),
+    semver: z.string().min(1).max(255).optional().meta({ description: 'A semver range: the highest matching tag is applied.' }),
+    commit: z
+      .string()
+      .regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, 'commit must be a full 40 or 64 character hex SHA')
+      .optional()
+      .meta({ description: 'A full commit SHA, pinned.' }),
+  })
+  .refine((r) => [r.branch, r.tag, r.semver, r.commit].filter((x) => x !== undefined).length <= 1, {
+    message: 'set exactly one of branch, tag, semver, commit (or none for the remote HEAD)',
+  })
+  .meta({
+    description: 'Which revision to apply: exactly one of branch, tag, semver, commit; none means the remote HEAD.',
+    'x-kubernetes-validations': [
+      {
+        rule: '[has(self.branch), has(self.tag), has(self.semver), has(self.commit)].filter(x, x).size() <= 1',
+        message: 'set exactly one of branch, tag, semver, commit (or none for the remote HEAD)',
+      },
+    ],
+  });
+
+export const SourceSchema = z.object({
+  url: z.string().min(1).max(2048).meta({
+    description: 'Git URL: https://, ssh://, or the scp form git@host:path (http:// only when the controller allows it).',
+  }),
+  ref: GitRefSchema.optional(),
+  path: z
+    .string()
+    .max(1024)
+    .refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), 'path must be relative and must not contain ..')
+    .default('.')
+    .meta({
+      description: 'Directory inside the repository holding the package. Default ".".',
+      'x-kubernetes-validations': [
+        { rule: "!self.startsWith('/') && !self.split('/').exists(s, s == '..')", message: 'path must be relative and must not contain ..' },
+      ],
+    }),
+  secretRef: z
+    .object({ name })
+    .optional()
+    .meta({
+      description:
+        'A Secret in the same namespace with git credentials: username and password, or bearerToken, or identity and known_hosts.',
+    }),
+});
+
+export const DependencySchema = z.object({ name, namespace: name.optional() });
+
+export const SpecSchema = z.object({
+  source: SourceSchema,
+  interval: duration('5m', 'How often to re-check git and re-assert the cluster'),
+  retryInterval: duration('30s', 'Back-off base after a failure'),
+  timeout: duration('3m', 'Budget of one reconcile for apply and health wait'),
+  prune: z.boolean().default(true).meta({ description: 'Delete objects that left the package. Default true.' }),
+  wait: z.boolean().default(true).meta({ description: 'Ready only when every applied object is healthy. Default true.' }),
+  suspend: z.boolean().default(false).meta({ description: 'Stop all work on this PackageSync.' }),
+  targetNamespace: name.optional().meta({ description: 'Namespace for every namespaced object of the package.' }),
+  serviceAccountName: name.optional().meta({ description: 'Apply as this ServiceAccount of the same namespace.' }),
+  dependsOn: z.array(DependencySchema).optional().meta({ description: 'PackageSyncs that must be Ready first.' }),
+  allowEmpty: z.boolean().default(false).meta({ description: 'Accept a package that renders no objects (prunes everything).' }),
+  force: z.boolean().default(false).meta({
+    description: 'Take over fields owned by other managers, and recreate objects whose immutable fields changed.',
+  }),
+});
+
+export const ConditionSchema = z.object({
+  type: z.string(),
+  status: z.enum(['True', 'False', 'Unknown']),
+  reason: z.string(),
+  message: z.string(),
+  lastTransitionTime: z.string(),
+  observedGeneration: z.number().int().optional(),
+});
+
+export const InventoryEntrySchema = z.object({ id: z.string(), v: z.string() });
+
+export const ObjectCountsSchema = z.object({
+  total: z.number().int(),
+  current: z.number().int(),
+  inProgress: z.number().int(),
+  failed: z.number().int(),
+  terminating: z.number().int(),
+  unknown: z.number().int(),
+});
+
+export const HistoryEntrySchema = z.object({
+  revision: z.string(),
+  result: z.string(),
+  startedAt: z.string(),
+  durationSeconds: z.number(),
+  created: z.number().int(),
+  configured: z.number().int(),
+  pruned: z.number().int(),
+  digest: z.string(),
+});
+
+export const StatusSchema = z.object({
+  observedGeneration: z.number().int().optional(),
+  conditions: z.array(ConditionSchema).optional(),
+  lastAttemptedRevision: z.string().optional(),
+  lastAppliedRevision: z.string().optional(),
+  lastHandledReconcileAt: z.string().optional(),
+  inventory: z.object({ entries: z.array(InventoryEntrySchema) }).optional(),
+  objects: ObjectCountsSchema.optional(),
+  history: z.array(HistoryEntrySchema).optional(),
+});
+
+export type GitRef = z.infer<typeof GitRefSchema>;
+export type Spec = z.infer<typeof SpecSchema>;
+export type SpecInput = z.input<typeof SpecSchema>;
+export type Status = z.infer<typeof StatusSchema>;
+export type Condition = z.infer<typeof ConditionSchema>;
+export type InventoryEntry = z.infer<typeof InventoryEntrySchema>;
+export type HistoryEntry = z.infer<typeof HistoryEntrySchema>;
+export type ObjectCounts = z.infer<typeof ObjectCountsSchema>;
+
+export interface PackageSync {
+  apiVersion: typeof API_VERSION;
+  kind: typeof KIND;
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    generation?: number;
+    resourceVersion?: string;
+    deletionTimestamp?: string;
+    finalizers?: string[];
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+  };
+  spec: Spec;
+  status?: Status;
+}
+
+/** Validates and defaults a spec read from the cluster; the message names the field to fix. */
+export function parseSpec(raw: unknown): { ok: true; spec: Spec } | { ok: false; message: string } {
+  const r = SpecSchema.safeParse(raw);
+  if (r.success) return { ok: true, spec: r.data };
+  const issue = r.error.issues[0]!;
+  return { ok: false, message: `spec.${issue.path.join('.')}: ${issue.message}` };
+}

@@ -1,0 +1,46 @@
+/**
+ * Every reason a PackageSync condition can carry. Steps return Failures with one of these; the status
+ * reducer (src/core/status.ts) is the only place that turns them into conditions.
+ */
+export const Reason = {
+  // success and progress
+  ReconciliationSucceeded: 'ReconciliationSucceeded',
+  Progressing: 'Progressing',
+  HealthCheckPending: 'HealthCheckPending',
+  Suspended: 'Suspended',
+  DependencyNotReady: 'DependencyNotReady',
+  // source
+  InvalidSpec: 'InvalidSpec',
+  InvalidURL: 'InvalidURL',
+  InvalidRef: 'InvalidRef',
+  InvalidPath: 'InvalidPath',
+  RefNotFound: 'RefNotFound',
+  PathNotFound: 'PathNotFound',
+  PathEscape: 'PathEscape',
+  ArtifactTooLarge: 'ArtifactTooLarge',
+  SourceTimeout: 'SourceTimeout',
+  FetchFailed: 'FetchFailed',
+  AuthSecretNotFound: 'AuthSecretNotFound',
+  InvalidAuthSecret: 'InvalidAuthSecret',
+  AuthenticationFailed: 'AuthenticationFailed',
+  // render
+  RenderFailed: 'RenderFailed',
+  InvalidManifest: 'InvalidManifest',
+  EmptyRender: 'EmptyRender',
+  DuplicateObject: 'DuplicateObject',
+  // apply and prune
+  ApplyFailed: 'ApplyFailed',
+  ApplyConflict: 'ApplyConflict',
+  OwnershipConflict: 'OwnershipConflict',
+  ImmutableFieldChange: 'ImmutableFieldChange',
+  Forbidden: 'Forbidden',
+  NamespaceNotAllowed: 'NamespaceNotAllowed',
+  UnknownKind: 'UnknownKind',
+  PruneFailed: 'PruneFailed',
+  // health
+  HealthCheckFailed: 'HealthCheckFailed',
+  // anything else
+  InternalError: 'InternalError',
+} as const;
+
+export type Reason = (typeof Reason)[keyof typeof Reason];
