@@ -14,6 +14,9 @@ k8s_dir="$cache/bin/kubernetes-$KUBERNETES_VERSION"
 etcd_dir="$cache/bin/etcd-$ETCD_VERSION"
 kwok_dir="$cache/bin/kwok-$KWOK_VERSION"
 k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+# kstatus-check: cli-utils' kstatus as a command, so tests can prove kstatus readers agree with us
+kstatus_src="$here/kstatus-check"
+kstatus_dir="$cache/bin/kstatus-check-$CLI_UTILS_VERSION-$(cat "$kstatus_src/main.go" "$kstatus_src/go.mod" | sha256sum | cut -c1-12)"
 
 log() { echo "[build-cluster] $*" >&2; }
 command -v go >/dev/null || { log "go is required to build the control plane (none on PATH)"; exit 1; }
@@ -84,11 +87,23 @@ build_kwok() {
   chmod -R u+w "$kwok_dir/stages"
 }
 
+build_kstatus_check() {
+  [[ -x "$kstatus_dir/kstatus-check" ]] && { log "kstatus-check (cli-utils $CLI_UTILS_VERSION): cached"; return; }
+  log "kstatus-check (cli-utils $CLI_UTILS_VERSION): building"
+  local mod="$cache/src/kstatus-check"
+  rm -rf "$mod"; mkdir -p "$mod" "$kstatus_dir"
+  cp "$kstatus_src/main.go" "$kstatus_src/go.mod" "$mod/"
+  [[ -f "$kstatus_src/go.sum" ]] && cp "$kstatus_src/go.sum" "$mod/"
+  (cd "$mod" && go mod tidy >/dev/null 2>&1 || true
+   cd "$mod" && go build -trimpath -ldflags "-s -w" -o "$kstatus_dir/kstatus-check" .)
+}
+
 what="${1:-all}"
 case "$what" in
-  all) build_etcd; build_kwok; build_kubernetes ;;
+  all) build_etcd; build_kwok; build_kubernetes; build_kstatus_check ;;
+  kstatus-check) build_kstatus_check ;;
   etcd) build_etcd ;; kwok) build_kwok ;; kubernetes) build_kubernetes ;;
-  paths) echo "ETCD_BIN=$etcd_dir/etcd"; echo "KUBE_BIN_DIR=$k8s_dir"; echo "KWOK_DIR=$kwok_dir"; exit 0 ;;
+  paths) echo "ETCD_BIN=$etcd_dir/etcd"; echo "KUBE_BIN_DIR=$k8s_dir"; echo "KWOK_DIR=$kwok_dir"; echo "KSTATUS_CHECK=$kstatus_dir/kstatus-check"; exit 0 ;;
   *) log "usage: $0 [all|etcd|kwok|kubernetes|paths]"; exit 2 ;;
 esac
 log "done: $k8s_dir $etcd_dir $kwok_dir"

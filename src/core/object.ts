@@ -53,7 +53,8 @@ export function refKey(ref: ObjectRef): string {
 
 /** How people read an object in messages: `Deployment/team-a/web`, `Namespace/team-a`. */
 export function describeRef(ref: ObjectRef): string {
-  const kind = ref.group && !ref.group.endsWith('k8s.io') ? `${ref.kind}.${ref.group}` : ref.kind;
+  // Built-in groups (apps, batch, *.k8s.io) go unnamed, as kubectl shows them; custom groups are named.
+  const kind = ref.group.includes('.') && !ref.group.endsWith('.k8s.io') ? `${ref.kind}.${ref.group}` : ref.kind;
   return ref.namespace ? `${kind}/${ref.namespace}/${ref.name}` : `${kind}/${ref.name}`;
 }
 

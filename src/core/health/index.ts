@@ -1,0 +1,12 @@
+/**
+ * Health: kstatus semantics (sigs.k8s.io/cli-utils pkg/kstatus/status) as pure functions, with the places
+ * where kstatus misleads a GitOps wait fixed: running Jobs, failed Pods, Ready=False custom resources,
+ * LoadBalancer Services without an address, OnDelete StatefulSets, and causes explained from child Pods.
+ */
+export type { Health, HealthStatus } from './health.ts';
+export { HEALTH_SEVERITY, isHealthy, isTerminal, notFoundHealth } from './health.ts';
+export { computeHealth } from './compute.ts';
+export { explainWorkload } from './explain.ts';
+export { CRASH_LOOP_FAILED_RESTARTS } from './pod.ts';
+export type { HealthSummary, ObjectHealth } from './summary.ts';
+export { summarizeHealth } from './summary.ts';

@@ -1,0 +1,74 @@
+/**
+ * Step 4: desired × inventory × live → what to apply, in which waves, and what to prune. Pure: the
+ * live copies were read by the engine; this decides.
+ */
+import { entryOf, mergeInventories } from '../../api/inventory.ts';
+import type { InventoryEntry } from '../../api/packagesync.ts';
+import { Reason } from '../../api/reasons.ts';
+import type { Failure } from '../failure.ts';
+import { describeRef, refKey, refOf, type KubeObject, type ObjectRef } from '../object.ts';
+import { needsApply, withDigest } from './drift.ts';
+import { ownershipOf, type Owner } from './ownership.ts';
+import { planPrune } from './prune.ts';
+import { planWaves } from './waves.ts';
+
+export interface ChangePlan {
+  /** Objects to send, as they will be sent (digest annotation stamped), in apply order. */
+  waves: KubeObject[][];
+  /** refKeys of objects whose live copy differs from the package (or is missing). */
+  toApply: Set<string>;
+  /** Inventory entries no longer rendered, in delete order. */
+  prune: ObjectRef[];
+  /** The inventory to save before applying: old ∪ new, so a crash leaves nothing unknown. */
+  inventoryDuringApply: InventoryEntry[];
+  /** The inventory once everything applied and pruned. */
+  inventoryAfter: InventoryEntry[];
+}
+
+export function planChanges(
+  desired: readonly KubeObject[],
+  inventory: readonly InventoryEntry[],
+  live: ReadonlyMap<string, KubeObject>,
+  owner: Owner,
+): { ok: true; plan: ChangePlan } | { ok: false; failure: Failure } {
+  const conflicts: string[] = [];
+  let firstConflict: ObjectRef | undefined;
+  for (const obj of desired) {
+    const ref = refOf(obj);
+    const current = live.get(refKey(ref));
+    if (!current) continue;
+    const who = ownershipOf(current, owner);
+    if (typeof who === 'object') {
+      firstConflict ??= ref;
+      conflicts.push(`${describeRef(ref)} belongs to PackageSync ${who.otherOwner.namespace}/${who.otherOwner.name}`);
+    }
+  }
+  if (conflicts.length > 0) {
+    return {
+      ok: false,
+      failure: {
+        reason: Reason.OwnershipConflict,
+        message: `${conflicts.slice(0, 5).join('; ')}${conflicts.length > 5 ? `; and ${conflicts.length - 5} more` : ''}: remove it from this package or from the other one`,
+        object: firstConflict!,
+        terminal: true,
+      },
+    };
+  }
+  const stamped = desired.map(withDigest);
+  const toApply = new Set<string>();
+  for (const obj of desired) {
+    const key = refKey(refOf(obj));
+    if (needsApply(obj, live.get(key))) toApply.add(key);
+  }
+  const next = desired.map(entryOf);
+  return {
+    ok: true,
+    plan: {
+      waves: planWaves(stamped),
+      toApply,
+      prune: planPrune(inventory, desired),
+      inventoryDuringApply: mergeInventories(inventory, next),
+      inventoryAfter: mergeInventories([], next),
+    },
+  };
+}

@@ -1,0 +1,178 @@
+import { describe, expect, it } from 'vitest';
+import type { Failure } from '../failure.ts';
+import { renderPackage } from './render.ts';
+import type { RenderedPackage, RenderOptions, SourceFile } from './types.ts';
+
+const owner = { name: 'web', namespace: 'team-a' };
+
+function render(files: SourceFile[] | Record<string, string>, options: Partial<RenderOptions> = {}) {
+  const list = Array.isArray(files) ? files : Object.entries(files).map(([path, content]) => ({ path, content }));
+  return renderPackage(list, { owner, ...options });
+}
+
+function rendered(files: SourceFile[] | Record<string, string>, options: Partial<RenderOptions> = {}): RenderedPackage {
+  const result = render(files, options);
+  if (!result.ok) throw new Error(`render failed: ${result.failure.message}`);
+  return result.value;
+}
+
+function failed(files: Record<string, string>, options: Partial<RenderOptions> = {}): Failure {
+  const result = render(files, options);
+  if (result.ok) throw new Error('expected render to fail');
+  return result.failure;
+}
+
+const cm = (name: string, namespace?: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n${namespace ? `  namespace: ${namespace}\n` : ''}data:\n  k: v\n`;
+
+describe('renderPackage: failures', () => {
+  it.each([
+    [
+      'a scalar document',
+      { 'a.yaml': 'just text\n' },
+      'a.yaml (document 1): not a mapping; each document must be one Kubernetes object',
+    ],
+    ['a list document', { 'a.yaml': cm('x') + '---\n- a\n- b\n' }, 'a.yaml (document 2): not a mapping'],
+    [
+      'no apiVersion',
+      { 'a.yaml': 'kind: ConfigMap\nmetadata: {name: x}\n' },
+      'a.yaml (document 1): no apiVersion; set apiVersion',
+    ],
+    ['no kind', { 'a.yaml': 'apiVersion: v1\nmetadata: {name: x}\n' }, 'a.yaml (document 1): no kind; set kind'],
+    [
+      'no metadata',
+      { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\n' },
+      'a.yaml (document 1): ConfigMap has no metadata; set metadata.name',
+    ],
+    [
+      'no name',
+      { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {namespace: n}\n' },
+      'a.yaml (document 1): ConfigMap has no metadata.name; set metadata.name',
+    ],
+    [
+      'generateName',
+      { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: x-}\n' },
+      'generateName cannot be applied declaratively',
+    ],
+    ['empty name', { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ""}\n' }, 'has no metadata.name'],
+    ['a number as kind', { 'a.yaml': 'apiVersion: v1\nkind: 3\nmetadata: {name: x}\n' }, 'no kind'],
+    [
+      'a non-string namespace',
+      { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: [a]}\n' },
+      'metadata.namespace that is not a string',
+    ],
+    [
+      'an unquoted boolean label',
+      { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels: {enabled: true}\n' },
+      'a.yaml (document 1): ConfigMap x: metadata.labels has a non-string value for "enabled"; quote the value',
+    ],
+    [
+      'labels as a list',
+      { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels: [a]\n' },
+      'metadata.labels must be a mapping of strings',
+    ],
+    [
+      'a bad List item',
+      {
+        'l.yaml': `apiVersion: v1\nkind: List\nitems:\n- ${JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } })}\n- 42\n`,
+      },
+      'l.yaml (document 1, item 2): not a mapping',
+    ],
+    [
+      'a List without items',
+      { 'l.yaml': 'apiVersion: v1\nkind: List\n' },
+      'l.yaml (document 1): List without an items list',
+    ],
+  ])('InvalidManifest: %s', (_name, files, message) => {
+    const f = failed(files);
+    expect(f).toMatchObject({ reason: 'InvalidManifest', terminal: true });
+    expect(f.message).toContain(message);
+  });
+
+  it('RenderFailed in one file fails the whole package, naming the file and document', () => {
+    const f = failed({ 'a.yaml': cm('a'), 'b.yaml': cm('b') + '---\nx: 1\nx: 2\n', 'c.yaml': cm('c') });
+    expect(f).toEqual({
+      reason: 'RenderFailed',
+      message: 'b.yaml (document 2): duplicate mapping key at line 9, column 1; fix the YAML',
+      terminal: true,
+    });
+  });
+
+  it('does not quote Secret data in messages', () => {
+    const f = failed({
+      's.yaml': 'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: "p4ss\\w0rd"\n',
+    });
+    expect(f.reason).toBe('RenderFailed');
+    expect(f.message).not.toMatch(/p4ss|w0rd/);
+  });
+
+  it.each<[string, Record<string, string>, Partial<RenderOptions>, string, string]>([
+    [
+      'in two files',
+      { 'a.yaml': cm('x'), 'b.yaml': cm('x') },
+      {},
+      'x',
+      'ConfigMap/team-a/x is defined twice, in a.yaml (document 1) and b.yaml (document 1); keep one definition',
+    ],
+    [
+      'in one file',
+      { 'a.yaml': cm('x') + '---\n' + cm('x', 'team-a') },
+      {},
+      'x',
+      'in a.yaml (document 1) and a.yaml (document 2)',
+    ],
+    [
+      'once defaulted, once named',
+      { 'a.yaml': cm('x'), 'b.yaml': cm('x', 'team-a') },
+      {},
+      'x',
+      'ConfigMap/team-a/x is defined twice',
+    ],
+    [
+      'collapsed by targetNamespace',
+      { 'a.yaml': cm('x', 'one'), 'b.yaml': cm('x', 'two') },
+      { targetNamespace: 'tgt' },
+      'x',
+      'ConfigMap/tgt/x is defined twice',
+    ],
+    [
+      'in two versions of one group',
+      {
+        'a.yaml': 'apiVersion: example.com/v1\nkind: W\nmetadata: {name: w}\n',
+        'b.yaml': 'apiVersion: example.com/v2\nkind: W\nmetadata: {name: w}\n',
+      },
+      {},
+      'w',
+      'W.example.com/team-a/w is defined twice',
+    ],
+  ])('DuplicateObject %s', (_name, files, options, name, message) => {
+    const f = failed(files, options);
+    expect(f).toMatchObject({ reason: 'DuplicateObject', terminal: true, object: { name } });
+    expect(f.message).toContain(message);
+  });
+
+  it('same name, different kind or namespace is not a duplicate', () => {
+    const pkg = rendered({
+      'a.yaml':
+        cm('x', 'one') +
+        '---\n' +
+        cm('x', 'two') +
+        '---\napiVersion: v1\nkind: Secret\nmetadata: {name: x, namespace: one}\n',
+    });
+    expect(pkg.objects).toHaveLength(3);
+  });
+
+  it.each([
+    ['no files', {}],
+    ['empty files', { 'a.yaml': '', 'b.yaml': '---\n---\n# nothing\n' }],
+    ['local config only', { Kptfile: 'apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata: {name: p}\n' }],
+    ['empty Lists', { 'l.yaml': 'apiVersion: v1\nkind: List\nitems: []\n' }],
+  ])('EmptyRender: %s, unless allowEmpty', (_name, files) => {
+    const f = failed(files);
+    expect(f.reason).toBe('EmptyRender');
+    expect(f.message).toMatch(/renders no objects; commit manifests or set spec.allowEmpty: true$/);
+    const pkg = rendered(files, { allowEmpty: true });
+    expect(pkg.objects).toEqual([]);
+    expect(pkg.digest).toMatch(/^[0-9a-f]{64}$/);
+  });
+});

@@ -1,0 +1,101 @@
+import { Reason } from '../../api/reasons.ts';
+import type { Result } from '../failure.ts';
+import { fail, ok } from '../failure.ts';
+import type { KubeObject } from '../object.ts';
+import { isRecord, ownField } from '../object.ts';
+import type { SourceLocation } from './types.ts';
+import { describeLocation } from './types.ts';
+
+/** An object as written in the package, before namespace defaulting and owner labels. */
+export interface LocatedObject {
+  object: KubeObject;
+  where: SourceLocation;
+}
+
+/** kpt marks objects that configure tools, not the cluster, with this annotation. */
+export const LocalConfigAnnotation = 'config.kubernetes.io/local-config';
+
+const maxListNesting = 8;
+
+/**
+ * The objects a document defines: itself, or the items of a List, minus local configuration (the
+ * Kptfile, objects annotated local-config). Each object is checked for what apply needs.
+ */
+export function objectsOfDocument(value: unknown, where: SourceLocation): Result<LocatedObject[]> {
+  if (!isRecord(value)) return invalid(where, 'not a mapping; each document must be one Kubernetes object');
+  if (isList(value)) return itemsOf(value, where);
+  if (isLocalConfig(value)) return ok([]);
+  const checked = checkObject(value, where);
+  return checked.ok ? ok([{ object: checked.value, where }]) : checked;
+}
+
+function itemsOf(list: Record<string, unknown>, where: SourceLocation): Result<LocatedObject[]> {
+  const items = ownField(list, 'items');
+  if (!Array.isArray(items)) return invalid(where, `${String(ownField(list, 'kind'))} without an items list`);
+  if (where.items.length >= maxListNesting) return invalid(where, 'Lists nested too deeply');
+  const found: LocatedObject[] = [];
+  for (const [i, item] of items.entries()) {
+    const objects = objectsOfDocument(item, { ...where, items: [...where.items, i + 1] });
+    if (!objects.ok) return objects;
+    found.push(...objects.value);
+  }
+  return ok(found);
+}
+
+/** `kind: List` (v1), and any `*List` kind carrying items, as `kubectl get -o yaml` writes them. */
+function isList(value: Record<string, unknown>): boolean {
+  const kind = ownField(value, 'kind');
+  if (typeof kind !== 'string') return false;
+  return kind === 'List' || (kind.endsWith('List') && Array.isArray(ownField(value, 'items')));
+}
+
+function isLocalConfig(value: Record<string, unknown>): boolean {
+  const apiVersion = ownField(value, 'apiVersion');
+  if (ownField(value, 'kind') === 'Kptfile' && typeof apiVersion === 'string' && apiVersion.startsWith('kpt.dev/'))
+    return true;
+  const metadata = ownField(value, 'metadata');
+  const annotations = isRecord(metadata) ? ownField(metadata, 'annotations') : undefined;
+  return isRecord(annotations) && ownField(annotations, LocalConfigAnnotation) === 'true';
+}
+
+function checkObject(value: Record<string, unknown>, where: SourceLocation): Result<KubeObject> {
+  const apiVersion = ownField(value, 'apiVersion');
+  const kind = ownField(value, 'kind');
+  const metadata = ownField(value, 'metadata');
+  if (!nonEmptyString(apiVersion)) return invalid(where, 'no apiVersion; set apiVersion (e.g. apps/v1)');
+  if (!nonEmptyString(kind)) return invalid(where, 'no kind; set kind (e.g. Deployment)');
+  if (!isRecord(metadata)) return invalid(where, `${kind} has no metadata; set metadata.name`);
+  const name = ownField(metadata, 'name');
+  if (!nonEmptyString(name)) {
+    const hint =
+      ownField(metadata, 'generateName') === undefined ? '' : ' (generateName cannot be applied declaratively)';
+    return invalid(where, `${kind} has no metadata.name; set metadata.name${hint}`);
+  }
+  const label = `${kind} ${name}`;
+  const namespace = ownField(metadata, 'namespace');
+  if (namespace !== undefined && namespace !== null && typeof namespace !== 'string') {
+    return invalid(where, `${label} has a metadata.namespace that is not a string`);
+  }
+  for (const field of ['labels', 'annotations']) {
+    const problem = stringMapProblem(ownField(metadata, field));
+    if (problem) return invalid(where, `${label}: metadata.${field} ${problem}`);
+  }
+  return ok(value as KubeObject);
+}
+
+function stringMapProblem(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isRecord(value)) return 'must be a mapping of strings';
+  for (const [key, item] of Object.entries(value)) {
+    if (typeof item !== 'string') return `has a non-string value for ${JSON.stringify(key)}; quote the value`;
+  }
+  return undefined;
+}
+
+function invalid<T>(where: SourceLocation, problem: string): Result<T> {
+  return fail(Reason.InvalidManifest, `${describeLocation(where)}: ${problem}`, { terminal: true });
+}
+
+function nonEmptyString(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0;
+}

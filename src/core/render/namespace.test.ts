@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { renderPackage } from './render.ts';
+import type { RenderedPackage, RenderOptions, SourceFile } from './types.ts';
+
+const owner = { name: 'web', namespace: 'team-a' };
+
+function render(files: SourceFile[] | Record<string, string>, options: Partial<RenderOptions> = {}) {
+  const list = Array.isArray(files) ? files : Object.entries(files).map(([path, content]) => ({ path, content }));
+  return renderPackage(list, { owner, ...options });
+}
+
+function rendered(files: SourceFile[] | Record<string, string>, options: Partial<RenderOptions> = {}): RenderedPackage {
+  const result = render(files, options);
+  if (!result.ok) throw new Error(`render failed: ${result.failure.message}`);
+  return result.value;
+}
+
+/** `Kind/namespace/name` of each rendered object, namespace '-' when there is none. */
+const ids = (pkg: RenderedPackage) =>
+  pkg.objects.map((o) => `${o.kind}/${o.metadata.namespace ?? '-'}/${o.metadata.name}`);
+
+const cm = (name: string, namespace?: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n${namespace ? `  namespace: ${namespace}\n` : ''}data:\n  k: v\n`;
+
+describe('renderPackage: namespaces', () => {
+  const crd = (scope: string) =>
+    `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  scope: ${scope}\n`;
+  const widget = 'apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: elsewhere\n';
+
+  it.each<[string, string, Partial<RenderOptions>, string]>([
+    ['no namespace → the owner namespace', cm('a'), {}, 'ConfigMap/team-a/a'],
+    ['no namespace → defaultNamespace', cm('a'), { defaultNamespace: 'dflt' }, 'ConfigMap/dflt/a'],
+    ['named namespace is kept', cm('a', 'other'), { defaultNamespace: 'dflt' }, 'ConfigMap/other/a'],
+    ['targetNamespace fills in', cm('a'), { targetNamespace: 'tgt', defaultNamespace: 'dflt' }, 'ConfigMap/tgt/a'],
+    ['targetNamespace overrides a named namespace', cm('a', 'other'), { targetNamespace: 'tgt' }, 'ConfigMap/tgt/a'],
+    ['empty targetNamespace is unset', cm('a', 'other'), { targetNamespace: '' }, 'ConfigMap/other/a'],
+    [
+      'cluster-scoped namespace is stripped',
+      'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: n\n  namespace: x\n',
+      { targetNamespace: 'tgt' },
+      'Namespace/-/n',
+    ],
+    [
+      'ClusterRole is cluster-scoped',
+      'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r}\n',
+      {},
+      'ClusterRole/-/r',
+    ],
+    [
+      'PriorityClass is cluster-scoped',
+      'apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p}\n',
+      {},
+      'PriorityClass/-/p',
+    ],
+    [
+      'a built-in kind name in another group is namespaced',
+      'apiVersion: example.com/v1\nkind: Namespace\nmetadata: {name: n}\n',
+      {},
+      'Namespace/team-a/n',
+    ],
+    [
+      'unknown kinds are namespaced',
+      'apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\n',
+      {},
+      'Gadget/team-a/g',
+    ],
+    [
+      'discovery wins over the built-in table',
+      'apiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n',
+      { isNamespaced: () => true },
+      'Namespace/team-a/n',
+    ],
+    [
+      'discovery says cluster-scoped',
+      'apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g, namespace: x}\n',
+      { isNamespaced: (g, k) => (g === 'example.com' && k === 'Gadget' ? false : undefined) },
+      'Gadget/-/g',
+    ],
+  ])('%s', (_name, manifest, options, expected) => {
+    expect(ids(rendered({ 'm.yaml': manifest }, options))).toEqual([expected]);
+  });
+
+  it.each([
+    ['Cluster', 'Widget/-/w'],
+    ['Namespaced', 'Widget/elsewhere/w'],
+  ])('a CRD in the package decides its kind scope (%s)', (scope, expected) => {
+    const pkg = rendered({ 'crd.yaml': crd(scope), 'w.yaml': widget });
+    expect(ids(pkg)).toEqual(['CustomResourceDefinition/-/widgets.example.com', expected]);
+  });
+
+  it('discovery wins over a CRD in the package', () => {
+    const pkg = rendered(
+      { 'crd.yaml': crd('Cluster'), 'w.yaml': widget },
+      { isNamespaced: (_g, k) => (k === 'Widget' ? true : undefined) },
+    );
+    expect(ids(pkg)).toContain('Widget/elsewhere/w');
+  });
+});

@@ -1,0 +1,116 @@
+import { LineCounter, parseAllDocuments } from 'yaml';
+import type { ParseOptions, DocumentOptions, SchemaOptions, YAMLError } from 'yaml';
+import { Reason } from '../../api/reasons.ts';
+import type { Result } from '../failure.ts';
+import { fail, ok } from '../failure.ts';
+import type { SourceFile } from './types.ts';
+import { describeYamlError } from './yaml-errors.ts';
+
+/** One non-empty document of a file, as plain JSON data. */
+export interface ParsedDocument {
+  /** 1-based position among the file's documents, empty ones included: what the user counts. */
+  index: number;
+  value: unknown;
+}
+
+/** Alias uses allowed per document: real manifests use a handful; billion-laughs needs thousands. */
+export const maxAliasCount = 100;
+/** Deeper than any real manifest (CRD schemas reach ~40); keeps every recursive walk far from the stack limit. */
+export const maxDepth = 256;
+
+const options: ParseOptions & DocumentOptions & SchemaOptions = {
+  uniqueKeys: true,
+  stringKeys: true,
+  // !!binary, !!timestamp, !!set... have no JSON form: left unresolved, they surface as warnings below.
+  resolveKnownTags: false,
+  // `<<` merge keys are common in hand-written manifests and kubectl accepts them.
+  merge: true,
+  strict: true,
+  // Positions are computed from a LineCounter: pretty errors would quote the source line.
+  prettyErrors: false,
+  logLevel: 'error',
+};
+
+/**
+ * Parses a multi-document YAML (or JSON) file safely: duplicate keys, unknown tags, alias bombs and
+ * non-JSON values fail the whole file. Messages give file, document, line and column, never the text.
+ */
+export function parseManifestFile(file: SourceFile): Result<ParsedDocument[]> {
+  const lineCounter = new LineCounter();
+  let documents: ReturnType<typeof parseAllDocuments>;
+  try {
+    documents = parseAllDocuments(file.content, { ...options, lineCounter });
+  } catch (error) {
+    return renderFailed(`${file.path}: ${thrownProblem(error)}; fix the YAML`);
+  }
+  const parsed: ParsedDocument[] = [];
+  for (const [i, document] of documents.entries()) {
+    const where = `${file.path} (document ${i + 1})`;
+    // Warnings count as errors: the one that matters here is an unresolved (custom) tag, which yaml
+    // would otherwise turn silently into a plain string.
+    const problem = firstByPosition([...document.errors, ...document.warnings]);
+    if (problem) {
+      const { line, col } = lineCounter.linePos(problem.pos[0]);
+      return renderFailed(`${where}: ${describeYamlError(problem.code)} at line ${line}, column ${col}; fix the YAML`);
+    }
+    let value: unknown;
+    try {
+      value = document.toJS({ maxAliasCount });
+    } catch (error) {
+      return renderFailed(`${where}: ${thrownProblem(error)}; fix the YAML`);
+    }
+    const notJson = findNonJson(value, '', 0);
+    if (notJson) return renderFailed(`${where}: ${notJson}`);
+    if (value !== null && value !== undefined) parsed.push({ index: i + 1, value });
+  }
+  return ok(parsed);
+}
+
+function renderFailed<T>(message: string): Result<T> {
+  return fail(Reason.RenderFailed, message, { terminal: true });
+}
+
+function firstByPosition(problems: YAMLError[]): YAMLError | undefined {
+  return problems.reduce<YAMLError | undefined>(
+    (first, p) => (!first || p.pos[0] < first.pos[0] ? p : first),
+    undefined,
+  );
+}
+
+function thrownProblem(error: unknown): string {
+  const message = error instanceof Error ? error.message : '';
+  if (message.startsWith('Excessive alias count')) {
+    return `aliases expand to too much data (limit ${maxAliasCount} alias uses)`;
+  }
+  if (message.startsWith('Unresolved alias')) return 'alias used before its anchor is defined';
+  if (error instanceof RangeError) return 'nested too deeply';
+  return 'could not be read as data';
+}
+
+/** Describes the first value JSON cannot carry exactly (with its field path), or undefined. */
+function findNonJson(value: unknown, path: string, depth: number): string | undefined {
+  if (depth > maxDepth) return `nested deeper than ${maxDepth} levels at ${path || 'the top'}`;
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return `the value at ${path || 'the top'} is not a finite number (.inf or .nan)`;
+    if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+      return `the value at ${path || 'the top'} is an integer too large to keep exactly; quote it`;
+    }
+    return undefined;
+  }
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = findNonJson(item, `${path}[${i}]`, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    for (const [key, item] of Object.entries(value)) {
+      const found = findNonJson(item, path ? `${path}.${key}` : key, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  return `the value at ${path || 'the top'} is not JSON data (a timestamp, binary or set); quote it`;
+}

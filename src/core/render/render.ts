@@ -1,0 +1,87 @@
+import { Reason } from '../../api/reasons.ts';
+import type { Result } from '../failure.ts';
+import { fail, ok } from '../failure.ts';
+import type { KubeObject } from '../object.ts';
+import { describeRef, groupOf, refKey, refOf } from '../object.ts';
+import { canonicalJson, compareUtf8, sha256Hex } from './canonical.ts';
+import type { LocatedObject } from './manifests.ts';
+import { objectsOfDocument } from './manifests.ts';
+import { normalizeObject } from './normalize.ts';
+import { parseManifestFile } from './parse.ts';
+import { scopeResolver } from './scope.ts';
+import type { RenderedPackage, RenderOptions, SourceFile } from './types.ts';
+import { describeLocation } from './types.ts';
+
+/**
+ * Package files → the objects to apply. Pure and deterministic: the same files in any order give the
+ * same objects and digest. Any problem in any file fails the whole render, so nothing is applied or
+ * pruned from a half-read package.
+ */
+export function renderPackage(files: readonly SourceFile[], options: RenderOptions): Result<RenderedPackage> {
+  const read = readObjects(files);
+  if (!read.ok) return read;
+
+  const namespaced = scopeResolver(
+    read.value.map((found) => found.object),
+    options.isNamespaced,
+  );
+  const policy = {
+    target: options.targetNamespace || undefined,
+    fallback: options.defaultNamespace || options.owner.namespace,
+  };
+  const rendered = read.value.map(({ object, where }) => ({
+    object: normalizeObject(object, namespaced(groupOf(object.apiVersion), object.kind), policy, options.owner),
+    where,
+  }));
+
+  const sources = new Map<string, string>();
+  const firstDefinition = new Map<string, LocatedObject>();
+  for (const found of rendered) {
+    const ref = refOf(found.object);
+    const key = refKey(ref);
+    const earlier = firstDefinition.get(key);
+    if (earlier) {
+      return fail(
+        Reason.DuplicateObject,
+        `${describeRef(ref)} is defined twice, in ${describeLocation(earlier.where)} and ${describeLocation(found.where)}; ` +
+          'keep one definition',
+        { object: ref, terminal: true },
+      );
+    }
+    firstDefinition.set(key, found);
+    sources.set(key, found.where.path);
+  }
+
+  if (rendered.length === 0 && !options.allowEmpty) {
+    return fail(
+      Reason.EmptyRender,
+      `the package (${files.length} manifest file${files.length === 1 ? '' : 's'}) renders no objects; ` +
+        'commit manifests or set spec.allowEmpty: true',
+      { terminal: true },
+    );
+  }
+
+  const objects = rendered.map((found) => found.object);
+  return ok({ objects, digest: packageDigest(objects), sources });
+}
+
+function readObjects(files: readonly SourceFile[]): Result<LocatedObject[]> {
+  const found: LocatedObject[] = [];
+  for (const file of [...files].sort((a, b) => compareUtf8(a.path, b.path))) {
+    const documents = parseManifestFile(file);
+    if (!documents.ok) return documents;
+    for (const document of documents.value) {
+      const objects = objectsOfDocument(document.value, { path: file.path, document: document.index, items: [] });
+      if (!objects.ok) return objects;
+      found.push(...objects.value);
+    }
+  }
+  return ok(found);
+}
+
+/** Sorted by identity first, so moving an object to another file does not change the digest. */
+function packageDigest(objects: readonly KubeObject[]): string {
+  const keyed = objects.map((obj) => ({ key: refKey(refOf(obj)), obj }));
+  keyed.sort((a, b) => compareUtf8(a.key, b.key));
+  return sha256Hex(canonicalJson(keyed.map(({ obj }) => obj)));
+}

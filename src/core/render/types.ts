@@ -1,0 +1,43 @@
+import type { KubeObject } from '../object.ts';
+import type { Owner } from '../plan/ownership.ts';
+
+/** One manifest file as the source adapter read it: .yaml, .yml or .json, size already checked. */
+export interface SourceFile {
+  /** POSIX path relative to the package root: what messages name. */
+  path: string;
+  content: string;
+}
+
+export interface RenderOptions {
+  /** The PackageSync rendering: stamped on every object as owner labels. */
+  owner: Owner;
+  /** Namespace for namespaced objects that name none. Default: the owner's namespace. */
+  defaultNamespace?: string;
+  /** spec.targetNamespace: like Flux, the namespace of every namespaced object, named or not. */
+  targetNamespace?: string;
+  /** Discovery's answer for a kind, or undefined when the cluster does not know it (yet). */
+  isNamespaced?: (group: string, kind: string) => boolean | undefined;
+  /** spec.allowEmpty: an empty package is a valid state (it prunes everything). */
+  allowEmpty?: boolean;
+}
+
+export interface RenderedPackage {
+  /** Files in path order, documents in file order. */
+  objects: KubeObject[];
+  /** sha256 hex of the canonical JSON of all objects, independent of file layout and key order. */
+  digest: string;
+  /** refKey → the file that defines the object, for messages about it. */
+  sources: Map<string, string>;
+}
+
+/** Where an object came from: file, 1-based document index, and 1-based item index inside a List. */
+export interface SourceLocation {
+  path: string;
+  document: number;
+  items: number[];
+}
+
+export function describeLocation(where: SourceLocation): string {
+  const items = where.items.map((i) => `, item ${i}`).join('');
+  return `${where.path} (document ${where.document}${items})`;
+}

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { Reason } from '../api/reasons.ts';
+import { isReadyFor, reduceStatus, sameStatus } from './status.ts';
+
+const T0 = '2026-01-01T00:00:00Z';
+const T1 = '2026-01-01T00:01:00Z';
+const types = (s: ReturnType<typeof reduceStatus>) => s.conditions!.map((c) => `${c.type}=${c.status}/${c.reason}`);
+
+describe('reduceStatus', () => {
+  it('marks work in progress: Ready Unknown, Reconciling True, no Stalled', () => {
+    const s = reduceStatus(undefined, 3, { kind: 'progressing', revision: 'main@sha1:abc', message: 'Applying' }, T0);
+    expect(types(s)).toEqual(['Ready=Unknown/Progressing', 'Reconciling=True/Progressing']);
+    expect(s.lastAttemptedRevision).toBe('main@sha1:abc');
+    expect(s.observedGeneration).toBeUndefined();
+  });
+
+  it('on success: only Ready=True, both revisions and observedGeneration set', () => {
+    const s = reduceStatus(undefined, 4, { kind: 'succeeded', revision: 'v1@sha1:abc', message: 'Applied revision v1@sha1:abc: 2 created' }, T0);
+    expect(types(s)).toEqual(['Ready=True/ReconciliationSucceeded']);
+    expect(s).toMatchObject({ lastAppliedRevision: 'v1@sha1:abc', lastAttemptedRevision: 'v1@sha1:abc', observedGeneration: 4 });
+    expect(s.conditions![0]!.observedGeneration).toBe(4);
+  });
+
+  it('a terminal failure stalls; lastAppliedRevision stays', () => {
+    const prev = reduceStatus(undefined, 1, { kind: 'succeeded', revision: 'main@sha1:old', message: 'ok' }, T0);
+    const s = reduceStatus(
+      prev,
+      2,
+      { kind: 'failed', revision: 'main@sha1:new', failure: { reason: Reason.RenderFailed, message: 'bad.yaml (document 1): …', terminal: true } },
+      T1,
+    );
+    expect(types(s)).toEqual(['Ready=False/RenderFailed', 'Stalled=True/RenderFailed']);
+    expect(s.lastAppliedRevision).toBe('main@sha1:old');
+    expect(s.lastAttemptedRevision).toBe('main@sha1:new');
+    expect(s.observedGeneration).toBe(2);
+  });
+
+  it('a retried failure keeps Reconciling=True so kstatus says InProgress, not Failed', () => {
+    const s = reduceStatus(undefined, 1, { kind: 'failed', failure: { reason: Reason.FetchFailed, message: 'connection refused', terminal: false } }, T0);
+    expect(types(s)).toEqual(['Ready=False/FetchFailed', 'Reconciling=True/ProgressingWithRetry']);
+  });
+
+  it('a health timeout stalls even though it is retried', () => {
+    const s = reduceStatus(undefined, 1, { kind: 'failed', failure: { reason: Reason.HealthCheckFailed, message: 'timeout', terminal: false } }, T0);
+    expect(types(s)).toEqual(['Ready=False/HealthCheckFailed', 'Stalled=True/HealthCheckFailed']);
+  });
+
+  it('moves lastTransitionTime only when a condition changes status', () => {
+    const a = reduceStatus(undefined, 1, { kind: 'succeeded', revision: 'r1', message: 'one' }, T0);
+    const b = reduceStatus(a, 2, { kind: 'succeeded', revision: 'r2', message: 'two' }, T1);
+    expect(b.conditions![0]!.lastTransitionTime).toBe(T0);
+    const c = reduceStatus(b, 3, { kind: 'progressing', revision: 'r3', message: 'three' }, T1);
+    expect(c.conditions![0]!.lastTransitionTime).toBe(T1);
+  });
+
+  it('keeps messages on one line and bounded', () => {
+    const s = reduceStatus(undefined, 1, { kind: 'failed', failure: { reason: 'X', message: `a\nb\n${'z'.repeat(5000)}`, terminal: true } }, T0);
+    expect(s.conditions![0]!.message).not.toContain('\n');
+    expect(s.conditions![0]!.message.length).toBeLessThanOrEqual(1024);
+  });
+});
+
+describe('isReadyFor and sameStatus', () => {
+  it('is ready only for the generation it observed', () => {
+    const s = reduceStatus(undefined, 2, { kind: 'succeeded', revision: 'r', message: 'm' }, T0);
+    expect(isReadyFor(s, 2)).toBe(true);
+    expect(isReadyFor(s, 3)).toBe(false);
+  });
+
+  it('ignores transition times when comparing', () => {
+    const a = reduceStatus(undefined, 1, { kind: 'dependency-not-ready', message: 'dep' }, T0);
+    const b = reduceStatus(undefined, 1, { kind: 'dependency-not-ready', message: 'dep' }, T1);
+    expect(sameStatus(a, b)).toBe(true);
+  });
+});

@@ -1,0 +1,100 @@
+/**
+ * Outcome → conditions: the single place that decides what a PackageSync's status says.
+ *
+ * kstatus conventions, so kubectl, kpt, Flux, Argo CD and cli-utils read it the same way:
+ * - `Reconciling` and `Stalled` are abnormal-true: present only while True.
+ * - `Ready` is Unknown while working, True on success, False with the reason on failure.
+ * - A failure the controller retries by itself keeps `Reconciling=True` (kstatus: InProgress); a failure
+ *   that needs a person (bad input, a health timeout) sets `Stalled=True` (kstatus: Failed).
+ */
+import type { Condition, Status } from '../api/packagesync.ts';
+import { Reason } from '../api/reasons.ts';
+import type { Failure } from './failure.ts';
+
+export type Outcome =
+  /** Work started on a revision: Reconciling=True, Ready=Unknown. */
+  | { kind: 'progressing'; revision: string; message: string }
+  /** Applied; waiting for objects to become healthy. */
+  | { kind: 'waiting'; revision: string; message: string }
+  /** Everything applied (and healthy when waiting): Ready=True. */
+  | { kind: 'succeeded'; revision: string; message: string }
+  /** A step failed; `revision` is what was attempted, when known. */
+  | { kind: 'failed'; revision?: string; failure: Failure }
+  /** A dependsOn PackageSync is not Ready yet: not an error, retried. */
+  | { kind: 'dependency-not-ready'; message: string };
+
+export const ProgressingWithRetry = 'ProgressingWithRetry';
+
+export function reduceStatus(prev: Status | undefined, generation: number, outcome: Outcome, now: string): Status {
+  const next: Status = { ...(prev ?? {}) };
+  const conditions: Omit<Condition, 'lastTransitionTime'>[] = [];
+  const set = (type: string, status: Condition['status'], reason: string, message: string) =>
+    conditions.push({ type, status, reason, message: oneLine(message), observedGeneration: generation });
+
+  switch (outcome.kind) {
+    case 'progressing':
+    case 'waiting': {
+      const reason = outcome.kind === 'waiting' ? Reason.HealthCheckPending : Reason.Progressing;
+      set('Ready', 'Unknown', reason, outcome.message);
+      set('Reconciling', 'True', reason, outcome.message);
+      next.lastAttemptedRevision = outcome.revision;
+      break;
+    }
+    case 'succeeded':
+      set('Ready', 'True', Reason.ReconciliationSucceeded, outcome.message);
+      next.lastAttemptedRevision = outcome.revision;
+      next.lastAppliedRevision = outcome.revision;
+      next.observedGeneration = generation;
+      break;
+    case 'failed': {
+      const f = outcome.failure;
+      set('Ready', 'False', f.reason, f.message);
+      if (f.terminal || f.reason === Reason.HealthCheckFailed) set('Stalled', 'True', f.reason, f.message);
+      else set('Reconciling', 'True', ProgressingWithRetry, `${f.message} (retrying)`);
+      if (outcome.revision) next.lastAttemptedRevision = outcome.revision;
+      next.observedGeneration = generation;
+      break;
+    }
+    case 'dependency-not-ready':
+      set('Ready', 'False', Reason.DependencyNotReady, outcome.message);
+      set('Reconciling', 'True', Reason.DependencyNotReady, outcome.message);
+      break;
+  }
+  next.conditions = conditions.map((c) => ({ ...c, lastTransitionTime: transitionTime(prev?.conditions, c, now) }));
+  return next;
+}
+
+/** lastTransitionTime moves only when the condition's status changes. */
+function transitionTime(prev: Condition[] | undefined, c: Omit<Condition, 'lastTransitionTime'>, now: string): string {
+  const old = prev?.find((p) => p.type === c.type);
+  return old && old.status === c.status ? old.lastTransitionTime : now;
+}
+
+const MAX_MESSAGE = 1024;
+function oneLine(message: string): string {
+  const flat = message.replace(/\s*\n\s*/g, '; ');
+  return flat.length > MAX_MESSAGE ? `${flat.slice(0, MAX_MESSAGE - 1)}…` : flat;
+}
+
+export function conditionOf(status: Status | undefined, type: string): Condition | undefined {
+  return status?.conditions?.find((c) => c.type === type);
+}
+
+/** True when the PackageSync is Ready for the generation it has now (a dependsOn gate). */
+export function isReadyFor(status: Status | undefined, generation: number | undefined): boolean {
+  const ready = conditionOf(status, 'Ready');
+  return ready?.status === 'True' && status?.observedGeneration === generation;
+}
+
+/** Same conditions and revisions: a status write would change nothing a reader cares about. */
+export function sameStatus(a: Status | undefined, b: Status): boolean {
+  const strip = (s: Status | undefined) =>
+    JSON.stringify({
+      c: (s?.conditions ?? []).map(({ type, status, reason, message, observedGeneration }) => [type, status, reason, message, observedGeneration]),
+      g: s?.observedGeneration,
+      r: [s?.lastAttemptedRevision, s?.lastAppliedRevision, s?.lastHandledReconcileAt],
+      i: s?.inventory,
+      o: s?.objects,
+    });
+  return strip(a) === strip(b);
+}
