@@ -1,0 +1,257 @@
+/**
+ * The main path, end to end: a real controller process, a real git server, the real control plane.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commitFiles, createRepoRoot, tag, type TestRepo } from '../test/support/git/index.ts';
+import { startGitHttpServer, type GitHttpServer } from '../test/support/git/index.ts';
+import type { KubeObject } from '../src/core/object.ts';
+import { isNotFound } from '../src/adapters/kube/client.ts';
+import { createNamespace, eventually, kube, kubectl } from './support/cluster.ts';
+import {
+  createPackageSync,
+  getPackageSync,
+  packageSync,
+  patchPackageSync,
+  startController,
+  waitCondition,
+  waitReady,
+  type ControllerHandle,
+} from './support/controller.ts';
+import { installCRDs } from './support/crds.ts';
+
+let controller: ControllerHandle;
+let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+let server: GitHttpServer;
+const namespaces: string[] = [];
+
+beforeAll(async () => {
+  await installCRDs();
+  repos = await createRepoRoot();
+  server = await startGitHttpServer({ root: repos.root, auth: 'none' });
+  controller = await startController();
+});
+
+afterAll(async () => {
+  await controller?.stop();
+  await server?.stop();
+  await repos?.dispose();
+  const client = await kube();
+  await Promise.all(namespaces.map((ns) => client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined)));
+});
+
+async function namespace(prefix: string): Promise<string> {
+  const ns = await createNamespace(prefix);
+  namespaces.push(ns);
+  return ns;
+}
+
+const configMap = (name: string, data: Record<string, string>) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n${Object.entries(data)
+    .map(([k, v]) => `  ${k}: "${v}"`)
+    .join('\n')}\n`;
+
+const deployment = (name: string, replicas = 1) =>
+  [
+    'apiVersion: apps/v1',
+    'kind: Deployment',
+    `metadata: {name: ${name}}`,
+    'spec:',
+    `  replicas: ${replicas}`,
+    `  selector: {matchLabels: {app: ${name}}}`,
+    '  template:',
+    `    metadata: {labels: {app: ${name}}}`,
+    `    spec: {containers: [{name: app, image: "registry.local/${name}:1"}]}`,
+    '',
+  ].join('\n');
+
+type Live = KubeObject & { data?: Record<string, string>; status?: Record<string, unknown> };
+
+async function get(path: string): Promise<Live | undefined> {
+  try {
+    return await (await kube()).request<Live>('GET', path);
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+async function newRepo(name: string, files: Record<string, string | null>): Promise<{ repo: TestRepo; url: string; sha: string }> {
+  const repo = await repos.createRepo(name);
+  const sha = await commitFiles(repo, 'main', files, 'initial');
+  return { repo, url: server.url(name), sha };
+}
+
+describe('a PackageSync on a branch', () => {
+  it('applies the package, then a changed object, then prunes a removed one', async () => {
+    const ns = await namespace('e2e-main');
+    const { repo, url, sha } = await newRepo('main-path', {
+      'app/cm.yaml': configMap('settings', { color: 'blue' }),
+      'app/deploy.yaml': deployment('web', 2),
+      'app/extra.yaml': configMap('extra', { a: '1' }),
+      'README.md': 'not a manifest',
+    });
+    await createPackageSync(packageSync(ns, 'app', controller.shard, { source: { url, ref: { branch: 'main' }, path: 'app' }, timeout: '1m' }));
+    const ready = await waitReady(ns, 'app');
+    expect(ready.status?.lastAppliedRevision).toBe(`main@sha1:${sha}`);
+    expect(ready.status?.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(/^Applied revision main@sha1:[0-9a-f]{40}: 3 created$/);
+    expect(ready.status?.inventory?.entries.map((e) => e.id).sort()).toEqual([`${ns}_extra__ConfigMap`, `${ns}_settings__ConfigMap`, `${ns}_web_apps_Deployment`]);
+    const cm = await get(`/api/v1/namespaces/${ns}/configmaps/settings`);
+    expect(cm?.metadata.labels).toMatchObject({ 'packagesync.io/name': 'app', 'packagesync.io/namespace': ns });
+    const web = await get(`/apis/apps/v1/namespaces/${ns}/deployments/web`);
+    expect((web?.status as { availableReplicas?: number }).availableReplicas).toBe(2);
+
+    const sha2 = await commitFiles(repo, 'main', { 'app/cm.yaml': configMap('settings', { color: 'green' }), 'app/extra.yaml': null }, 'change');
+    await patchPackageSync(ns, 'app', { metadata: { annotations: { 'packagesync.io/reconcile-requested-at': 'now-1' } } });
+    const after = await waitReady(ns, 'app', (ps) => ps.status?.lastAppliedRevision === `main@sha1:${sha2}`);
+    expect(after.status?.conditions?.find((c) => c.type === 'Ready')?.message).toContain('1 configured, 1 pruned');
+    expect(after.status?.lastHandledReconcileAt).toBe('now-1');
+    expect(((await get(`/api/v1/namespaces/${ns}/configmaps/settings`)) as { data?: Record<string, string> }).data?.color).toBe('green');
+    await eventually('extra pruned', async () => (await get(`/api/v1/namespaces/${ns}/configmaps/extra`)) === undefined);
+    expect(after.status?.inventory?.entries).toHaveLength(2);
+    expect(after.status?.history?.[0]).toMatchObject({ revision: `main@sha1:${sha2}`, result: 'Succeeded', configured: 1, pruned: 1 });
+
+    const events = await kubectl('get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=app', '-o', 'jsonpath={.items[*].reason}');
+    expect(events).toContain('Applied');
+  });
+
+  it('does not write anything when restarted with nothing changed', async () => {
+    const ns = await namespace('e2e-restart');
+    const { url } = await newRepo('restart', { 'cm.yaml': configMap('one', { k: 'v' }), 'deploy.yaml': deployment('api') });
+    await createPackageSync(packageSync(ns, 'r', controller.shard, { source: { url } }));
+    const ready = await waitReady(ns, 'r');
+    const cmBefore = await get(`/api/v1/namespaces/${ns}/configmaps/one`);
+    const deployBefore = await get(`/apis/apps/v1/namespaces/${ns}/deployments/api`);
+    await controller.restart();
+    // the restarted controller reconciles everything once: wait for that to have happened
+    await new Promise((r) => setTimeout(r, 4000));
+    const psAfter = await getPackageSync(ns, 'r');
+    expect(psAfter?.metadata.resourceVersion).toBe(ready.metadata.resourceVersion);
+    expect((await get(`/api/v1/namespaces/${ns}/configmaps/one`))?.metadata.resourceVersion).toBe(cmBefore?.metadata.resourceVersion);
+    expect((await get(`/apis/apps/v1/namespaces/${ns}/deployments/api`))?.metadata.resourceVersion).toBe(deployBefore?.metadata.resourceVersion);
+  });
+});
+
+describe('refs', () => {
+  it('follows a tag, a semver range and a pinned commit', async () => {
+    const ns = await namespace('e2e-refs');
+    const { repo, url, sha: first } = await newRepo('refs', { 'cm.yaml': configMap('rev', { v: '1.0.0' }) });
+    await tag(repo, 'v1.0.0', first);
+    const second = await commitFiles(repo, 'main', { 'cm.yaml': configMap('rev', { v: '1.2.0' }) }, 'v1.2.0');
+    await tag(repo, 'v1.2.0', second, { annotated: true });
+    const third = await commitFiles(repo, 'main', { 'cm.yaml': configMap('rev', { v: '2.0.0' }) }, 'v2');
+    await tag(repo, 'v2.0.0', third);
+
+    await (await kube()).request('POST', '/api/v1/namespaces', { body: { metadata: { name: `${ns}-semver` } } });
+    await (await kube()).request('POST', '/api/v1/namespaces', { body: { metadata: { name: `${ns}-commit` } } });
+    namespaces.push(`${ns}-semver`, `${ns}-commit`);
+    await createPackageSync(packageSync(ns, 'by-tag', controller.shard, { source: { url, ref: { tag: 'v1.0.0' } }, targetNamespace: ns }));
+    await createPackageSync(
+      packageSync(ns, 'by-semver', controller.shard, { source: { url, ref: { semver: '^1.0.0' } }, targetNamespace: `${ns}-semver` }),
+    );
+    await createPackageSync(
+      packageSync(ns, 'by-commit', controller.shard, { source: { url, ref: { commit: second } }, targetNamespace: `${ns}-commit` }),
+    );
+
+    expect((await waitReady(ns, 'by-tag')).status?.lastAppliedRevision).toBe(`v1.0.0@sha1:${first}`);
+    expect((await waitReady(ns, 'by-semver')).status?.lastAppliedRevision).toBe(`v1.2.0@sha1:${second}`);
+    expect((await waitReady(ns, 'by-commit')).status?.lastAppliedRevision).toBe(`sha1:${second}`);
+  });
+});
+
+describe('packages', () => {
+  it('applies a CRD and an instance of it in one package', async () => {
+    const ns = await namespace('e2e-crd');
+    const group = `${ns}.example.com`;
+    const crd = [
+      'apiVersion: apiextensions.k8s.io/v1',
+      'kind: CustomResourceDefinition',
+      `metadata: {name: widgets.${group}}`,
+      'spec:',
+      `  group: ${group}`,
+      '  names: {kind: Widget, plural: widgets, singular: widget}',
+      '  scope: Namespaced',
+      '  versions:',
+      '    - name: v1',
+      '      served: true',
+      '      storage: true',
+      '      schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, x-kubernetes-preserve-unknown-fields: true}}}}',
+      '',
+    ].join('\n');
+    const widget = `apiVersion: ${group}/v1\nkind: Widget\nmetadata: {name: gizmo}\nspec: {size: 3}\n`;
+    const { url } = await newRepo('crd', { 'a-widget.yaml': widget, 'z-crd.yaml': crd });
+    await createPackageSync(packageSync(ns, 'crd', controller.shard, { source: { url } }));
+    await waitReady(ns, 'crd');
+    expect(await get(`/apis/${group}/v1/namespaces/${ns}/widgets/gizmo`)).toBeDefined();
+    // cluster-scoped CRD: clean it up with the PackageSync (delete prunes)
+    await (await kube()).request('DELETE', `/apis/packagesync.io/v1alpha1/namespaces/${ns}/packagesyncs/crd`);
+    await eventually('CRD pruned on delete', async () => (await get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}`)) === undefined);
+  });
+
+  it('keeps objects with prune: false, and on delete without prune', async () => {
+    const ns = await namespace('e2e-noprune');
+    const { repo, url } = await newRepo('noprune', { 'a.yaml': configMap('a', { k: 'v' }), 'b.yaml': configMap('b', { k: 'v' }) });
+    await createPackageSync(packageSync(ns, 'np', controller.shard, { source: { url }, prune: false }));
+    await waitReady(ns, 'np');
+    const sha = await commitFiles(repo, 'main', { 'b.yaml': null }, 'drop b');
+    await patchPackageSync(ns, 'np', { metadata: { annotations: { 'packagesync.io/reconcile-requested-at': '1' } } });
+    await waitReady(ns, 'np', (ps) => ps.status?.lastAppliedRevision?.endsWith(sha) === true);
+    expect(await get(`/api/v1/namespaces/${ns}/configmaps/b`)).toBeDefined();
+    await (await kube()).request('DELETE', `/apis/packagesync.io/v1alpha1/namespaces/${ns}/packagesyncs/np`);
+    await eventually('PackageSync gone', async () => (await getPackageSync(ns, 'np')) === undefined);
+    expect(await get(`/api/v1/namespaces/${ns}/configmaps/a`)).toBeDefined();
+  });
+
+  it('prunes everything on delete with prune: true', async () => {
+    const ns = await namespace('e2e-delprune');
+    const { url } = await newRepo('delprune', { 'a.yaml': configMap('a', { k: 'v' }) });
+    await createPackageSync(packageSync(ns, 'dp', controller.shard, { source: { url } }));
+    await waitReady(ns, 'dp');
+    await (await kube()).request('DELETE', `/apis/packagesync.io/v1alpha1/namespaces/${ns}/packagesyncs/dp`);
+    await eventually('PackageSync gone', async () => (await getPackageSync(ns, 'dp')) === undefined);
+    expect(await get(`/api/v1/namespaces/${ns}/configmaps/a`)).toBeUndefined();
+  });
+
+  it('puts namespaced objects in targetNamespace', async () => {
+    const ns = await namespace('e2e-target');
+    const target = await namespace('e2e-target-dst');
+    const { url } = await newRepo('target', { 'a.yaml': configMap('a', { k: 'v' }) });
+    await createPackageSync(packageSync(ns, 't', controller.shard, { source: { url }, targetNamespace: target }));
+    await waitReady(ns, 't');
+    expect(await get(`/api/v1/namespaces/${target}/configmaps/a`)).toBeDefined();
+    expect(await get(`/api/v1/namespaces/${ns}/configmaps/a`)).toBeUndefined();
+  });
+});
+
+describe('suspend and trigger', () => {
+  it('stops all work while suspended and reconciles at once on the trigger annotation', async () => {
+    const ns = await namespace('e2e-suspend');
+    const { repo, url } = await newRepo('suspend', { 'a.yaml': configMap('a', { v: '1' }) });
+    await createPackageSync(packageSync(ns, 's', controller.shard, { source: { url }, interval: '1h' }));
+    await waitReady(ns, 's');
+    await patchPackageSync(ns, 's', { spec: { suspend: true } });
+    const sha = await commitFiles(repo, 'main', { 'a.yaml': configMap('a', { v: '2' }) }, 'v2');
+    await patchPackageSync(ns, 's', { metadata: { annotations: { 'packagesync.io/reconcile-requested-at': 'while-suspended' } } });
+    await new Promise((r) => setTimeout(r, 3000));
+    expect((await get(`/api/v1/namespaces/${ns}/configmaps/a`))?.data?.v).toBe('1');
+    await patchPackageSync(ns, 's', { spec: { suspend: false } });
+    await waitReady(ns, 's', (ps) => ps.status?.lastAppliedRevision?.endsWith(sha) === true);
+    expect((await get(`/api/v1/namespaces/${ns}/configmaps/a`))?.data?.v).toBe('2');
+  });
+});
+
+describe('failures', () => {
+  it('reports a render failure naming the file, applying nothing and keeping the inventory', async () => {
+    const ns = await namespace('e2e-fail');
+    const { repo, url, sha } = await newRepo('fail', { 'a.yaml': configMap('a', { v: '1' }) });
+    await createPackageSync(packageSync(ns, 'f', controller.shard, { source: { url }, retryInterval: '2s' }));
+    await waitReady(ns, 'f');
+    await commitFiles(repo, 'main', { 'a.yaml': configMap('a', { v: '2' }), 'broken.yaml': 'kind: [unclosed\n' }, 'broken');
+    await patchPackageSync(ns, 'f', { metadata: { annotations: { 'packagesync.io/reconcile-requested-at': 'x' } } });
+    const failed = await waitCondition(ns, 'f', 'Ready', 'False', 'RenderFailed');
+    expect(failed.status?.conditions?.find((c) => c.type === 'Ready')?.message).toContain('broken.yaml');
+    expect(failed.status?.conditions?.find((c) => c.type === 'Stalled')?.status).toBe('True');
+    expect(failed.status?.lastAppliedRevision).toBe(`main@sha1:${sha}`);
+    expect(failed.status?.inventory?.entries).toHaveLength(1);
+    expect((await get(`/api/v1/namespaces/${ns}/configmaps/a`))?.data?.v).toBe('1');
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * Runs the real controller as a child process (`node src/main.ts controller`) against the test
+ * cluster. Each test file gets its own shard label, so controllers of files running in parallel never
+ * reconcile each other's PackageSyncs.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { API_VERSION, KIND, type PackageSync, type SpecInput } from '../../src/api/packagesync.ts';
+import { packageSyncCollectionPath, PackageSyncs } from '../../src/adapters/kube/packagesyncs.ts';
+import { conditionOf } from '../../src/core/status.ts';
+import { eventually, kube, kubeconfig, uniqueName } from './cluster.ts';
+
+const root = resolve(import.meta.dirname, '../..');
+export const SHARD_LABEL = 'e2e.packagesync.io/shard';
+
+export interface ControllerHandle {
+  shard: string;
+  process: ChildProcess;
+  logs: string[];
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  restart(): Promise<void>;
+}
+
+export async function startController(extraArgs: string[] = []): Promise<ControllerHandle> {
+  const shard = uniqueName('shard');
+  const cache = mkdtempSync(join(tmpdir(), 'psync-e2e-cache-'));
+  const logs: string[] = [];
+  const launch = () => {
+    const child = spawn(
+      process.execPath,
+      [
+        join(root, 'src/main.ts'),
+        'controller',
+        '--kubeconfig',
+        kubeconfig(),
+        '--watch-label-selector',
+        `${SHARD_LABEL}=${shard}`,
+        '--allow-insecure-http',
+        '--git-cache-dir',
+        cache,
+        '--log-level',
+        'debug',
+        ...extraArgs,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const keep = (b: Buffer) => {
+      logs.push(...b.toString('utf8').split('\n').filter(Boolean));
+      if (logs.length > 5000) logs.splice(0, logs.length - 5000);
+    };
+    child.stdout!.on('data', keep);
+    child.stderr!.on('data', keep);
+    return child;
+  };
+  const kill = async (child: ChildProcess, signal: NodeJS.Signals) => {
+    if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.kill(signal);
+    return exited;
+  };
+  const handle: ControllerHandle = {
+    shard,
+    process: launch(),
+    logs,
+    async stop(signal = 'SIGTERM') {
+      const code = await kill(handle.process, signal);
+      rmSync(cache, { recursive: true, force: true });
+      return code;
+    },
+    async restart() {
+      await kill(handle.process, 'SIGKILL');
+      handle.process = launch();
+    },
+  };
+  return handle;
+}
+
+export function packageSync(namespace: string, name: string, shard: string, spec: SpecInput): PackageSync {
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { name, namespace, labels: { [SHARD_LABEL]: shard } },
+    spec: spec as PackageSync['spec'],
+  };
+}
+
+export async function createPackageSync(ps: PackageSync): Promise<PackageSync> {
+  const client = await kube();
+  return client.request<PackageSync>('POST', packageSyncCollectionPath(ps.metadata.namespace), { body: ps });
+}
+
+export async function getPackageSync(namespace: string, name: string): Promise<PackageSync | undefined> {
+  return new PackageSyncs(await kube()).get(namespace, name);
+}
+
+export async function patchPackageSync(namespace: string, name: string, patch: Record<string, unknown>): Promise<void> {
+  const client = await kube();
+  await client.request('PATCH', `${packageSyncCollectionPath(namespace)}/${name}`, {
+    contentType: 'application/merge-patch+json',
+    body: patch,
+  });
+}
+
+/**
+ * Waits until the PackageSync is Ready=True for its current generation and `check` (if given) holds.
+ * On timeout the error shows the last conditions, which is what a failing test needs to say.
+ */
+export async function waitReady(
+  namespace: string,
+  name: string,
+  check: (ps: PackageSync) => boolean = () => true,
+  timeoutMs = 60_000,
+): Promise<PackageSync> {
+  let last: PackageSync | undefined;
+  try {
+    return await eventually(
+      `PackageSync ${namespace}/${name} Ready`,
+      async () => {
+        last = await getPackageSync(namespace, name);
+        if (!last) return false;
+        const ready = conditionOf(last.status, 'Ready');
+        return ready?.status === 'True' && last.status?.observedGeneration === last.metadata.generation && check(last) && last;
+      },
+      { timeoutMs },
+    );
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; last status: ${JSON.stringify(last?.status?.conditions ?? null)}`);
+  }
+}
+
+/** Waits until Ready has `status` with `reason` (e.g. False / RenderFailed). */
+export async function waitCondition(
+  namespace: string,
+  name: string,
+  type: string,
+  status: string,
+  reason?: string,
+  timeoutMs = 60_000,
+): Promise<PackageSync> {
+  let last: PackageSync | undefined;
+  try {
+    return await eventually(
+      `PackageSync ${namespace}/${name} ${type}=${status}${reason ? ` (${reason})` : ''}`,
+      async () => {
+        last = await getPackageSync(namespace, name);
+        const c = conditionOf(last?.status, type);
+        return c?.status === status && (!reason || c.reason === reason) && last;
+      },
+      { timeoutMs },
+    );
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; last status: ${JSON.stringify(last?.status?.conditions ?? null)}`);
+  }
+}

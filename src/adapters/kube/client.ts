@@ -1,0 +1,192 @@
+/**
+ * A thin HTTP client for the Kubernetes API: raw JSON in and out (never re-serialised through typed
+ * models, which drop fields they do not know), one keep-alive connection pool for every request, a
+ * timeout on every request, and back-off on 429. Authentication and TLS come from a kubeconfig or the
+ * in-cluster service account, loaded by @kubernetes/client-node.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+
+export interface KubeClientOptions {
+  /** Path to a kubeconfig; unset = KUBECONFIG / ~/.kube/config / in-cluster, as kubectl does. */
+  kubeconfig?: string;
+  /** Per-request timeout for non-watch requests. */
+  requestTimeoutMs?: number;
+  /** Connections kept open to the API server. */
+  connections?: number;
+  /** Called after every request, for metrics. */
+  onRequest?: (verb: string, status: number, seconds: number) => void;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+  /** Act as this user (e.g. system:serviceaccount:ns:name), so the API server's RBAC decides. */
+  impersonate?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/** A Kubernetes API error: the HTTP status and the Status object's reason/message. */
+export class KubeApiError extends Error {
+  readonly status: number;
+  readonly reason: string;
+  readonly details: unknown;
+  constructor(status: number, reason: string, message: string, details?: unknown) {
+    super(message);
+    this.name = 'KubeApiError';
+    this.status = status;
+    this.reason = reason;
+    this.details = details;
+  }
+}
+
+export const isNotFound = (e: unknown): boolean => e instanceof KubeApiError && e.status === 404;
+export const isConflict = (e: unknown): boolean => e instanceof KubeApiError && e.status === 409;
+
+const MAX_429_RETRIES = 5;
+
+export class KubeClient {
+  readonly server: string;
+  readonly kubeConfig: KubeConfig;
+  private readonly dispatcher: Dispatcher;
+  private headers: Record<string, string> = {};
+  private headersLoadedAt = 0;
+  private readonly requestTimeoutMs: number;
+  private readonly onRequest: KubeClientOptions['onRequest'];
+
+  private constructor(kc: KubeConfig, tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized?: boolean }, opts: KubeClientOptions) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    this.kubeConfig = kc;
+    this.server = cluster.server.replace(/\/+$/, '');
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
+    this.onRequest = opts.onRequest;
+    this.dispatcher = new Agent({
+      connections: opts.connections ?? 64,
+      keepAliveTimeout: 30_000,
+      connect: { ...tls, keepAlive: true, keepAliveInitialDelay: 30_000 },
+    });
+  }
+
+  static async create(opts: KubeClientOptions = {}): Promise<KubeClient> {
+    const kc = new KubeConfig();
+    if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
+    else kc.loadFromDefault();
+    const https: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized?: boolean; headers?: Record<string, string> } = {};
+    await kc.applyToHTTPSOptions(https);
+    const client = new KubeClient(kc, { ca: https.ca, cert: https.cert, key: https.key, rejectUnauthorized: https.rejectUnauthorized }, opts);
+    await client.refreshHeaders();
+    return client;
+  }
+
+  /** Bearer tokens (in-cluster) rotate: re-read them every minute, not per request. */
+  private async refreshHeaders(): Promise<void> {
+    const opts: { headers?: Record<string, string> } = { headers: {} };
+    await this.kubeConfig.applyToHTTPSOptions(opts as never);
+    this.headers = { ...(opts.headers ?? {}) };
+    this.headersLoadedAt = Date.now();
+  }
+
+  async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    return (await this.requestWithStatus<T>(method, path, opts)).body;
+  }
+
+  /** Like request, with the HTTP status (201 Created tells a server-side apply created the object). */
+  async requestWithStatus<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<{ status: number; body: T }> {
+    const res = await this.send(method, path, opts);
+    const text = await res.body.text();
+    if (res.statusCode >= 400) throw toApiError(res.statusCode, text);
+    return { status: res.statusCode, body: (text ? JSON.parse(text) : undefined) as T };
+  }
+
+  /** Opens a streaming request (watch); the caller consumes res.body and aborts with the signal. */
+  async stream(path: string, opts: RequestOptions): Promise<Dispatcher.ResponseData> {
+    const res = await this.send('GET', path, { ...opts, timeoutMs: 0 });
+    if (res.statusCode >= 400) throw toApiError(res.statusCode, await res.body.text());
+    return res;
+  }
+
+  private async send(method: string, path: string, opts: RequestOptions): Promise<Dispatcher.ResponseData> {
+    if (Date.now() - this.headersLoadedAt > 60_000) await this.refreshHeaders();
+    const url = this.server + path + queryString(opts.query);
+    const headers: Record<string, string> = { ...this.headers, accept: opts.accept ?? 'application/json' };
+    if (opts.impersonate) headers['impersonate-user'] = opts.impersonate;
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+      headers['content-type'] = opts.contentType ?? 'application/json';
+    }
+    const timeout = opts.timeoutMs ?? this.requestTimeoutMs;
+    const verb = verbOf(method, opts.query);
+    for (let attempt = 0; ; attempt++) {
+      const started = performance.now();
+      const signals = [opts.signal, timeout > 0 ? AbortSignal.timeout(timeout) : undefined].filter((s) => s !== undefined);
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await undiciRequest(url, {
+          method: method as Dispatcher.HttpMethod,
+          headers,
+          body,
+          dispatcher: this.dispatcher,
+          signal: signals.length ? AbortSignal.any(signals) : undefined,
+          // watches stay open for minutes; the abort signal bounds everything else
+          bodyTimeout: timeout > 0 ? timeout : 0,
+          headersTimeout: timeout > 0 ? timeout : 0,
+        });
+      } catch (e) {
+        this.onRequest?.(verb, 0, (performance.now() - started) / 1000);
+        if (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError') && !opts.signal?.aborted) {
+          throw new KubeApiError(504, 'Timeout', `${method} ${path}: no answer from the API server within ${timeout} ms`);
+        }
+        throw e;
+      }
+      this.onRequest?.(verb, res.statusCode, (performance.now() - started) / 1000);
+      if (res.statusCode === 429 && attempt < MAX_429_RETRIES) {
+        await res.body.dump();
+        const after = Number(res.headers['retry-after'] ?? 1);
+        await sleep(Math.min(Math.max(after, 0.2), 10) * 1000 * (0.5 + Math.random()), opts.signal);
+        continue;
+      }
+      return res;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+}
+
+function verbOf(method: string, query: RequestOptions['query']): string {
+  if (method === 'GET') return query?.watch ? 'WATCH' : 'GET';
+  return method;
+}
+
+function queryString(query: RequestOptions['query']): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+  const s = params.toString();
+  return s ? `?${s}` : '';
+}
+
+function toApiError(status: number, text: string): KubeApiError {
+  try {
+    const s = JSON.parse(text) as { reason?: string; message?: string; details?: unknown };
+    return new KubeApiError(status, s.reason ?? String(status), s.message ?? text.slice(0, 500), s.details);
+  } catch {
+    return new KubeApiError(status, String(status), text.slice(0, 500));
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+}

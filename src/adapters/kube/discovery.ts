@@ -1,0 +1,94 @@
+/**
+ * REST mapping: which resource path serves a group/kind, and whether it is namespaced. Read from the
+ * API server's aggregated discovery (two requests for the whole cluster) and refreshed when a kind is
+ * unknown, e.g. right after the package created its CRD.
+ */
+import type { KubeClient } from './client.ts';
+
+export interface ResourceMapping {
+  group: string;
+  version: string;
+  kind: string;
+  resource: string;
+  namespaced: boolean;
+}
+
+interface DiscoveryList {
+  items: {
+    metadata: { name?: string };
+    versions: {
+      version: string;
+      resources: { resource: string; responseKind?: { kind: string }; scope: 'Namespaced' | 'Cluster' }[];
+    }[];
+  }[];
+}
+
+const AGGREGATED = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+
+export class Discovery {
+  private byGroupKind = new Map<string, ResourceMapping[]>();
+  private refreshing: Promise<void> | undefined;
+  private loadedAt = 0;
+  private readonly client: KubeClient;
+
+  constructor(client: KubeClient) {
+    this.client = client;
+  }
+
+  /** The mapping for group/kind, preferring `version` when served. Refreshes once on a miss. */
+  async mapping(group: string, kind: string, version?: string): Promise<ResourceMapping | undefined> {
+    if (this.loadedAt === 0) await this.refresh();
+    let found = this.pick(group, kind, version);
+    if (!found && Date.now() - this.loadedAt > 200) {
+      await this.refresh();
+      found = this.pick(group, kind, version);
+    }
+    return found;
+  }
+
+  /** Synchronous scope lookup for render: undefined when the kind is not served (yet). */
+  isNamespaced(group: string, kind: string): boolean | undefined {
+    return this.byGroupKind.get(`${group}/${kind}`)?.[0]?.namespaced;
+  }
+
+  async refresh(): Promise<void> {
+    this.refreshing ??= this.load().finally(() => (this.refreshing = undefined));
+    return this.refreshing;
+  }
+
+  private pick(group: string, kind: string, version?: string): ResourceMapping | undefined {
+    const all = this.byGroupKind.get(`${group}/${kind}`);
+    if (!all) return undefined;
+    return (version && all.find((m) => m.version === version)) || all[0];
+  }
+
+  private async load(): Promise<void> {
+    const [core, groups] = await Promise.all([
+      this.client.request<DiscoveryList>('GET', '/api', { accept: AGGREGATED }),
+      this.client.request<DiscoveryList>('GET', '/apis', { accept: AGGREGATED }),
+    ]);
+    const next = new Map<string, ResourceMapping[]>();
+    for (const g of [...core.items, ...groups.items]) {
+      const group = g.metadata.name ?? '';
+      // versions are listed in preference order: the first is the preferred one
+      for (const v of g.versions) {
+        for (const r of v.resources) {
+          if (!r.responseKind?.kind || r.resource.includes('/')) continue;
+          const key = `${group}/${r.responseKind.kind}`;
+          const list = next.get(key) ?? [];
+          list.push({ group, version: v.version, kind: r.responseKind.kind, resource: r.resource, namespaced: r.scope === 'Namespaced' });
+          next.set(key, list);
+        }
+      }
+    }
+    this.byGroupKind = next;
+    this.loadedAt = Date.now();
+  }
+}
+
+/** The URL path of a collection or of one object. */
+export function resourcePath(m: Pick<ResourceMapping, 'group' | 'version' | 'resource' | 'namespaced'>, namespace?: string, name?: string): string {
+  const base = m.group ? `/apis/${m.group}/${m.version}` : `/api/${m.version}`;
+  const ns = m.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  return `${base}${ns}/${m.resource}${name ? `/${encodeURIComponent(name)}` : ''}`;
+}

@@ -1,0 +1,155 @@
+/**
+ * List-then-watch with a local cache, the way client-go's informers work: one LIST, then a WATCH from
+ * its resourceVersion with bookmarks. A 410 Gone relists once; a watch that ends (server timeout, dead
+ * connection) resumes from the last resourceVersion seen, so reconnects do not re-list.
+ */
+import type { KubeObject } from '../../core/object.ts';
+import { KubeApiError, type KubeClient } from './client.ts';
+
+export type InformerEvent = 'add' | 'update' | 'delete';
+export type Handler = (event: InformerEvent, obj: KubeObject, old?: KubeObject) => void;
+
+export interface InformerOptions {
+  /** Collection path, e.g. /apis/packagesync.io/v1alpha1/packagesyncs */
+  path: string;
+  labelSelector?: string;
+  /** Called with errors that the informer retries itself (for logs). */
+  onError?: (e: unknown) => void;
+  /** Server-side watch timeout; a silent dead watch is noticed at the latest after this. */
+  watchTimeoutSeconds?: number;
+}
+
+const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+export class Informer {
+  readonly cache = new Map<string, KubeObject>();
+  private readonly handlers: Handler[] = [];
+  private readonly abort = new AbortController();
+  private resourceVersion = '';
+  private syncedResolve!: () => void;
+  /** Resolves after the first LIST has been delivered. */
+  readonly synced = new Promise<void>((r) => (this.syncedResolve = r));
+  private readonly client: KubeClient;
+  private readonly opts: InformerOptions;
+
+  constructor(client: KubeClient, opts: InformerOptions) {
+    this.client = client;
+    this.opts = opts;
+  }
+
+  on(handler: Handler): void {
+    this.handlers.push(handler);
+  }
+
+  start(): void {
+    void this.run();
+  }
+
+  stop(): void {
+    this.abort.abort();
+  }
+
+  private emit(event: InformerEvent, obj: KubeObject, old?: KubeObject): void {
+    for (const h of this.handlers) h(event, obj, old);
+  }
+
+  private async run(): Promise<void> {
+    let backoff = 250;
+    while (!this.abort.signal.aborted) {
+      try {
+        if (!this.resourceVersion) await this.list();
+        this.syncedResolve();
+        await this.watch();
+        backoff = 250;
+      } catch (e) {
+        if (this.abort.signal.aborted) return;
+        if (e instanceof KubeApiError && e.status === 410) {
+          this.resourceVersion = ''; // expired: relist once, then watch again
+          continue;
+        }
+        this.opts.onError?.(e);
+        await new Promise((r) => setTimeout(r, backoff));
+        backoff = Math.min(backoff * 2, 30_000);
+      }
+    }
+  }
+
+  private async list(): Promise<void> {
+    const seen = new Map<string, KubeObject>();
+    let cont: string | undefined;
+    let rv = '';
+    do {
+      const page = await this.client.request<{ items: KubeObject[]; metadata: { continue?: string; resourceVersion: string } }>(
+        'GET',
+        this.opts.path,
+        { query: { labelSelector: this.opts.labelSelector, limit: 500, continue: cont }, signal: this.abort.signal },
+      );
+      for (const item of page.items) seen.set(keyOf(item), item);
+      cont = page.metadata.continue || undefined;
+      rv = page.metadata.resourceVersion;
+    } while (cont);
+    for (const [k, old] of this.cache) {
+      if (!seen.has(k)) {
+        this.cache.delete(k);
+        this.emit('delete', old);
+      }
+    }
+    for (const [k, obj] of seen) {
+      const old = this.cache.get(k);
+      this.cache.set(k, obj);
+      if (!old) this.emit('add', obj);
+      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit('update', obj, old);
+    }
+    this.resourceVersion = rv;
+  }
+
+  private async watch(): Promise<void> {
+    const timeoutSeconds = this.opts.watchTimeoutSeconds ?? 240 + Math.floor(Math.random() * 120);
+    const res = await this.client.stream(this.opts.path, {
+      query: {
+        watch: 1,
+        allowWatchBookmarks: true,
+        resourceVersion: this.resourceVersion,
+        labelSelector: this.opts.labelSelector,
+        timeoutSeconds,
+      },
+      signal: this.abort.signal,
+    });
+    // A connection can die without a FIN; the server closes the watch after timeoutSeconds, so a watch
+    // that outlives that by a margin is dead: abort it and resume.
+    const deadman = setTimeout(() => res.body.destroy(new Error('watch went silent')), (timeoutSeconds + 30) * 1000);
+    let buffer = '';
+    try {
+      for await (const chunk of res.body) {
+        buffer += (chunk as Buffer).toString('utf8');
+        let nl: number;
+        while ((nl = buffer.indexOf('\n')) >= 0) {
+          const line = buffer.slice(0, nl);
+          buffer = buffer.slice(nl + 1);
+          if (line.trim()) this.handle(JSON.parse(line) as { type: string; object: KubeObject });
+        }
+      }
+    } finally {
+      clearTimeout(deadman);
+    }
+  }
+
+  private handle(ev: { type: string; object: KubeObject }): void {
+    const obj = ev.object;
+    if (ev.type === 'ERROR') {
+      const status = obj as unknown as { code?: number; message?: string };
+      throw new KubeApiError(status.code ?? 500, 'WatchError', status.message ?? 'watch error');
+    }
+    if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
+    if (ev.type === 'BOOKMARK') return;
+    const k = keyOf(obj);
+    const old = this.cache.get(k);
+    if (ev.type === 'DELETED') {
+      this.cache.delete(k);
+      this.emit('delete', obj);
+    } else {
+      this.cache.set(k, obj);
+      this.emit(old ? 'update' : 'add', obj, old);
+    }
+  }
+}

@@ -1,0 +1,113 @@
+/** Reads and writes PackageSync objects themselves: status, finalizer, events. */
+import { API_VERSION, GROUP, KIND, PLURAL, VERSION, type PackageSync, type Status } from '../../api/packagesync.ts';
+import { KubeApiError, isConflict, isNotFound, type KubeClient } from './client.ts';
+
+const base = `/apis/${GROUP}/${VERSION}`;
+export const packageSyncCollectionPath = (namespace?: string) =>
+  namespace ? `${base}/namespaces/${encodeURIComponent(namespace)}/${PLURAL}` : `${base}/${PLURAL}`;
+const objectPath = (namespace: string, name: string) => `${packageSyncCollectionPath(namespace)}/${encodeURIComponent(name)}`;
+
+export class PackageSyncs {
+  private readonly client: KubeClient;
+  private readonly component: string;
+
+  constructor(client: KubeClient, component = 'packagesync-controller') {
+    this.client = client;
+    this.component = component;
+  }
+
+  async get(namespace: string, name: string): Promise<PackageSync | undefined> {
+    try {
+      return await this.client.request<PackageSync>('GET', objectPath(namespace, name));
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+
+  /**
+   * One merge patch of the status subresource. Retries on conflict; a PackageSync deleted meanwhile
+   * is not an error.
+   */
+  async writeStatus(ps: PackageSync, status: Status): Promise<PackageSync | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.client.request<PackageSync>('PATCH', `${objectPath(ps.metadata.namespace, ps.metadata.name)}/status`, {
+          contentType: 'application/merge-patch+json',
+          body: { status },
+        });
+      } catch (e) {
+        if (isNotFound(e)) return undefined;
+        if (isConflict(e) && attempt < 5) continue;
+        throw e;
+      }
+    }
+  }
+
+  /** Adds or removes our finalizer with an optimistic-concurrency merge patch (retried on conflict). */
+  async setFinalizer(ps: PackageSync, finalizer: string, present: boolean): Promise<PackageSync | undefined> {
+    let current: PackageSync | undefined = ps;
+    for (let attempt = 0; current; attempt++) {
+      const list = current.metadata.finalizers ?? [];
+      if (list.includes(finalizer) === present) return current;
+      const finalizers = present ? [...list, finalizer] : list.filter((f) => f !== finalizer);
+      try {
+        return await this.client.request<PackageSync>('PATCH', objectPath(current.metadata.namespace, current.metadata.name), {
+          contentType: 'application/merge-patch+json',
+          body: { metadata: { finalizers, resourceVersion: current.metadata.resourceVersion } },
+        });
+      } catch (e) {
+        if (isNotFound(e)) return undefined;
+        if (!isConflict(e) || attempt >= 5) throw e;
+        current = await this.get(current.metadata.namespace, current.metadata.name);
+      }
+    }
+    return undefined;
+  }
+
+  async setAnnotation(namespace: string, name: string, key: string, value: string | null): Promise<void> {
+    await this.client.request('PATCH', objectPath(namespace, name), {
+      contentType: 'application/merge-patch+json',
+      body: { metadata: { annotations: { [key]: value } } },
+    });
+  }
+
+  async patchSpec(namespace: string, name: string, spec: Record<string, unknown>): Promise<void> {
+    await this.client.request('PATCH', objectPath(namespace, name), { contentType: 'application/merge-patch+json', body: { spec } });
+  }
+
+  /** A core/v1 Event on the PackageSync, so `kubectl describe pks` shows what happened. Best effort. */
+  async event(ps: PackageSync, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    const now = new Date().toISOString();
+    const ns = ps.metadata.namespace;
+    try {
+      await this.client.request('POST', `/api/v1/namespaces/${encodeURIComponent(ns)}/events`, {
+        body: {
+          apiVersion: 'v1',
+          kind: 'Event',
+          metadata: { generateName: `${ps.metadata.name}.`, namespace: ns },
+          involvedObject: {
+            apiVersion: API_VERSION,
+            kind: KIND,
+            name: ps.metadata.name,
+            namespace: ns,
+            uid: ps.metadata.uid,
+            resourceVersion: ps.metadata.resourceVersion,
+          },
+          type,
+          reason,
+          message: message.length > 1024 ? `${message.slice(0, 1023)}…` : message,
+          firstTimestamp: now,
+          lastTimestamp: now,
+          count: 1,
+          source: { component: this.component },
+          reportingComponent: this.component,
+          reportingInstance: this.component,
+        },
+      });
+    } catch (e) {
+      if (!(e instanceof KubeApiError)) throw e;
+      // events are best effort: a namespace being deleted refuses them
+    }
+  }
+}

@@ -1,0 +1,32 @@
+/** The controller's flags, validated with zod; every flag has a default that `--help` shows. */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+export const ControllerConfigSchema = z.object({
+  kubeconfig: z.string().optional(),
+  watchNamespace: z.string().optional(),
+  watchLabelSelector: z.string().optional(),
+  concurrency: z.coerce.number().int().min(1).max(1000).default(8),
+  applyConcurrency: z.coerce.number().int().min(1).max(256).default(32),
+  defaultServiceAccount: z.string().optional(),
+  allowInsecureHttp: z.boolean().default(false),
+  gitCacheDir: z.string().default(join(tmpdir(), 'packagesync-git')),
+  gitTimeout: z.string().default('90s'),
+  maxFiles: z.coerce.number().int().min(1).default(10_000),
+  maxFileBytes: z.coerce.number().int().min(1).default(4 << 20),
+  maxTotalBytes: z.coerce.number().int().min(1).default(64 << 20),
+  logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
+  shutdownGrace: z.string().default('20s'),
+});
+
+export type ControllerConfig = z.infer<typeof ControllerConfigSchema>;
+
+export function parseControllerConfig(raw: Record<string, unknown>): ControllerConfig {
+  const r = ControllerConfigSchema.safeParse(raw);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  throw new Error(`--${kebab(String(issue.path[0]))}: ${issue.message}`);
+}
+
+const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);

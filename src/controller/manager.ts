@@ -1,0 +1,121 @@
+/**
+ * The manager: watches PackageSyncs, feeds the work queue, runs reconciles. Spec changes (a new
+ * generation), the trigger annotation and deletion start work at once; our own status writes do not.
+ */
+import type { Logger } from 'pino';
+import { RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
+import { Informer } from '../adapters/kube/informer.ts';
+import { packageSyncCollectionPath } from '../adapters/kube/packagesyncs.ts';
+import type { KubeClient } from '../adapters/kube/client.ts';
+import type { KubeObject } from '../core/object.ts';
+import { conditionOf } from '../core/status.ts';
+import { reconcile, type ReconcileOptions } from '../engine/reconcile.ts';
+import type { Ports } from '../engine/ports.ts';
+import { WorkQueue } from './work-queue.ts';
+
+export interface ManagerOptions {
+  watchNamespace?: string;
+  labelSelector?: string;
+  concurrency: number;
+  applyConcurrency: number;
+  defaultServiceAccount?: string;
+  onQueueDepth?: (queued: number, inFlight: number) => void;
+  onReconciled?: (ps: { namespace: string; name: string }, seconds: number, failed: boolean) => void;
+}
+
+export class Manager {
+  readonly informer: Informer;
+  readonly queue: WorkQueue;
+  private readonly ports: Ports;
+  private readonly log: Logger;
+  private readonly opts: ManagerOptions;
+
+  constructor(client: KubeClient, ports: Ports, opts: ManagerOptions) {
+    this.ports = ports;
+    this.log = ports.log;
+    this.opts = opts;
+    this.informer = new Informer(client, {
+      path: packageSyncCollectionPath(opts.watchNamespace),
+      labelSelector: opts.labelSelector,
+      onError: (e) => this.log.warn({ err: errorText(e) }, 'PackageSync watch interrupted; resuming'),
+    });
+    this.queue = new WorkQueue((key, signal) => this.reconcileKey(key, signal), {
+      concurrency: opts.concurrency,
+      onDepthChange: opts.onQueueDepth,
+    });
+    this.informer.on((event, obj, old) => this.onEvent(event, obj as unknown as PackageSync, old as unknown as PackageSync | undefined));
+  }
+
+  start(): void {
+    this.informer.start();
+  }
+
+  async stop(graceMs: number): Promise<void> {
+    this.informer.stop();
+    await this.queue.shutdown(graceMs);
+  }
+
+  private onEvent(event: 'add' | 'update' | 'delete', ps: PackageSync, old?: PackageSync): void {
+    const key = keyOf(ps);
+    if (event === 'delete') {
+      this.queue.forget(key);
+      return;
+    }
+    if (event === 'add' || needsWork(ps, old)) this.queue.add(key);
+    if (event === 'update' && becameReady(ps, old)) this.wakeDependents(ps);
+  }
+
+  /** A PackageSync turned Ready: whatever dependsOn it need not wait for its retry timer. */
+  private wakeDependents(ready: PackageSync): void {
+    for (const obj of this.informer.cache.values()) {
+      const ps = obj as unknown as PackageSync;
+      const deps = (ps.spec?.dependsOn ?? []) as { name: string; namespace?: string }[];
+      if (deps.some((d) => d.name === ready.metadata.name && (d.namespace ?? ps.metadata.namespace) === ready.metadata.namespace)) {
+        this.queue.add(keyOf(ps));
+      }
+    }
+  }
+
+  private async reconcileKey(key: string, signal: AbortSignal) {
+    const [namespace, name] = key.split('/') as [string, string];
+    const started = performance.now();
+    const log = this.log.child({ packagesync: key });
+    const opts: ReconcileOptions = {
+      signal,
+      applyConcurrency: this.opts.applyConcurrency,
+      defaultServiceAccount: this.opts.defaultServiceAccount,
+    };
+    try {
+      const res = await reconcile(namespace, name, { ...this.ports, log }, opts);
+      const seconds = (performance.now() - started) / 1000;
+      this.opts.onReconciled?.({ namespace, name }, seconds, res.failed);
+      log.debug({ seconds, failed: res.failed, requeueAfterMs: res.requeueAfterMs }, 'reconciled');
+      return res;
+    } catch (e) {
+      // An API fault mid-reconcile (e.g. the API server restarted): retried with back-off.
+      log.warn({ err: errorText(e) }, 'reconcile failed unexpectedly; retrying');
+      this.opts.onReconciled?.({ namespace, name }, (performance.now() - started) / 1000, true);
+      return { failed: true, requeueAfterMs: 5_000 };
+    }
+  }
+}
+
+const keyOf = (ps: PackageSync) => `${ps.metadata.namespace}/${ps.metadata.name}`;
+
+function needsWork(ps: PackageSync, old?: PackageSync): boolean {
+  if (!old) return true;
+  if (ps.metadata.generation !== old.metadata.generation) return true;
+  if (ps.metadata.deletionTimestamp && !old.metadata.deletionTimestamp) return true;
+  const a = ps.metadata.annotations?.[RECONCILE_REQUESTED_AT];
+  return a !== undefined && a !== old.metadata.annotations?.[RECONCILE_REQUESTED_AT];
+}
+
+function becameReady(ps: PackageSync, old?: PackageSync): boolean {
+  return conditionOf(ps.status, 'Ready')?.status === 'True' && conditionOf(old?.status, 'Ready')?.status !== 'True';
+}
+
+export function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export type { KubeObject };

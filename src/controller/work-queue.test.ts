@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { WorkQueue } from './work-queue.ts';
+
+const tick = (ms = 10) => new Promise((r) => setTimeout(r, ms));
+
+describe('WorkQueue', () => {
+  it('coalesces a burst of adds for one key into one run', async () => {
+    const runs: string[] = [];
+    const q = new WorkQueue(async (key) => (runs.push(key), { failed: false }), { concurrency: 2 });
+    for (let i = 0; i < 10; i++) q.add('a');
+    await tick(50);
+    expect(runs).toEqual(['a']);
+    await q.shutdown(100);
+  });
+
+  it('never runs one key twice at once, and re-runs once if it changed meanwhile', async () => {
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let runs = 0;
+    const q = new WorkQueue(
+      async () => {
+        inFlight++;
+        runs++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await tick(30);
+        inFlight--;
+        return { failed: false };
+      },
+      { concurrency: 4 },
+    );
+    q.add('a');
+    await tick(5);
+    q.add('a');
+    q.add('a');
+    await tick(120);
+    expect(maxInFlight).toBe(1);
+    expect(runs).toBe(2);
+    await q.shutdown(100);
+  });
+
+  it('bounds concurrency across keys', async () => {
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const q = new WorkQueue(
+      async () => {
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await tick(20);
+        inFlight--;
+        return { failed: false };
+      },
+      { concurrency: 3 },
+    );
+    for (let i = 0; i < 10; i++) q.add(`k${i}`);
+    await tick(150);
+    expect(maxInFlight).toBe(3);
+    await q.shutdown(100);
+  });
+
+  it('requeues after the returned interval, and backs off exponentially on failure', async () => {
+    const times: number[] = [];
+    const start = Date.now();
+    const q = new WorkQueue(async () => (times.push(Date.now() - start), { failed: true, requeueAfterMs: 20 }), { concurrency: 1 });
+    q.add('a');
+    await tick(260);
+    await q.shutdown(50);
+    // 0, ~20, ~40, ~80 (±20 % jitter): gaps grow
+    expect(times.length).toBeGreaterThanOrEqual(3);
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    expect(gaps[1]!).toBeGreaterThan(gaps[0]! * 1.3);
+  });
+
+  it('a hot key does not starve the others', async () => {
+    const runs: string[] = [];
+    const q = new WorkQueue(
+      async (key) => {
+        runs.push(key);
+        await tick(5);
+        return { failed: false };
+      },
+      { concurrency: 1 },
+    );
+    q.add('hot');
+    for (let i = 0; i < 20; i++) q.add('hot');
+    q.add('cold');
+    await tick(60);
+    expect(runs).toContain('cold');
+    expect(runs.filter((k) => k === 'hot').length).toBeLessThanOrEqual(2);
+    await q.shutdown(50);
+  });
+});

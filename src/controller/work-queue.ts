@@ -1,0 +1,138 @@
+/**
+ * The controller's work queue: one entry per PackageSync key, so a burst of events for one key is one
+ * reconcile; at most one reconcile in flight per key (an event during it re-runs it once after); a
+ * bounded number in flight overall (p-queue); timers for requeue-after and back-off. A hot key cannot
+ * starve the others: it never holds more than one slot.
+ */
+import PQueue from 'p-queue';
+
+export type Worker = (key: string, signal: AbortSignal) => Promise<{ requeueAfterMs?: number; failed: boolean; retryMs?: number }>;
+
+interface Entry {
+  timer?: NodeJS.Timeout;
+  dueAt?: number;
+  running: boolean;
+  /** Another run was requested while this one ran. */
+  dirty: boolean;
+  failures: number;
+}
+
+export interface WorkQueueOptions {
+  concurrency: number;
+  /** Upper bound for back-off delays. */
+  maxBackoffMs?: number;
+  onDepthChange?: (queued: number, inFlight: number) => void;
+}
+
+export class WorkQueue {
+  private readonly entries = new Map<string, Entry>();
+  private readonly pool: PQueue;
+  private readonly worker: Worker;
+  private readonly abort = new AbortController();
+  private readonly maxBackoffMs: number;
+  private readonly onDepthChange: WorkQueueOptions['onDepthChange'];
+  private stopped = false;
+
+  constructor(worker: Worker, opts: WorkQueueOptions) {
+    this.worker = worker;
+    this.pool = new PQueue({ concurrency: opts.concurrency });
+    this.maxBackoffMs = opts.maxBackoffMs ?? 10 * 60_000;
+    this.onDepthChange = opts.onDepthChange;
+  }
+
+  /** Runs `key` after `delayMs` (0 = as soon as a slot is free). An earlier request wins. */
+  add(key: string, delayMs = 0): void {
+    if (this.stopped) return;
+    const e = this.entry(key);
+    if (e.running) {
+      if (delayMs === 0) e.dirty = true;
+      else this.schedule(key, e, delayMs);
+      return;
+    }
+    this.schedule(key, e, delayMs);
+  }
+
+  /** Forget a key (its object was deleted): cancels its timer. */
+  forget(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    if (e.timer) clearTimeout(e.timer);
+    if (!e.running) this.entries.delete(key);
+  }
+
+  get depth(): number {
+    return this.pool.size + this.pool.pending;
+  }
+
+  /** Stop taking work; in-flight reconciles see their signal aborted after `graceMs`. */
+  async shutdown(graceMs: number): Promise<void> {
+    this.stopped = true;
+    for (const e of this.entries.values()) if (e.timer) clearTimeout(e.timer);
+    this.pool.clear();
+    const idle = this.pool.onIdle();
+    const timeout = new Promise<void>((r) => setTimeout(r, graceMs).unref());
+    await Promise.race([idle, timeout]);
+    this.abort.abort();
+    await idle;
+  }
+
+  private entry(key: string): Entry {
+    let e = this.entries.get(key);
+    if (!e) this.entries.set(key, (e = { running: false, dirty: false, failures: 0 }));
+    return e;
+  }
+
+  private schedule(key: string, e: Entry, delayMs: number): void {
+    const dueAt = Date.now() + delayMs;
+    if (e.dueAt !== undefined && e.dueAt <= dueAt) return;
+    if (e.timer) clearTimeout(e.timer);
+    e.dueAt = dueAt;
+    e.timer = setTimeout(() => this.enqueue(key, e), Math.max(0, delayMs));
+    e.timer.unref?.();
+  }
+
+  private enqueue(key: string, e: Entry): void {
+    e.timer = undefined;
+    e.dueAt = undefined;
+    if (e.running) {
+      e.dirty = true;
+      return;
+    }
+    e.running = true;
+    void this.pool.add(() => this.run(key, e));
+    this.onDepthChange?.(this.pool.size, this.pool.pending);
+  }
+
+  private async run(key: string, e: Entry): Promise<void> {
+    let next: number | undefined;
+    try {
+      const res = await this.worker(key, this.abort.signal);
+      if (res.failed) {
+        e.failures++;
+        next = this.backoff(res.requeueAfterMs ?? 30_000, e.failures);
+      } else {
+        e.failures = 0;
+        next = res.requeueAfterMs;
+      }
+    } catch {
+      e.failures++;
+      next = this.backoff(30_000, e.failures);
+    } finally {
+      e.running = false;
+      this.onDepthChange?.(this.pool.size, this.pool.pending);
+    }
+    if (this.stopped) return;
+    if (e.dirty) {
+      e.dirty = false;
+      this.schedule(key, e, 0);
+    } else if (next !== undefined) {
+      this.schedule(key, e, next);
+    }
+  }
+
+  /** retryInterval × 2^(failures-1), capped, with ±20 % jitter so a fleet does not retry in lockstep. */
+  private backoff(baseMs: number, failures: number): number {
+    const exp = Math.min(baseMs * 2 ** Math.min(failures - 1, 20), Math.max(this.maxBackoffMs, baseMs));
+    return Math.round(exp * (0.8 + Math.random() * 0.4));
+  }
+}

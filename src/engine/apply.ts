@@ -1,0 +1,141 @@
+/**
+ * Step 5a: server-side apply, wave by wave. Inside a wave, applies run concurrently (bounded); a wave
+ * starts only when the previous one fully succeeded, and new CRDs must be Established (and discovery
+ * refreshed) before the wave holding their custom resources. The first failing wave ends the apply:
+ * nothing after it is applied, and the caller prunes nothing.
+ */
+import PQueue from 'p-queue';
+import { Reason } from '../api/reasons.ts';
+import { applyFailure, type Objects } from '../adapters/kube/objects.ts';
+import { isNotFound } from '../adapters/kube/client.ts';
+import type { Failure } from '../core/failure.ts';
+import type { Change } from '../core/plan/changeset.ts';
+import { describeRef, refKey, refOf, type KubeObject } from '../core/object.ts';
+
+export interface ApplyResult {
+  /** created / configured / unchanged, per object handled before the apply ended. */
+  changes: Change[];
+  /** The object as the server stored it (status included), for objects that were sent. */
+  stored: Map<string, KubeObject>;
+  /** The first failures (one per failed object) of the wave that failed; empty on success. */
+  failures: Failure[];
+}
+
+export interface ApplyOptions {
+  impersonate?: string;
+  force: boolean;
+  signal: AbortSignal;
+  concurrency: number;
+  /** Budget for a new CRD to become Established. */
+  establishTimeoutMs?: number;
+}
+
+export async function applyWaves(
+  objects: Objects,
+  waves: KubeObject[][],
+  needsApply: (obj: KubeObject) => boolean,
+  opts: ApplyOptions,
+): Promise<ApplyResult> {
+  const result: ApplyResult = { changes: [], stored: new Map(), failures: [] };
+  const queue = new PQueue({ concurrency: opts.concurrency });
+  for (const wave of waves) {
+    const sends = wave.filter((o) => {
+      if (needsApply(o)) return true;
+      result.changes.push({ ref: refOf(o), action: 'unchanged' });
+      return false;
+    });
+    await Promise.all(
+      sends.map((obj) =>
+        queue.add(async () => {
+          if (opts.signal.aborted || result.failures.length > 0) return;
+          const failure = await applyOne(objects, obj, opts, result);
+          if (failure) result.failures.push(failure);
+        }),
+      ),
+    );
+    if (result.failures.length > 0) return result;
+    if (opts.signal.aborted) {
+      result.failures.push({ reason: Reason.ApplyFailed, message: 'apply cancelled: a newer revision or shutdown', terminal: false });
+      return result;
+    }
+    const crds = sends.filter((o) => o.kind === 'CustomResourceDefinition' && o.apiVersion.startsWith('apiextensions.k8s.io/'));
+    if (crds.length > 0) {
+      const failure = await waitEstablished(objects, crds, opts);
+      if (failure) {
+        result.failures.push(failure);
+        return result;
+      }
+      await objects.discovery.refresh();
+    }
+  }
+  return result;
+}
+
+async function applyOne(objects: Objects, obj: KubeObject, opts: ApplyOptions, result: ApplyResult): Promise<Failure | undefined> {
+  const key = refKey(refOf(obj));
+  try {
+    const res = await objects.apply(obj, { impersonate: opts.impersonate, force: opts.force, signal: opts.signal });
+    result.changes.push({ ref: refOf(obj), action: res.created ? 'created' : 'configured' });
+    result.stored.set(key, res.object);
+    return undefined;
+  } catch (e) {
+    const failure = applyFailure(obj, e);
+    if (failure.reason !== Reason.ImmutableFieldChange || !opts.force) return failure;
+    // spec.force: delete, wait until it is gone, create it again
+    const recreated = await recreate(objects, obj, opts);
+    if (!recreated.ok) return recreated.failure;
+    result.changes.push({ ref: refOf(obj), action: 'created' });
+    result.stored.set(key, recreated.object);
+    return undefined;
+  }
+}
+
+async function recreate(
+  objects: Objects,
+  obj: KubeObject,
+  opts: ApplyOptions,
+): Promise<{ ok: true; object: KubeObject } | { ok: false; failure: Failure }> {
+  const ref = refOf(obj);
+  try {
+    await objects.delete(ref, { impersonate: opts.impersonate, signal: opts.signal });
+    const deadline = Date.now() + 60_000;
+    while (await objects.get(ref, { impersonate: opts.impersonate, signal: opts.signal })) {
+      if (Date.now() > deadline || opts.signal.aborted) {
+        const message = `${describeRef(ref)}: deleted to recreate it, but it is still terminating`;
+        return { ok: false, failure: { reason: Reason.ImmutableFieldChange, message, object: ref, terminal: false } };
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const res = await objects.apply(obj, { impersonate: opts.impersonate, force: true, signal: opts.signal });
+    return { ok: true, object: res.object };
+  } catch (e) {
+    return { ok: false, failure: applyFailure(obj, e) };
+  }
+}
+
+async function waitEstablished(objects: Objects, crds: KubeObject[], opts: ApplyOptions): Promise<Failure | undefined> {
+  const deadline = Date.now() + (opts.establishTimeoutMs ?? 30_000);
+  for (const crd of crds) {
+    const ref = refOf(crd);
+    for (;;) {
+      let live: KubeObject | undefined;
+      try {
+        live = await objects.get(ref, { impersonate: opts.impersonate, signal: opts.signal });
+      } catch (e) {
+        if (!isNotFound(e)) return applyFailure(crd, e);
+      }
+      const conditions = (live?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
+      if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (Date.now() > deadline || opts.signal.aborted) {
+        return {
+          reason: Reason.ApplyFailed,
+          message: `${describeRef(ref)} was applied but did not become Established; its custom resources were not applied`,
+          object: ref,
+          terminal: false,
+        };
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,97 @@
+/**
+ * Reads the live copies the planner needs, in as few requests as the data allows:
+ * - one labelled LIST per (kind, namespace) finds every object this PackageSync already owns;
+ * - objects new to the inventory may exist unowned (adopt) or owned by another PackageSync (conflict):
+ *   a few are read with GET; many in one (kind, namespace) with one unlabelled LIST instead.
+ * Nothing here decides; src/core/plan does.
+ */
+import { refOfEntry } from '../api/inventory.ts';
+import type { InventoryEntry } from '../api/packagesync.ts';
+import { Reason } from '../api/reasons.ts';
+import type { Objects } from '../adapters/kube/objects.ts';
+import type { ResourceMapping } from '../adapters/kube/discovery.ts';
+import { fail, ok, type Result } from '../core/failure.ts';
+import { refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
+import { OwnerLabel, type Owner } from '../core/plan/ownership.ts';
+
+/** Above this many new objects in one (kind, namespace), one LIST is cheaper than GETs. */
+const LIST_INSTEAD_OF_GETS = 20;
+
+export interface LiveState {
+  /** refKey → live object, for every desired or inventoried object that exists. */
+  byKey: Map<string, KubeObject>;
+  /** Inventory refs whose kind the cluster no longer serves (their CRD is gone). */
+  unknownKinds: ObjectRef[];
+}
+
+export function ownerSelector(owner: Owner): string {
+  return `${OwnerLabel.name}=${owner.name},${OwnerLabel.namespace}=${owner.namespace}`;
+}
+
+export async function readLiveState(
+  objects: Objects,
+  desired: KubeObject[],
+  inventory: InventoryEntry[],
+  owner: Owner,
+  opts: { impersonate?: string; signal?: AbortSignal },
+): Promise<Result<LiveState>> {
+  const inInventory = new Set<string>();
+  const groups = new Map<string, { group: string; kind: string; namespace: string; refs: ObjectRef[]; fresh: ObjectRef[] }>();
+  const add = (ref: ObjectRef, fresh: boolean) => {
+    const k = `${ref.group}/${ref.kind}/${ref.namespace}`;
+    let g = groups.get(k);
+    if (!g) groups.set(k, (g = { group: ref.group, kind: ref.kind, namespace: ref.namespace, refs: [], fresh: [] }));
+    g.refs.push(ref);
+    if (fresh) g.fresh.push(ref);
+  };
+  for (const entry of inventory) {
+    const r = refOfEntry(entry);
+    if (!r.ok) continue; // a malformed entry cannot name an object: nothing to read or prune
+    inInventory.add(refKey(r.value));
+    add(r.value, false);
+  }
+  for (const obj of desired) {
+    const ref = refOf(obj);
+    if (!inInventory.has(refKey(ref))) add(ref, true);
+  }
+
+  const byKey = new Map<string, KubeObject>();
+  const unknownKinds: ObjectRef[] = [];
+  const selector = ownerSelector(owner);
+  try {
+    await Promise.all(
+      [...groups.values()].map(async (g) => {
+        const m: ResourceMapping | undefined = await objects.discovery.mapping(g.group, g.kind);
+        if (!m) {
+          // A desired object of a kind whose CRD is in this package: it does not exist yet.
+          unknownKinds.push(...g.refs.filter((r) => !g.fresh.includes(r)));
+          return;
+        }
+        const ns = m.namespaced ? g.namespace : '';
+        const owned = await objects.list(m, ns, selector, opts);
+        for (const o of owned) byKey.set(refKey(refOf({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? '' } })), o);
+        const unseen = g.fresh.filter((r) => !byKey.has(refKey(r)));
+        if (unseen.length > LIST_INSTEAD_OF_GETS) {
+          const all = await objects.list(m, ns, '', opts);
+          const wanted = new Set(unseen.map(refKey));
+          for (const o of all) {
+            const k = refKey({ group: g.group, kind: g.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name });
+            if (wanted.has(k)) byKey.set(k, o);
+          }
+        } else {
+          await Promise.all(
+            unseen.map(async (r) => {
+              const o = await objects.get(r, opts);
+              if (o) byKey.set(refKey(r), o);
+            }),
+          );
+        }
+      }),
+    );
+  } catch (e) {
+    const err = e as { status?: number; message?: string };
+    if (err.status === 403) return fail(Reason.Forbidden, `reading live objects: forbidden: ${err.message}`);
+    return fail(Reason.ApplyFailed, `reading live objects: ${err.message ?? String(e)}`);
+  }
+  return ok({ byKey, unknownKinds });
+}

@@ -1,0 +1,47 @@
+/**
+ * What the reconcile pipeline needs from the outside world. The controller wires the real adapters in;
+ * the CLI wires the same ones. Nothing here decides anything.
+ */
+import type { Logger } from 'pino';
+import type { Objects } from '../adapters/kube/objects.ts';
+import type { PackageSyncs } from '../adapters/kube/packagesyncs.ts';
+import type { Result } from '../core/failure.ts';
+import type { SourceFile } from '../core/render/types.ts';
+import type { Spec } from '../api/packagesync.ts';
+
+export interface FetchedSource {
+  /** e.g. main@sha1:3f2a… */
+  revision: string;
+  commit: string;
+  files: SourceFile[];
+}
+
+export interface SourcePort {
+  /**
+   * Resolves the ref to a commit, fetches it (from cache when unchanged) and reads the package files.
+   * `credentials` comes from the PackageSync's own namespace; the source never falls back to others.
+   */
+  fetch(
+    source: Spec['source'],
+    credentials: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<Result<FetchedSource>>;
+}
+
+export interface SecretsPort {
+  /** The Secret's data, decoded; undefined when it does not exist. */
+  read(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+}
+
+export interface Ports {
+  objects: Objects;
+  packageSyncs: PackageSyncs;
+  source: SourcePort;
+  secrets: SecretsPort;
+  log: Logger;
+  /** Metrics hooks; no-ops in the CLI. */
+  observe?: {
+    applied?(n: number): void;
+    pruned?(n: number): void;
+  };
+}

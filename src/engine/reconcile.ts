@@ -1,0 +1,312 @@
+/**
+ * One reconcile of one PackageSync, top to bottom:
+ *
+ *   load → finalizer / deletion → suspend → spec → dependsOn → source → render → plan
+ *        → save inventory old∪new → apply waves → prune → save inventory new → wait for health → status
+ *
+ * Each step returns a value or a Failure; the first Failure ends the reconcile with nothing further
+ * applied and nothing pruned (the inventory saved before applying still lists every object that might
+ * exist). Only src/core/status.ts turns outcomes into conditions.
+ */
+import { refOfEntry } from '../api/inventory.ts';
+import {
+  durationMs,
+  FINALIZER,
+  parseSpec,
+  RECONCILE_REQUESTED_AT,
+  type HistoryEntry,
+  type InventoryEntry,
+  type PackageSync,
+  type Spec,
+  type Status,
+} from '../api/packagesync.ts';
+import { Reason } from '../api/reasons.ts';
+import type { Failure } from '../core/failure.ts';
+import { refKey, refOf, type ObjectRef } from '../core/object.ts';
+import { planChanges } from '../core/plan/plan-changes.ts';
+import { planPrune } from '../core/plan/prune.ts';
+import { summarizeChanges, type Change } from '../core/plan/changeset.ts';
+import { renderPackage } from '../core/render/index.ts';
+import type { HealthSummary } from '../core/health/index.ts';
+import { isReadyFor, reduceStatus, sameStatus, type Outcome } from '../core/status.ts';
+import { applyWaves } from './apply.ts';
+import { readLiveState } from './live.ts';
+import type { Ports } from './ports.ts';
+import { pruneObjects } from './prune.ts';
+import { healthOf, waitForHealth } from './wait.ts';
+
+export interface ReconcileOptions {
+  signal: AbortSignal;
+  /** Concurrent applies inside a wave. */
+  applyConcurrency: number;
+  /** A ServiceAccount forced on PackageSyncs that name none (multi-tenancy). */
+  defaultServiceAccount?: string;
+}
+
+export interface ReconcileResult {
+  /** When to run again; undefined = only on the next change (deleted, suspended). */
+  requeueAfterMs?: number;
+  /** True when the reconcile failed: the controller backs off from retryInterval. */
+  failed: boolean;
+}
+
+export async function reconcile(namespace: string, name: string, ports: Ports, opts: ReconcileOptions): Promise<ReconcileResult> {
+  let ps = await ports.packageSyncs.get(namespace, name);
+  if (!ps) return { failed: false };
+  if (ps.metadata.deletionTimestamp) return finalize(ps, ports, opts);
+  const withFinalizer = await ports.packageSyncs.setFinalizer(ps, FINALIZER, true);
+  if (!withFinalizer) return { failed: false };
+  ps = withFinalizer;
+
+  const parsed = parseSpec(ps.spec);
+  if (!parsed.ok) {
+    return finish(ps, ports, { kind: 'failed', failure: { reason: Reason.InvalidSpec, message: parsed.message, terminal: true } }, undefined, 60_000);
+  }
+  const spec = parsed.spec;
+  if (spec.suspend) return { failed: false };
+  const retry = durationMs(spec.retryInterval);
+  const interval = durationMs(spec.interval);
+
+  const blocker = await dependencyNotReady(ps, spec, ports);
+  if (blocker) return finish(ps, ports, { kind: 'dependency-not-ready', message: blocker }, undefined, retry, false);
+
+  const run = new Run(ps, spec, ports, opts);
+  return run.execute(interval, retry);
+}
+
+class Run {
+  readonly ps: PackageSync;
+  readonly spec: Spec;
+  readonly ports: Ports;
+  readonly opts: ReconcileOptions;
+  readonly owner: { name: string; namespace: string };
+  readonly impersonate: string | undefined;
+  readonly started = new Date();
+  status: Status;
+
+  constructor(ps: PackageSync, spec: Spec, ports: Ports, opts: ReconcileOptions) {
+    this.ps = ps;
+    this.spec = spec;
+    this.ports = ports;
+    this.opts = opts;
+    this.owner = { name: ps.metadata.name, namespace: ps.metadata.namespace };
+    const sa = spec.serviceAccountName ?? opts.defaultServiceAccount;
+    this.impersonate = sa ? `system:serviceaccount:${ps.metadata.namespace}:${sa}` : undefined;
+    this.status = ps.status ?? {};
+  }
+
+  async execute(interval: number, retry: number): Promise<ReconcileResult> {
+    const { ps, spec, ports } = this;
+    const signal = AbortSignal.any([this.opts.signal, AbortSignal.timeout(durationMs(spec.timeout))]);
+    const inventory = ps.status?.inventory?.entries ?? [];
+    const trigger = ps.metadata.annotations?.[RECONCILE_REQUESTED_AT];
+    const triggered = trigger !== undefined && trigger !== ps.status?.lastHandledReconcileAt;
+    if (triggered) this.status = { ...this.status, lastHandledReconcileAt: trigger };
+
+    // 2. source: resolve the ref, fetch (cached per URL and commit), read the package's files
+    const credentials = await this.readCredentials();
+    if ('reason' in credentials) return this.fail(credentials, undefined, retry);
+    const source = await ports.source.fetch(spec.source, credentials.data, signal);
+    if (!source.ok) return this.fail(source.failure, undefined, retry);
+    const { revision } = source.value;
+
+    // 3. render: files → objects (pure)
+    const rendered = renderPackage(source.value.files, {
+      owner: this.owner,
+      defaultNamespace: ps.metadata.namespace,
+      targetNamespace: spec.targetNamespace,
+      isNamespaced: (g, k) => ports.objects.discovery.isNamespaced(g, k),
+      allowEmpty: spec.allowEmpty,
+    });
+    if (!rendered.ok) return this.fail(rendered.failure, revision, retry);
+    const desired = rendered.value.objects;
+
+    // 4. plan: desired × inventory × live (reads here, decisions in core/plan)
+    const live = await readLiveState(ports.objects, desired, inventory, this.owner, { impersonate: this.impersonate, signal });
+    if (!live.ok) return this.fail(live.failure, revision, retry);
+    const planned = planChanges(desired, inventory, live.value.byKey, this.owner);
+    if (!planned.ok) return this.fail(planned.failure, revision, retry);
+    const plan = planned.plan;
+    const prune = spec.prune ? plan.prune : [];
+
+    // Nothing to do: same revision and generation, nothing drifted, nothing to prune, all healthy.
+    const healthNow = healthOf([...live.value.byKey.values()].filter((o) => desired.some((d) => refKey(refOf(d)) === refKey(refOf(o)))));
+    const settled =
+      plan.toApply.size === 0 &&
+      prune.length === 0 &&
+      ps.status?.lastAppliedRevision === revision &&
+      isReadyFor(ps.status, ps.metadata.generation) &&
+      (!spec.wait || healthNow.status === 'Current');
+    if (settled && !triggered && sameInventory(inventory, plan.inventoryAfter)) return { failed: false, requeueAfterMs: interval };
+
+    // 5. act: save old ∪ new first, so a crash at any instant leaves no object unknown to the inventory
+    this.status = { ...this.status, inventory: { entries: plan.inventoryDuringApply } };
+    await this.write({ kind: 'progressing', revision, message: `Applying revision ${revision}` });
+    const applied = await applyWaves(ports.objects, plan.waves, (o) => plan.toApply.has(refKey(refOf(o))), {
+      impersonate: this.impersonate,
+      force: spec.force,
+      signal,
+      concurrency: this.opts.applyConcurrency,
+    });
+    const changes: Change[] = [...applied.changes];
+    ports.observe?.applied?.(changes.filter((c) => c.action !== 'unchanged').length);
+    if (applied.failures.length > 0) {
+      await ports.packageSyncs.event(ps, 'Warning', applied.failures[0]!.reason, applied.failures[0]!.message);
+      return this.fail(applied.failures[0]!, revision, retry);
+    }
+
+    // only after a fully successful apply: prune what left the package, then shrink the inventory
+    const pruned = await pruneObjects(ports.objects, prune, live.value.byKey, this.owner, { impersonate: this.impersonate, signal });
+    const survivors = pruned.kept.map((r) => plan.inventoryDuringApply.find((e) => sameRef(e, r))!).filter(Boolean);
+    const kept = spec.prune ? survivors : plan.inventoryDuringApply.filter((e) => !plan.inventoryAfter.some((a) => a.id === e.id));
+    this.status = { ...this.status, inventory: { entries: [...plan.inventoryAfter, ...kept] } };
+    ports.observe?.pruned?.(pruned.pruned.length);
+    for (const ref of pruned.pruned) changes.push({ ref, action: 'pruned' });
+    const summary = summarizeChanges(changes);
+    if (changes.some((c) => c.action !== 'unchanged')) {
+      await ports.packageSyncs.event(ps, 'Normal', 'Applied', `Revision ${revision}: ${summary}`);
+    }
+    if (pruned.failure) {
+      await ports.packageSyncs.event(ps, 'Warning', pruned.failure.reason, pruned.failure.message);
+      return this.fail(pruned.failure, revision, retry, changes, rendered.value.digest);
+    }
+
+    // 6. health: Ready only when every applied object is Current
+    let health: HealthSummary = healthOf([...applied.stored.values()]);
+    if (spec.wait && desired.length > 0) {
+      await this.write({ kind: 'waiting', revision, message: `Applied revision ${revision}: ${summary}; waiting for health` });
+      const waited = await waitForHealth(ports.objects, desired, this.owner, {
+        impersonate: this.impersonate,
+        signal,
+        timeoutMs: Math.max(0, durationMs(spec.timeout) - (Date.now() - this.started.getTime())),
+        onProgress: (s) =>
+          this.write({ kind: 'waiting', revision, message: `Applied revision ${revision}; waiting for ${s.message}` }).then(() => undefined),
+      });
+      health = waited.summary;
+      if (!waited.ok) {
+        await ports.packageSyncs.event(ps, 'Warning', waited.failure.reason, waited.failure.message);
+        return this.fail(waited.failure, revision, retry, changes, rendered.value.digest, health);
+      }
+    }
+
+    // 7. status: Ready=True
+    this.setObjects(health);
+    this.addHistory(revision, 'Succeeded', changes, rendered.value.digest);
+    await this.write({ kind: 'succeeded', revision, message: `Applied revision ${revision}: ${summary}` });
+    return { failed: false, requeueAfterMs: interval };
+  }
+
+  private async readCredentials(): Promise<{ data: Record<string, string> | undefined } | Failure> {
+    const ref = this.spec.source.secretRef;
+    if (!ref) return { data: undefined };
+    const data = await this.ports.secrets.read(this.ps.metadata.namespace, ref.name);
+    if (!data) {
+      return {
+        reason: Reason.AuthSecretNotFound,
+        message: `Secret ${this.ps.metadata.namespace}/${ref.name} named in spec.source.secretRef does not exist`,
+        terminal: false,
+      };
+    }
+    return { data };
+  }
+
+  private setObjects(h: HealthSummary): void {
+    const c = h.counts;
+    this.status = {
+      ...this.status,
+      objects: { total: h.total, current: c.Current, inProgress: c.InProgress, failed: c.Failed, terminating: c.Terminating, unknown: c.Unknown + c.NotFound },
+    };
+  }
+
+  private addHistory(revision: string, result: string, changes: Change[], digest: string): void {
+    const count = (a: string) => changes.filter((c) => c.action === a).length;
+    const entry: HistoryEntry = {
+      revision,
+      result,
+      startedAt: this.started.toISOString(),
+      durationSeconds: Math.round((Date.now() - this.started.getTime()) / 10) / 100,
+      created: count('created'),
+      configured: count('configured'),
+      pruned: count('pruned'),
+      digest: `sha256:${digest}`,
+    };
+    this.status = { ...this.status, history: [entry, ...(this.status.history ?? [])].slice(0, 5) };
+  }
+
+  private async fail(
+    failure: Failure,
+    revision: string | undefined,
+    retry: number,
+    changes: Change[] = [],
+    digest = '',
+    health?: HealthSummary,
+  ): Promise<ReconcileResult> {
+    if (health) this.setObjects(health);
+    if (revision) this.addHistory(revision, failure.reason, changes, digest);
+    this.ports.log.info({ reason: failure.reason, revision }, failure.message);
+    await this.write({ kind: 'failed', failure, ...(revision ? { revision } : {}) });
+    return { failed: true, requeueAfterMs: retry };
+  }
+
+  private async write(outcome: Outcome): Promise<void> {
+    const next = reduceStatus(this.status, this.ps.metadata.generation ?? 0, outcome, new Date().toISOString());
+    this.status = next;
+    await this.ports.packageSyncs.writeStatus(this.ps, next);
+  }
+}
+
+async function finish(
+  ps: PackageSync,
+  ports: Ports,
+  outcome: Outcome,
+  _revision: string | undefined,
+  requeueAfterMs: number,
+  failed = true,
+): Promise<ReconcileResult> {
+  const next = reduceStatus(ps.status, ps.metadata.generation ?? 0, outcome, new Date().toISOString());
+  if (!sameStatus(ps.status, next)) await ports.packageSyncs.writeStatus(ps, next);
+  return { failed, requeueAfterMs };
+}
+
+/** The first dependsOn PackageSync that is not Ready for its current generation, described. */
+async function dependencyNotReady(ps: PackageSync, spec: Spec, ports: Ports): Promise<string | undefined> {
+  for (const dep of spec.dependsOn ?? []) {
+    const ns = dep.namespace ?? ps.metadata.namespace;
+    const other = await ports.packageSyncs.get(ns, dep.name);
+    if (!other) return `dependency ${ns}/${dep.name} does not exist`;
+    if (!isReadyFor(other.status, other.metadata.generation)) return `dependency ${ns}/${dep.name} is not Ready`;
+  }
+  return undefined;
+}
+
+/** Deletion: prune the inventory when spec.prune, then release the finalizer. */
+async function finalize(ps: PackageSync, ports: Ports, opts: ReconcileOptions): Promise<ReconcileResult> {
+  if (!ps.metadata.finalizers?.includes(FINALIZER)) return { failed: false };
+  const parsed = parseSpec(ps.spec);
+  const prune = parsed.ok ? parsed.spec.prune && !parsed.spec.suspend : false;
+  if (prune) {
+    const owner = { name: ps.metadata.name, namespace: ps.metadata.namespace };
+    const sa = parsed.ok ? (parsed.spec.serviceAccountName ?? opts.defaultServiceAccount) : undefined;
+    const impersonate = sa ? `system:serviceaccount:${ps.metadata.namespace}:${sa}` : undefined;
+    const inventory = ps.status?.inventory?.entries ?? [];
+    const live = await readLiveState(ports.objects, [], inventory, owner, { impersonate, signal: opts.signal });
+    if (!live.ok) return { failed: true, requeueAfterMs: 5_000 };
+    const pruned = await pruneObjects(ports.objects, planPrune(inventory, []), live.value.byKey, owner, { impersonate, signal: opts.signal });
+    if (pruned.failure) {
+      await ports.packageSyncs.event(ps, 'Warning', pruned.failure.reason, pruned.failure.message);
+      return { failed: true, requeueAfterMs: 5_000 };
+    }
+    if (pruned.pruned.length) await ports.packageSyncs.event(ps, 'Normal', 'Pruned', `Deleted ${pruned.pruned.length} object(s)`);
+  }
+  await ports.packageSyncs.setFinalizer(ps, FINALIZER, false);
+  return { failed: false };
+}
+
+function sameRef(entry: InventoryEntry, ref: ObjectRef): boolean {
+  const r = refOfEntry(entry);
+  return r.ok && refKey(r.value) === refKey(ref);
+}
+
+function sameInventory(a: InventoryEntry[], b: InventoryEntry[]): boolean {
+  return a.length === b.length && a.every((e, i) => e.id === b[i]!.id && e.v === b[i]!.v);
+}
