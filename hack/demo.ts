@@ -54,7 +54,7 @@ console.log(`repository: ${url} (apps/web: Namespace, Deployment, Service, Confi
 say('Starting the controller');
 const controller = spawn(
   process.execPath,
-  [join(root, 'src/main.ts'), 'controller', '--kubeconfig', kubeconfig, '--allow-insecure-http', '--git-cache-dir', mkdtempSync(join(tmpdir(), 'psync-demo-'))],
+  [join(root, 'src/main.ts'), 'controller', '--kubeconfig', kubeconfig, '--allow-insecure-http', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--git-cache-dir', mkdtempSync(join(tmpdir(), 'psync-demo-'))],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
 controller.stdout!.on('data', (b: Buffer) => {

@@ -23,7 +23,14 @@ export interface ControllerHandle {
   restart(): Promise<void>;
 }
 
-export async function startController(extraArgs: string[] = []): Promise<ControllerHandle> {
+export interface ControllerOptions {
+  /** Pass --allow-cross-namespace-objects (default true: most tests place objects in several namespaces). */
+  allowCrossNamespace?: boolean;
+  args?: string[];
+}
+
+export async function startController(opts: ControllerOptions = {}): Promise<ControllerHandle> {
+  const extraArgs = [...(opts.allowCrossNamespace === false ? [] : ['--allow-cross-namespace-objects']), ...(opts.args ?? [])];
   const shard = uniqueName('shard');
   const cache = mkdtempSync(join(tmpdir(), 'psync-e2e-cache-'));
   const logs: string[] = [];
@@ -40,6 +47,10 @@ export async function startController(extraArgs: string[] = []): Promise<Control
         '--allow-insecure-http',
         '--git-cache-dir',
         cache,
+        '--metrics-bind-address',
+        '0',
+        '--health-probe-bind-address',
+        '0',
         '--log-level',
         'debug',
         ...extraArgs,

@@ -11,6 +11,8 @@ export const ControllerConfigSchema = z.object({
   applyConcurrency: z.coerce.number().int().min(1).max(256).default(32),
   defaultServiceAccount: z.string().optional(),
   allowInsecureHttp: z.boolean().default(false),
+  controllerNamespace: z.string().default(process.env.POD_NAMESPACE ?? 'packagesync-system'),
+  allowCrossNamespaceObjects: z.boolean().default(false),
   gitCacheDir: z.string().default(join(tmpdir(), 'packagesync-git')),
   gitTimeout: z.string().default('90s'),
   maxFiles: z.coerce.number().int().min(1).default(10_000),
@@ -18,6 +20,10 @@ export const ControllerConfigSchema = z.object({
   maxTotalBytes: z.coerce.number().int().min(1).default(64 << 20),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
   shutdownGrace: z.string().default('20s'),
+  metricsBindAddress: z.string().default(':8080'),
+  healthProbeBindAddress: z.string().default(':8081'),
+  leaderElect: z.boolean().default(false),
+  leaderElectionNamespace: z.string().min(1).default(process.env.POD_NAMESPACE || 'packagesync-system'),
 });
 
 export type ControllerConfig = z.infer<typeof ControllerConfigSchema>;

@@ -12,6 +12,7 @@ import { conditionOf } from '../core/status.ts';
 import { reconcile, type ReconcileOptions } from '../engine/reconcile.ts';
 import type { Ports } from '../engine/ports.ts';
 import { WorkQueue } from './work-queue.ts';
+import type { NamespacePolicy } from '../core/plan/namespace-policy.ts';
 
 export interface ManagerOptions {
   watchNamespace?: string;
@@ -19,6 +20,7 @@ export interface ManagerOptions {
   concurrency: number;
   applyConcurrency: number;
   defaultServiceAccount?: string;
+  namespacePolicy: NamespacePolicy;
   onQueueDepth?: (queued: number, inFlight: number) => void;
   onReconciled?: (ps: { namespace: string; name: string }, seconds: number, failed: boolean) => void;
 }
@@ -84,6 +86,7 @@ export class Manager {
       signal,
       applyConcurrency: this.opts.applyConcurrency,
       defaultServiceAccount: this.opts.defaultServiceAccount,
+      namespacePolicy: this.opts.namespacePolicy,
     };
     try {
       const res = await reconcile(namespace, name, { ...this.ports, log }, opts);

@@ -25,6 +25,7 @@ import type { Failure } from '../core/failure.ts';
 import { refKey, refOf, type ObjectRef } from '../core/object.ts';
 import { planChanges } from '../core/plan/plan-changes.ts';
 import { planPrune } from '../core/plan/prune.ts';
+import { checkNamespacePolicy, type NamespacePolicy } from '../core/plan/namespace-policy.ts';
 import { summarizeChanges, type Change } from '../core/plan/changeset.ts';
 import { renderPackage } from '../core/render/index.ts';
 import type { HealthSummary } from '../core/health/index.ts';
@@ -41,6 +42,8 @@ export interface ReconcileOptions {
   applyConcurrency: number;
   /** A ServiceAccount forced on PackageSyncs that name none (multi-tenancy). */
   defaultServiceAccount?: string;
+  /** Where a PackageSync may place objects (see core/plan/namespace-policy.ts). */
+  namespacePolicy: NamespacePolicy;
 }
 
 export interface ReconcileResult {
@@ -120,6 +123,8 @@ class Run {
     });
     if (!rendered.ok) return this.fail(rendered.failure, revision, retry);
     const desired = rendered.value.objects;
+    const outside = checkNamespacePolicy(desired, ps.metadata.namespace, this.opts.namespacePolicy);
+    if (outside) return this.fail(outside, revision, retry);
 
     // 4. plan: desired × inventory × live (reads here, decisions in core/plan)
     const live = await readLiveState(ports.objects, desired, inventory, this.owner, { impersonate: this.impersonate, signal });

@@ -1,0 +1,30 @@
+# syntax=docker/dockerfile:1
+# The controller image: Node 24 runs the TypeScript sources directly (docs/adr/0002), so there is no
+# build step — only production dependencies, the sources, and git + ssh for fetching packages.
+
+# Production dependencies only, resolved exactly from the lock file. Install scripts are skipped: no
+# runtime dependency needs one, and none gets to run code at build time.
+FROM node:24-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+
+FROM node:24-bookworm-slim
+# git fetches packages; openssh-client serves ssh:// and scp-style URLs; ca-certificates verifies https.
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
+  && rm -rf /var/lib/apt/lists/*
+# ssh refuses to run for a uid without a passwd entry ("No user exists for uid 65532"): give it one.
+RUN groupadd --gid 65532 nonroot \
+  && useradd --uid 65532 --gid 65532 --home-dir /tmp --no-create-home --shell /usr/sbin/nologin nonroot
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY bin/ ./bin/
+# .dockerignore keeps tests and their fixtures out.
+COPY src/ ./src/
+USER 65532:65532
+# The root filesystem is read-only in the pod; /tmp is its one writable volume (git cache, ssh, HOME).
+ENV HOME=/tmp NODE_ENV=production
+ENTRYPOINT ["node", "/app/src/main.ts"]
+CMD ["controller"]

@@ -1,0 +1,209 @@
+import { join } from 'node:path';
+import { Reason } from '../../api/reasons.ts';
+import { fail, ok } from '../../core/failure.ts';
+import type { Result } from '../../core/failure.ts';
+import { credentialFingerprint, loadFingerprintKey } from './auth.ts';
+import type { GitAuth } from './auth.ts';
+import { cachePaths, checkoutCommit, ensureCacheRepo, exists, fetchCommit, hasCommit } from './cache.ts';
+import { withGitOperation } from './git-command.ts';
+import { formatRevision, lsRemoteArgs, parseLsRemote, selectRef } from './refs.ts';
+import type { ResolvedRef } from './refs.ts';
+import { validateRef, validateSourceURL } from './validate.ts';
+import type { RefSpec, SourceRef, SourceURL } from './validate.ts';
+
+/**
+ * The git half of pipeline step 2: resolve a ref to a commit, then hand out a read-only
+ * checkout of that commit from a cache shared by every PackageSync with the same URL. Concurrent callers for
+ * the same URL and commit share one fetch; fetches into the same cache repo run one at a time (git's shallow
+ * file is locked per fetch).
+ */
+
+export interface GitFetcherOptions {
+  /**
+   * Where cache repos and checkouts live. One fetcher per cache root: fetches are serialised per repo inside
+   * this process only (the operator runs one leader; two fetchers on one root may collide on git's locks).
+   */
+  cacheRoot: string;
+  /** Where per-operation secret material lives (default `<cacheRoot>/tmp`); an in-memory volume is best. */
+  tmpRoot?: string;
+  /** Deadline of one git operation (ls-remote, or fetch + checkout). Default 2 minutes. */
+  timeoutMs?: number;
+  /** Accept plain http:// URLs (off by default; tests use it for the loopback server). */
+  allowInsecureHttp?: boolean;
+}
+
+export interface GitCallOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface Checkout {
+  /** Read-only directory holding the commit's tree (no .git). */
+  dir: string;
+  commit: string;
+}
+
+export interface GitFetchStats {
+  lsRemotes: number;
+  /** `git fetch` runs: a checkout served from the cache does not count. */
+  fetches: number;
+  checkouts: number;
+  cacheHits: number;
+}
+
+export interface GitFetcher {
+  resolveRef(
+    url: string,
+    ref: RefSpec | SourceRef | undefined,
+    auth: GitAuth | undefined,
+    opts?: GitCallOptions,
+  ): Promise<Result<ResolvedRef>>;
+  fetchRevision(
+    url: string,
+    commit: string,
+    auth: GitAuth | undefined,
+    opts?: GitCallOptions,
+  ): Promise<Result<Checkout>>;
+  stats(): GitFetchStats;
+}
+
+const DEFAULT_TIMEOUT_MS = 120_000;
+
+export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
+  const tmpRoot = options.tmpRoot ?? join(options.cacheRoot, 'tmp');
+  const allowInsecureHttp = options.allowInsecureHttp === true;
+  const counters: GitFetchStats = { lsRemotes: 0, fetches: 0, checkouts: 0, cacheHits: 0 };
+  const inFlight = new Map<string, Promise<Result<Checkout>>>();
+  const repoLocks = new Map<string, Promise<unknown>>();
+  let fingerprintKey: Promise<Buffer> | undefined;
+  const fingerprint = async (auth: GitAuth | undefined): Promise<string> =>
+    credentialFingerprint(auth, await (fingerprintKey ??= loadFingerprintKey(options.cacheRoot)));
+
+  const operation = (source: SourceURL, auth: GitAuth | undefined, opts: GitCallOptions = {}) => ({
+    tmpRoot,
+    source,
+    auth,
+    allowInsecureHttp,
+    timeoutMs: opts.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+
+  /** Runs `fn` after every earlier task on the same cache repo has settled. */
+  async function serialised<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const previous = repoLocks.get(key) ?? Promise.resolve();
+    const run = previous.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    repoLocks.set(key, tail);
+    try {
+      return await run;
+    } finally {
+      if (repoLocks.get(key) === tail) repoLocks.delete(key);
+    }
+  }
+
+  async function checkoutOf(
+    source: SourceURL,
+    commit: string,
+    credential: string,
+    auth: GitAuth | undefined,
+    opts?: GitCallOptions,
+  ): Promise<Result<Checkout>> {
+    const paths = cachePaths(options.cacheRoot, source.url, credential);
+    const dir = join(paths.checkouts, commit);
+    if (await exists(dir)) {
+      counters.cacheHits++;
+      return ok({ dir, commit });
+    }
+    return serialised(paths.base, () =>
+      withGitOperation(operation(source, auth, opts), async (op) => {
+        if (await exists(dir)) {
+          counters.cacheHits++;
+          return ok({ dir, commit });
+        }
+        try {
+          await ensureCacheRepo(op, paths, source.url);
+        } catch (err) {
+          return { ok: false, failure: op.failure(err, 'initialising the cache for') };
+        }
+        if (!(await hasCommit(op, paths.repo, commit))) {
+          counters.fetches++;
+          const fetched = await fetchCommit(op, paths.repo, source.url, commit);
+          if (!fetched.ok) return fetched;
+        }
+        const checkout = await checkoutCommit(op, paths, commit);
+        if (!checkout.ok) return checkout;
+        counters.checkouts++;
+        return ok({ dir: checkout.value, commit });
+      }),
+    );
+  }
+
+  async function fetchRevision(
+    url: string,
+    commit: string,
+    auth: GitAuth | undefined,
+    opts?: GitCallOptions,
+  ): Promise<Result<Checkout>> {
+    const source = validateSourceURL(url, { allowInsecureHttp });
+    if (!source.ok) return source;
+    const valid = validateRef({ commit });
+    if (!valid.ok) return valid;
+    const id = (valid.value as { commit: string }).commit;
+    let credential: string;
+    try {
+      credential = await fingerprint(auth);
+    } catch (err) {
+      return fail(Reason.FetchFailed, `cannot use the git cache directory: ${errorName(err)}`);
+    }
+    const key = `${source.value.url}\n${credential}\n${id}`;
+    const running = inFlight.get(key);
+    if (running) return running;
+    const promise = checkoutOf(source.value, id, credential, auth, opts)
+      .catch((err: unknown) =>
+        fail<Checkout>(Reason.FetchFailed, `fetching ${id} from ${url} failed: ${errorName(err)}`),
+      )
+      .finally(() => inFlight.delete(key));
+    inFlight.set(key, promise);
+    return promise;
+  }
+
+  async function resolveRef(
+    url: string,
+    ref: RefSpec | SourceRef | undefined,
+    auth: GitAuth | undefined,
+    opts?: GitCallOptions,
+  ): Promise<Result<ResolvedRef>> {
+    const source = validateSourceURL(url, { allowInsecureHttp });
+    if (!source.ok) return source;
+    const valid = validateRef(ref);
+    if (!valid.ok) return valid;
+    const wanted = valid.value;
+    if (wanted !== undefined && 'commit' in wanted) {
+      // ls-remote lists only refs; the only proof a pinned commit exists is fetching it (which the next step needs anyway).
+      const checkout = await fetchRevision(url, wanted.commit, auth, opts);
+      if (!checkout.ok) return checkout;
+      return ok({ commit: wanted.commit, refLabel: undefined, revision: formatRevision(wanted.commit, undefined) });
+    }
+    counters.lsRemotes++;
+    return withGitOperation(operation(source.value, auth, opts), async (op) => {
+      let stdout: string;
+      try {
+        stdout = await op.git().raw(lsRemoteArgs(source.value.url, wanted));
+      } catch (err) {
+        return { ok: false, failure: op.failure(err, 'listing refs of') };
+      }
+      return selectRef(parseLsRemote(stdout), wanted, source.value.url);
+    }).catch((err: unknown) =>
+      fail<ResolvedRef>(Reason.FetchFailed, `listing refs of ${url} failed: ${errorName(err)}`),
+    );
+  }
+
+  return { resolveRef, fetchRevision, stats: () => ({ ...counters }) };
+}
+
+/** Only the error's class and code: an unexpected error's message could quote a path or a value. */
+function errorName(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  const name = err instanceof Error ? err.name : 'error';
+  return typeof code === 'string' ? `${name} ${code}` : name;
+}

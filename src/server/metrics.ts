@@ -1,0 +1,168 @@
+/**
+ * The controller's Prometheus metrics, on a registry of its own (not prom-client's global one, so tests
+ * and a second controller in one process do not collide). The object returned by `createMetrics` is the
+ * only thing the controller touches; its methods match the hooks the controller already exposes
+ * (KubeClientOptions.onRequest, ManagerOptions.onQueueDepth / onReconciled, Ports.observe).
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { PackageSync } from '../api/packagesync.ts';
+import type { SourcePort } from '../engine/ports.ts';
+
+export const CONDITION_TYPES = ['Ready', 'Reconciling', 'Stalled'] as const;
+const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
+type ConditionStatus = (typeof CONDITION_STATUSES)[number];
+
+export interface ControllerMetrics {
+  readonly registry: Registry;
+  /** Same shape as ManagerOptions.onReconciled. */
+  observeReconcile(ps: { namespace: string; name: string }, seconds: number, failed: boolean): void;
+  /** Same shape as ManagerOptions.onQueueDepth. */
+  setQueue(queued: number, inFlight: number): void;
+  /** Same shape as KubeClientOptions.onRequest; status 0 = no answer (timeout, connection error). */
+  onApiRequest(verb: string, status: number, seconds: number): void;
+  /** Plug into Ports.observe. */
+  readonly objects: { applied(n: number): void; pruned(n: number): void };
+  observeGitFetch(seconds: number): void;
+  /** Wraps a SourcePort so every fetch is timed, without the git adapter knowing about metrics. */
+  instrumentSource(source: SourcePort): SourcePort;
+  /** Mirrors a PackageSync's Ready/Reconciling/Stalled conditions (call on every watch add/update). */
+  setConditions(ps: Pick<PackageSync, 'metadata' | 'status'>): void;
+  /** Drops a deleted PackageSync's condition series, so dashboards do not show ghosts. */
+  forget(namespace: string, name: string): void;
+  /** The exposition text and its content type, for GET /metrics. */
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+export function createMetrics(opts: { processMetrics?: boolean } = {}): ControllerMetrics {
+  const registry = new Registry();
+  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const reconcileDuration = new Histogram({
+    name: 'packagesync_reconcile_duration_seconds',
+    help: 'Time one reconcile of one PackageSync took, from load to status write.',
+    // A reconcile spans a git fetch and a health wait (spec.timeout, default 3m): seconds to minutes.
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+    registers,
+  });
+  // No name/namespace labels on the reconcile counter and histogram: per-object histograms cost
+  // buckets × PackageSyncs series. Per-object state lives in packagesync_condition.
+  const reconciles = new Counter({
+    name: 'packagesync_reconcile_total',
+    help: 'Reconciles finished, by result.',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  const queueDepth = new Gauge({
+    name: 'packagesync_queue_depth',
+    help: 'PackageSyncs due for a reconcile and waiting for a free worker.',
+    registers,
+  });
+  const inFlight = new Gauge({
+    name: 'packagesync_reconciles_in_flight',
+    help: 'Reconciles running now.',
+    registers,
+  });
+  const applied = new Counter({
+    name: 'packagesync_objects_applied_total',
+    help: 'Objects created or changed by server-side apply (unchanged objects are not counted).',
+    registers,
+  });
+  const pruned = new Counter({
+    name: 'packagesync_objects_pruned_total',
+    help: 'Objects deleted because they left their package.',
+    registers,
+  });
+  const gitFetch = new Histogram({
+    name: 'packagesync_git_fetch_duration_seconds',
+    help: 'Time to resolve a ref and fetch a revision (cache hits included).',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers,
+  });
+  const apiRequests = new Counter({
+    name: 'packagesync_api_requests_total',
+    help: 'Requests to the Kubernetes API server, by verb and HTTP status (0 = no answer).',
+    labelNames: ['verb', 'code'] as const,
+    registers,
+  });
+  const apiDuration = new Histogram({
+    name: 'packagesync_api_request_duration_seconds',
+    help: 'Kubernetes API request latency until the response headers (for WATCH: until the stream opened).',
+    labelNames: ['verb'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  });
+  const condition = new Gauge({
+    name: 'packagesync_condition',
+    help: 'A PackageSync condition: 1 for its current status, 0 for the others (one series per status, as Flux does).',
+    labelNames: ['name', 'namespace', 'type', 'status'] as const,
+    registers,
+  });
+
+  const observeGitFetch = (seconds: number) => gitFetch.observe(seconds);
+
+  return {
+    registry,
+    observeReconcile(_ps, seconds, failed) {
+      reconcileDuration.observe(seconds);
+      reconciles.inc({ result: failed ? 'failure' : 'success' });
+    },
+    setQueue(queued, running) {
+      queueDepth.set(queued);
+      inFlight.set(running);
+    },
+    onApiRequest(verb, status, seconds) {
+      apiRequests.inc({ verb, code: String(status) });
+      apiDuration.observe({ verb }, seconds);
+    },
+    objects: {
+      applied: (n) => applied.inc(n),
+      pruned: (n) => pruned.inc(n),
+    },
+    observeGitFetch,
+    instrumentSource(source) {
+      return {
+        async fetch(src, credentials, signal) {
+          const started = performance.now();
+          try {
+            return await source.fetch(src, credentials, signal);
+          } finally {
+            observeGitFetch((performance.now() - started) / 1000);
+          }
+        },
+      };
+    },
+    setConditions(ps) {
+      const { name, namespace } = ps.metadata;
+      for (const [type, status] of Object.entries(conditionStatuses(ps.status?.conditions))) {
+        for (const s of CONDITION_STATUSES) condition.set({ name, namespace, type, status: s }, s === status ? 1 : 0);
+      }
+    },
+    forget(namespace, name) {
+      for (const type of CONDITION_TYPES) {
+        for (const status of CONDITION_STATUSES) condition.remove({ name, namespace, type, status });
+      }
+    },
+    async render() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
+
+/**
+ * The status each tracked condition type reports. kstatus makes Reconciling and Stalled abnormal-true:
+ * absent means False. Ready absent (never reconciled yet) means Unknown.
+ */
+export function conditionStatuses(
+  conditions: readonly { type: string; status: string }[] | undefined,
+): Record<(typeof CONDITION_TYPES)[number], ConditionStatus> {
+  const of = (type: string): ConditionStatus | undefined => {
+    const s = conditions?.find((c) => c.type === type)?.status;
+    return (CONDITION_STATUSES as readonly string[]).includes(s ?? '') ? (s as ConditionStatus) : undefined;
+  };
+  return {
+    Ready: of('Ready') ?? 'Unknown',
+    Reconciling: of('Reconciling') ?? 'False',
+    Stalled: of('Stalled') ?? 'False',
+  };
+}

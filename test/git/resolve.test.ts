@@ -1,0 +1,110 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Reason } from '../../src/api/reasons.ts';
+import { createGitFetcher } from '../../src/adapters/git/index.ts';
+import type { GitFetcher, RefSpec } from '../../src/adapters/git/index.ts';
+import { commitFiles, createRepoRoot, moveBranch, setHead, startGitHttpServer, tag } from '../support/git/index.ts';
+import type { GitHttpServer, TestRepo } from '../support/git/index.ts';
+
+describe('ref resolution against a real server', () => {
+  let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+  let repo: TestRepo;
+  let server: GitHttpServer;
+  let cacheRoot: string;
+  let fetcher: GitFetcher;
+  const c: Record<string, string> = {};
+
+  beforeAll(async () => {
+    repos = await createRepoRoot();
+    repo = await repos.createRepo('apps');
+    c.one = await commitFiles(repo, 'main', { 'a.yaml': '1' }, 'one');
+    c.two = await commitFiles(repo, 'main', { 'a.yaml': '2' }, 'two');
+    c.three = await commitFiles(repo, 'main', { 'a.yaml': '3' }, 'three');
+    c.feature = await commitFiles(repo, 'feature/x', { 'f.yaml': 'f' }, 'feature');
+    await tag(repo, 'v1.0.0', c.one);
+    await tag(repo, 'v1.1.0', c.two, { annotated: true });
+    await tag(repo, 'v1.2.0-rc.1', c.three);
+    await tag(repo, '2.0.0', c.feature, { annotated: true });
+    await tag(repo, 'nightly', c.three);
+    server = await startGitHttpServer({ root: repos.root });
+    cacheRoot = await mkdtemp(join(tmpdir(), 'psync-cache-'));
+    fetcher = createGitFetcher({ cacheRoot, allowInsecureHttp: true, timeoutMs: 20_000 });
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await repos?.dispose();
+    if (cacheRoot) await rm(cacheRoot, { recursive: true, force: true });
+  });
+
+  const resolve = (ref: RefSpec | undefined) => fetcher.resolveRef(server.url('apps'), ref, undefined);
+
+  it.each<[string, RefSpec | undefined, string, string | undefined]>([
+    ['the remote HEAD', undefined, 'three', 'main'],
+    ['a branch', { branch: 'main' }, 'three', 'main'],
+    ['a branch with a slash', { branch: 'feature/x' }, 'feature', 'feature/x'],
+    ['a lightweight tag', { tag: 'v1.0.0' }, 'one', 'v1.0.0'],
+    ['an annotated tag (peeled)', { tag: 'v1.1.0' }, 'two', 'v1.1.0'],
+    ['a non-semver tag', { tag: 'nightly' }, 'three', 'nightly'],
+    ['a semver range (leading v, rc excluded)', { semver: '^1.0.0' }, 'two', 'v1.1.0'],
+    ['a semver range reaching a pre-release', { semver: '>=1.2.0-rc.0 <2.0.0' }, 'three', 'v1.2.0-rc.1'],
+    ['a semver range over an annotated tag without v', { semver: '2.x' }, 'feature', '2.0.0'],
+    ['a star range', { semver: '*' }, 'feature', '2.0.0'],
+  ])('%s', async (_what, ref, commitName, label) => {
+    const commit = c[commitName] as string;
+    expect(await resolve(ref)).toEqual({
+      ok: true,
+      value: { commit, refLabel: label, revision: `${label}@sha1:${commit}` },
+    });
+  });
+
+  it('a pinned commit (not a branch tip) is fetched to prove it exists', async () => {
+    const before = fetcher.stats().fetches;
+    const r = await resolve({ commit: c.one as string });
+    expect(r).toEqual({ ok: true, value: { commit: c.one, refLabel: undefined, revision: `sha1:${c.one}` } });
+    expect(fetcher.stats().fetches).toBe(before + 1);
+  });
+
+  it.each<[string, RefSpec]>([
+    ['a missing branch', { branch: 'nope' }],
+    ['a missing tag', { tag: 'v9.9.9' }],
+    ['a tag named like a branch', { tag: 'main' }],
+    ['no tag in the semver range', { semver: '^3.0.0' }],
+    ['an unknown commit', { commit: 'f'.repeat(40) }],
+  ])('%s → RefNotFound', async (_what, ref) => {
+    const r = await resolve(ref);
+    expect(!r.ok && r.failure.reason).toBe(Reason.RefNotFound);
+  });
+
+  it('invalid refs never reach git', async () => {
+    const before = fetcher.stats().lsRemotes;
+    const r = await resolve({ branch: '--upload-pack=touch /tmp/x' });
+    expect(!r.ok && r.failure.reason).toBe(Reason.InvalidRef);
+    expect(fetcher.stats().lsRemotes).toBe(before);
+  });
+
+  it('follows a moved branch and a changed HEAD', async () => {
+    await moveBranch(repo, 'main', c.two as string);
+    expect(await resolve({ branch: 'main' })).toMatchObject({ ok: true, value: { commit: c.two } });
+    await setHead(repo, 'feature/x');
+    expect(await resolve(undefined)).toMatchObject({
+      ok: true,
+      value: { commit: c.feature, revision: `feature/x@sha1:${c.feature}` },
+    });
+    await setHead(repo, 'main');
+    await moveBranch(repo, 'main', c.three as string);
+  });
+
+  it('a repository that does not exist → FetchFailed', async () => {
+    const r = await fetcher.resolveRef(server.url('missing'), undefined, undefined);
+    expect(!r.ok && r.failure.reason).toBe(Reason.FetchFailed);
+  });
+
+  it('an empty repository → RefNotFound for HEAD', async () => {
+    await repos.createRepo('empty');
+    const r = await fetcher.resolveRef(server.url('empty'), undefined, undefined);
+    expect(!r.ok && r.failure.reason).toBe(Reason.RefNotFound);
+  });
+});

@@ -1,0 +1,106 @@
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Reason } from '../../src/api/reasons.ts';
+import { createGitSource } from '../../src/adapters/git/index.ts';
+import type { GitSourceConfig } from '../../src/adapters/git/index.ts';
+import { commitFiles, createRepoRoot, startGitHttpServer, tag } from '../support/git/index.ts';
+import type { GitHttpServer } from '../support/git/index.ts';
+
+describe('the engine SourcePort over git', () => {
+  let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+  let server: GitHttpServer;
+  let cacheRoot: string;
+  let config: GitSourceConfig;
+  let head: string;
+  const credentials = { username: 'ci', password: 'ci-password' };
+  const signal = () => AbortSignal.timeout(30_000);
+
+  beforeAll(async () => {
+    repos = await createRepoRoot();
+    const repo = await repos.createRepo('platform');
+    const v1 = await commitFiles(
+      repo,
+      'main',
+      { 'apps/web/deploy.yaml': 'kind: Deployment\n', 'apps/web/svc.yaml': 'kind: Service\n' },
+      'v1',
+    );
+    await tag(repo, 'v1.0.0', v1, { annotated: true });
+    head = await commitFiles(repo, 'main', { 'apps/web/svc.yaml': null }, 'drop the service');
+    server = await startGitHttpServer({ root: repos.root, auth: credentials });
+    cacheRoot = await mkdtemp(join(tmpdir(), 'psync-cache-'));
+    config = {
+      gitCacheDir: cacheRoot,
+      gitTimeout: '20s',
+      allowInsecureHttp: true,
+      maxFiles: 100,
+      maxFileBytes: 1 << 20,
+      maxTotalBytes: 1 << 22,
+    };
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await repos?.dispose();
+    if (cacheRoot) await rm(cacheRoot, { recursive: true, force: true });
+  });
+
+  it('sweeps crash leftovers at start-up', async () => {
+    await mkdir(join(cacheRoot, 'tmp', 'op-stale'), { recursive: true });
+    await writeFile(join(cacheRoot, 'tmp', 'op-stale', 'password'), 'x');
+    await createGitSource(config, pino({ level: 'silent' }));
+    expect(await readdir(join(cacheRoot, 'tmp'))).toEqual([]);
+  });
+
+  it('resolves, fetches and reads the package: revision and package-relative files', async () => {
+    const source = await createGitSource(config, pino({ level: 'silent' }));
+    const spec = { url: server.url('platform'), ref: { branch: 'main' }, path: './apps/web/' };
+    expect(await source.fetch(spec, credentials, signal())).toEqual({
+      ok: true,
+      value: {
+        revision: `main@sha1:${head}`,
+        commit: head,
+        files: [{ path: 'deploy.yaml', content: 'kind: Deployment\n' }],
+      },
+    });
+    const tagged = await source.fetch({ ...spec, ref: { tag: 'v1.0.0' } }, credentials, signal());
+    expect(tagged.ok && tagged.value.files.map((f) => f.path)).toEqual(['deploy.yaml', 'svc.yaml']);
+    expect(source.fetcher.stats().fetches).toBe(2);
+  });
+
+  it.each([
+    ['a file:// URL', { url: 'file:///etc', path: '.' }, credentials, Reason.InvalidURL],
+    ['an ext:: URL', { url: 'ext::sh -c id', path: '.' }, credentials, Reason.InvalidURL],
+    [
+      'a hostile branch',
+      { url: 'URL', ref: { branch: '--upload-pack=id' }, path: '.' },
+      credentials,
+      Reason.InvalidRef,
+    ],
+    ['a path out of the repo', { url: 'URL', path: '../..' }, credentials, Reason.InvalidPath],
+    [
+      'a secret mixing kinds',
+      { url: 'URL', path: '.' },
+      { ...credentials, bearerToken: 't' },
+      Reason.InvalidAuthSecret,
+    ],
+    ['a missing path', { url: 'URL', path: 'apps/api' }, credentials, Reason.PathNotFound],
+    ['no credentials', { url: 'URL', path: '.' }, undefined, Reason.AuthenticationFailed],
+  ])('%s → %s', async (_what, spec, creds, reason) => {
+    const source = await createGitSource(config, pino({ level: 'silent' }));
+    const r = await source.fetch(
+      { ...spec, url: spec.url === 'URL' ? server.url('platform') : spec.url },
+      creds,
+      signal(),
+    );
+    expect(!r.ok && r.failure.reason).toBe(reason);
+  });
+
+  it('names the revision when the path is missing there', async () => {
+    const source = await createGitSource(config, pino({ level: 'silent' }));
+    const r = await source.fetch({ url: server.url('platform'), path: 'apps/api' }, credentials, signal());
+    expect(!r.ok && r.failure.message).toContain(`main@sha1:${head}`);
+  });
+});
