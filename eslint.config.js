@@ -20,8 +20,23 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['@kubernetes/*', 'simple-git', 'node:fs*', 'node:net', 'node:http*', 'node:child_process', 'fs', 'pino'], message: 'src/core is pure: decide here, do in src/adapters.' },
-            { group: ['**/adapters/**', '**/controller/**', '**/engine/**'], message: 'src/core must not depend on outer layers.' },
+            {
+              group: [
+                '@kubernetes/*',
+                'simple-git',
+                'node:fs*',
+                'node:net',
+                'node:http*',
+                'node:child_process',
+                'fs',
+                'pino',
+              ],
+              message: 'src/core is pure: decide here, do in src/adapters.',
+            },
+            {
+              group: ['**/adapters/**', '**/controller/**', '**/engine/**'],
+              message: 'src/core must not depend on outer layers.',
+            },
           ],
         },
       ],

@@ -36,7 +36,9 @@ afterAll(async () => {
   await server?.stop();
   await repos?.dispose();
   const client = await kube();
-  await Promise.all(namespaces.map((ns) => client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined)));
+  await Promise.all(
+    namespaces.map((ns) => client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined)),
+  );
 });
 
 async function namespace(prefix: string): Promise<string> {
@@ -75,7 +77,10 @@ async function get(path: string): Promise<Live | undefined> {
   }
 }
 
-async function newRepo(name: string, files: Record<string, string | null>): Promise<{ repo: TestRepo; url: string; sha: string }> {
+async function newRepo(
+  name: string,
+  files: Record<string, string | null>,
+): Promise<{ repo: TestRepo; url: string; sha: string }> {
   const repo = await repos.createRepo(name);
   const sha = await commitFiles(repo, 'main', files, 'initial');
   return { repo, url: server.url(name), sha };
@@ -90,33 +95,73 @@ describe('a PackageSync on a branch', () => {
       'app/extra.yaml': configMap('extra', { a: '1' }),
       'README.md': 'not a manifest',
     });
-    await createPackageSync(packageSync(ns, 'app', controller.shard, { source: { url, ref: { branch: 'main' }, path: 'app' }, timeout: '1m' }));
+    await createPackageSync(
+      packageSync(ns, 'app', controller.shard, {
+        source: { url, ref: { branch: 'main' }, path: 'app' },
+        timeout: '1m',
+      }),
+    );
     const ready = await waitReady(ns, 'app');
     expect(ready.status?.lastAppliedRevision).toBe(`main@sha1:${sha}`);
-    expect(ready.status?.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(/^Applied revision main@sha1:[0-9a-f]{40}: 3 created$/);
-    expect(ready.status?.inventory?.entries.map((e) => e.id).sort()).toEqual([`${ns}_extra__ConfigMap`, `${ns}_settings__ConfigMap`, `${ns}_web_apps_Deployment`]);
+    expect(ready.status?.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(
+      /^Applied revision main@sha1:[0-9a-f]{40}: 3 created$/,
+    );
+    expect(ready.status?.inventory?.entries.map((e) => e.id).sort()).toEqual([
+      `${ns}_extra__ConfigMap`,
+      `${ns}_settings__ConfigMap`,
+      `${ns}_web_apps_Deployment`,
+    ]);
     const cm = await get(`/api/v1/namespaces/${ns}/configmaps/settings`);
     expect(cm?.metadata.labels).toMatchObject({ 'packagesync.io/name': 'app', 'packagesync.io/namespace': ns });
     const web = await get(`/apis/apps/v1/namespaces/${ns}/deployments/web`);
     expect((web?.status as { availableReplicas?: number }).availableReplicas).toBe(2);
 
-    const sha2 = await commitFiles(repo, 'main', { 'app/cm.yaml': configMap('settings', { color: 'green' }), 'app/extra.yaml': null }, 'change');
-    await patchPackageSync(ns, 'app', { metadata: { annotations: { 'packagesync.io/reconcile-requested-at': 'now-1' } } });
+    const sha2 = await commitFiles(
+      repo,
+      'main',
+      { 'app/cm.yaml': configMap('settings', { color: 'green' }), 'app/extra.yaml': null },
+      'change',
+    );
+    await patchPackageSync(ns, 'app', {
+      metadata: { annotations: { 'packagesync.io/reconcile-requested-at': 'now-1' } },
+    });
     const after = await waitReady(ns, 'app', (ps) => ps.status?.lastAppliedRevision === `main@sha1:${sha2}`);
     expect(after.status?.conditions?.find((c) => c.type === 'Ready')?.message).toContain('1 configured, 1 pruned');
     expect(after.status?.lastHandledReconcileAt).toBe('now-1');
-    expect(((await get(`/api/v1/namespaces/${ns}/configmaps/settings`)) as { data?: Record<string, string> }).data?.color).toBe('green');
-    await eventually('extra pruned', async () => (await get(`/api/v1/namespaces/${ns}/configmaps/extra`)) === undefined);
+    expect(
+      ((await get(`/api/v1/namespaces/${ns}/configmaps/settings`)) as { data?: Record<string, string> }).data?.color,
+    ).toBe('green');
+    await eventually(
+      'extra pruned',
+      async () => (await get(`/api/v1/namespaces/${ns}/configmaps/extra`)) === undefined,
+    );
     expect(after.status?.inventory?.entries).toHaveLength(2);
-    expect(after.status?.history?.[0]).toMatchObject({ revision: `main@sha1:${sha2}`, result: 'Succeeded', configured: 1, pruned: 1 });
+    expect(after.status?.history?.[0]).toMatchObject({
+      revision: `main@sha1:${sha2}`,
+      result: 'Succeeded',
+      configured: 1,
+      pruned: 1,
+    });
 
-    const events = await kubectl('get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=app', '-o', 'jsonpath={.items[*].reason}');
+    const events = await kubectl(
+      'get',
+      'events',
+      '-n',
+      ns,
+      '--field-selector',
+      'involvedObject.name=app',
+      '-o',
+      'jsonpath={.items[*].reason}',
+    );
     expect(events).toContain('Applied');
   });
 
   it('does not write anything when restarted with nothing changed', async () => {
     const ns = await namespace('e2e-restart');
-    const { url } = await newRepo('restart', { 'cm.yaml': configMap('one', { k: 'v' }), 'deploy.yaml': deployment('api') });
+    const { url } = await newRepo('restart', {
+      'cm.yaml': configMap('one', { k: 'v' }),
+      'deploy.yaml': deployment('api'),
+    });
     await createPackageSync(packageSync(ns, 'r', controller.shard, { source: { url } }));
     const ready = await waitReady(ns, 'r');
     const cmBefore = await get(`/api/v1/namespaces/${ns}/configmaps/one`);
@@ -126,8 +171,12 @@ describe('a PackageSync on a branch', () => {
     await new Promise((r) => setTimeout(r, 4000));
     const psAfter = await getPackageSync(ns, 'r');
     expect(psAfter?.metadata.resourceVersion).toBe(ready.metadata.resourceVersion);
-    expect((await get(`/api/v1/namespaces/${ns}/configmaps/one`))?.metadata.resourceVersion).toBe(cmBefore?.metadata.resourceVersion);
-    expect((await get(`/apis/apps/v1/namespaces/${ns}/deployments/api`))?.metadata.resourceVersion).toBe(deployBefore?.metadata.resourceVersion);
+    expect((await get(`/api/v1/namespaces/${ns}/configmaps/one`))?.metadata.resourceVersion).toBe(
+      cmBefore?.metadata.resourceVersion,
+    );
+    expect((await get(`/apis/apps/v1/namespaces/${ns}/deployments/api`))?.metadata.resourceVersion).toBe(
+      deployBefore?.metadata.resourceVersion,
+    );
   });
 });
 
@@ -144,12 +193,20 @@ describe('refs', () => {
     await (await kube()).request('POST', '/api/v1/namespaces', { body: { metadata: { name: `${ns}-semver` } } });
     await (await kube()).request('POST', '/api/v1/namespaces', { body: { metadata: { name: `${ns}-commit` } } });
     namespaces.push(`${ns}-semver`, `${ns}-commit`);
-    await createPackageSync(packageSync(ns, 'by-tag', controller.shard, { source: { url, ref: { tag: 'v1.0.0' } }, targetNamespace: ns }));
     await createPackageSync(
-      packageSync(ns, 'by-semver', controller.shard, { source: { url, ref: { semver: '^1.0.0' } }, targetNamespace: `${ns}-semver` }),
+      packageSync(ns, 'by-tag', controller.shard, { source: { url, ref: { tag: 'v1.0.0' } }, targetNamespace: ns }),
     );
     await createPackageSync(
-      packageSync(ns, 'by-commit', controller.shard, { source: { url, ref: { commit: second } }, targetNamespace: `${ns}-commit` }),
+      packageSync(ns, 'by-semver', controller.shard, {
+        source: { url, ref: { semver: '^1.0.0' } },
+        targetNamespace: `${ns}-semver`,
+      }),
+    );
+    await createPackageSync(
+      packageSync(ns, 'by-commit', controller.shard, {
+        source: { url, ref: { commit: second } },
+        targetNamespace: `${ns}-commit`,
+      }),
     );
 
     expect((await waitReady(ns, 'by-tag')).status?.lastAppliedRevision).toBe(`v1.0.0@sha1:${first}`);
@@ -184,12 +241,18 @@ describe('packages', () => {
     expect(await get(`/apis/${group}/v1/namespaces/${ns}/widgets/gizmo`)).toBeDefined();
     // cluster-scoped CRD: clean it up with the PackageSync (delete prunes)
     await (await kube()).request('DELETE', `/apis/packagesync.io/v1alpha1/namespaces/${ns}/packagesyncs/crd`);
-    await eventually('CRD pruned on delete', async () => (await get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}`)) === undefined);
+    await eventually(
+      'CRD pruned on delete',
+      async () => (await get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}`)) === undefined,
+    );
   });
 
   it('keeps objects with prune: false, and on delete without prune', async () => {
     const ns = await namespace('e2e-noprune');
-    const { repo, url } = await newRepo('noprune', { 'a.yaml': configMap('a', { k: 'v' }), 'b.yaml': configMap('b', { k: 'v' }) });
+    const { repo, url } = await newRepo('noprune', {
+      'a.yaml': configMap('a', { k: 'v' }),
+      'b.yaml': configMap('b', { k: 'v' }),
+    });
     await createPackageSync(packageSync(ns, 'np', controller.shard, { source: { url }, prune: false }));
     await waitReady(ns, 'np');
     const sha = await commitFiles(repo, 'main', { 'b.yaml': null }, 'drop b');
@@ -230,7 +293,9 @@ describe('suspend and trigger', () => {
     await waitReady(ns, 's');
     await patchPackageSync(ns, 's', { spec: { suspend: true } });
     const sha = await commitFiles(repo, 'main', { 'a.yaml': configMap('a', { v: '2' }) }, 'v2');
-    await patchPackageSync(ns, 's', { metadata: { annotations: { 'packagesync.io/reconcile-requested-at': 'while-suspended' } } });
+    await patchPackageSync(ns, 's', {
+      metadata: { annotations: { 'packagesync.io/reconcile-requested-at': 'while-suspended' } },
+    });
     await new Promise((r) => setTimeout(r, 3000));
     expect((await get(`/api/v1/namespaces/${ns}/configmaps/a`))?.data?.v).toBe('1');
     await patchPackageSync(ns, 's', { spec: { suspend: false } });
@@ -245,7 +310,12 @@ describe('failures', () => {
     const { repo, url, sha } = await newRepo('fail', { 'a.yaml': configMap('a', { v: '1' }) });
     await createPackageSync(packageSync(ns, 'f', controller.shard, { source: { url }, retryInterval: '2s' }));
     await waitReady(ns, 'f');
-    await commitFiles(repo, 'main', { 'a.yaml': configMap('a', { v: '2' }), 'broken.yaml': 'kind: [unclosed\n' }, 'broken');
+    await commitFiles(
+      repo,
+      'main',
+      { 'a.yaml': configMap('a', { v: '2' }), 'broken.yaml': 'kind: [unclosed\n' },
+      'broken',
+    );
     await patchPackageSync(ns, 'f', { metadata: { annotations: { 'packagesync.io/reconcile-requested-at': 'x' } } });
     const failed = await waitCondition(ns, 'f', 'Ready', 'False', 'RenderFailed');
     expect(failed.status?.conditions?.find((c) => c.type === 'Ready')?.message).toContain('broken.yaml');

@@ -14,7 +14,9 @@ interface Obj {
 const namespaces: string[] = [];
 afterAll(async () => {
   const client = await kube();
-  await Promise.all(namespaces.map((ns) => client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined)));
+  await Promise.all(
+    namespaces.map((ns) => client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined)),
+  );
 });
 
 describe('the local control plane', () => {
@@ -22,7 +24,9 @@ describe('the local control plane', () => {
     const version = JSON.parse(await kubectl('version', '-o', 'json')) as { serverVersion: { gitVersion: string } };
     expect(version.serverVersion.gitVersion).toMatch(/^v1\.36\./);
     const nodes = JSON.parse(await kubectl('get', 'nodes', '-o', 'json')) as { items: Obj[] };
-    const ready = nodes.items.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+    const ready = nodes.items.filter((n) =>
+      n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+    );
     expect(ready.length).toBeGreaterThan(0);
   });
 
@@ -38,7 +42,10 @@ describe('the local control plane', () => {
         spec: {
           replicas: 2,
           selector: { matchLabels: { app: 'web' } },
-          template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } },
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] },
+          },
         },
       },
     });

@@ -7,7 +7,8 @@
  *  5. a commit that edits one object and removes another → applied and pruned
  * Then the controller keeps running until Ctrl-C (DEMO_EXIT=1 ends right after step 5).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,7 +18,9 @@ const root = resolve(import.meta.dirname, '..');
 const say = (s: string) => console.log(`\n\x1b[1m▶ ${s}\x1b[0m`);
 const NS = 'packagesync-system';
 
-const kubeBin = execFileSync(join(root, 'hack/build-cluster.sh'), ['paths'], { encoding: 'utf8' }).match(/KUBE_BIN_DIR=(.*)/)![1]!;
+const kubeBin = execFileSync(join(root, 'hack/build-cluster.sh'), ['paths'], { encoding: 'utf8' }).match(
+  /KUBE_BIN_DIR=(.*)/,
+)![1]!;
 let kubeconfig: string;
 if (process.env.DEMO_USE_KUBECONFIG === '1' && process.env.KUBECONFIG) {
   kubeconfig = process.env.KUBECONFIG;
@@ -27,17 +30,20 @@ if (process.env.DEMO_USE_KUBECONFIG === '1' && process.env.KUBECONFIG) {
   execFileSync(join(root, 'hack/cluster.sh'), ['up'], { stdio: 'inherit' });
   kubeconfig = join(root, '.cluster/kubeconfig');
 }
-const kubectl = (...args: string[]) => execFileSync(join(kubeBin, 'kubectl'), ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' });
-const show = (...args: string[]) => {
+// Asynchronous on purpose: the git server runs in this process and must keep serving while kubectl waits.
+const run = promisify(execFile);
+const kubectl = async (...args: string[]) =>
+  (await run(join(kubeBin, 'kubectl'), ['--kubeconfig', kubeconfig, ...args])).stdout;
+const show = async (...args: string[]) => {
   console.log(`$ kubectl ${args.join(' ')}`);
-  console.log(kubectl(...args).trimEnd());
+  console.log((await kubectl(...args)).trimEnd());
 };
 
 say('Installing the PackageSync CRD');
-console.log(kubectl('apply', '--server-side', '-f', join(root, 'crds')).trimEnd());
-kubectl('wait', '--for=condition=Established', 'crd/packagesyncs.packagesync.io', '--timeout=30s');
+console.log((await kubectl('apply', '--server-side', '-f', join(root, 'crds'))).trimEnd());
+await kubectl('wait', '--for=condition=Established', 'crd/packagesyncs.packagesync.io', '--timeout=30s');
 try {
-  kubectl('create', 'namespace', NS);
+  await kubectl('create', 'namespace', NS);
 } catch {
   // already there
 }
@@ -54,19 +60,35 @@ console.log(`repository: ${url} (apps/web: Namespace, Deployment, Service, Confi
 say('Starting the controller');
 const controller = spawn(
   process.execPath,
-  [join(root, 'src/main.ts'), 'controller', '--kubeconfig', kubeconfig, '--allow-insecure-http', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--git-cache-dir', mkdtempSync(join(tmpdir(), 'psync-demo-'))],
+  [
+    join(root, 'src/main.ts'),
+    'controller',
+    '--kubeconfig',
+    kubeconfig,
+    '--allow-insecure-http',
+    '--metrics-bind-address',
+    '0',
+    '--health-probe-bind-address',
+    '0',
+    '--git-cache-dir',
+    mkdtempSync(join(tmpdir(), 'psync-demo-')),
+  ],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
 controller.stdout!.on('data', (b: Buffer) => {
   for (const line of b.toString().split('\n').filter(Boolean)) {
     try {
       const l = JSON.parse(line) as { msg: string; packagesync?: string; reason?: string };
-      console.log(`  [controller] ${l.packagesync ? `${l.packagesync}: ` : ''}${l.msg}${l.reason ? ` (${l.reason})` : ''}`);
+      console.log(
+        `  [controller] ${l.packagesync ? `${l.packagesync}: ` : ''}${l.msg}${l.reason ? ` (${l.reason})` : ''}`,
+      );
     } catch {
       console.log(`  [controller] ${line}`);
     }
   }
 });
+
+process.on('exit', () => controller.kill('SIGTERM'));
 
 say('Creating the PackageSync "web"');
 const manifest = {
@@ -75,26 +97,48 @@ const manifest = {
   metadata: { name: 'web', namespace: NS },
   spec: { source: { url, ref: { branch: 'main' }, path: 'apps/web' }, interval: '1m', timeout: '2m' },
 };
-console.log(execFileSync(join(kubeBin, 'kubectl'), ['--kubeconfig', kubeconfig, 'apply', '-f', '-'], { input: JSON.stringify(manifest), encoding: 'utf8' }).trimEnd());
-kubectl('wait', '--for=condition=Ready', `pks/web`, '-n', NS, '--timeout=120s');
-show('get', 'pks', '-n', NS);
-show('get', 'deployments,services,configmaps', '-n', 'demo', '-l', 'packagesync.io/name=web');
+const applied = spawn(join(kubeBin, 'kubectl'), ['--kubeconfig', kubeconfig, 'apply', '-f', '-'], {
+  stdio: ['pipe', 'inherit', 'inherit'],
+});
+applied.stdin.end(JSON.stringify(manifest));
+await new Promise((r) => applied.once('exit', r));
+await kubectl('wait', '--for=condition=Ready', `pks/web`, '-n', NS, '--timeout=120s');
+await show('get', 'pks', '-n', NS);
+await show('get', 'deployments,services,configmaps', '-n', 'demo', '-l', 'packagesync.io/name=web');
 
 say('Committing a change: the ConfigMap gets a new greeting, the Service is removed');
-const next = { ...files, 'apps/web/configmap.yaml': files['apps/web/configmap.yaml']!.replace('hello', 'hello again'), 'apps/web/service.yaml': null };
+const next = {
+  ...files,
+  'apps/web/configmap.yaml': files['apps/web/configmap.yaml']!.replace('hello', 'hello again'),
+  'apps/web/service.yaml': null,
+};
 const sha = await commitFiles(repo, 'main', next, 'web: new greeting, no Service');
 console.log(`new commit ${sha.slice(0, 12)}; asking for a reconcile now instead of waiting for the 1m interval`);
-kubectl('annotate', '--overwrite', 'pks/web', '-n', NS, `packagesync.io/reconcile-requested-at=${new Date().toISOString()}`);
+await kubectl(
+  'annotate',
+  '--overwrite',
+  'pks/web',
+  '-n',
+  NS,
+  `packagesync.io/reconcile-requested-at=${new Date().toISOString()}`,
+);
 for (let i = 0; i < 240; i++) {
-  const rev = kubectl('get', 'pks/web', '-n', NS, '-o', 'jsonpath={.status.lastAppliedRevision}');
-  const ready = kubectl('get', 'pks/web', '-n', NS, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}');
+  const rev = await kubectl('get', 'pks/web', '-n', NS, '-o', 'jsonpath={.status.lastAppliedRevision}');
+  const ready = await kubectl(
+    'get',
+    'pks/web',
+    '-n',
+    NS,
+    '-o',
+    'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
+  );
   if (rev.endsWith(sha) && ready === 'True') break;
   await new Promise((r) => setTimeout(r, 500));
 }
-show('get', 'pks', '-n', NS);
-show('get', 'deployments,services,configmaps', '-n', 'demo', '-l', 'packagesync.io/name=web');
-show('get', 'configmap', 'web-config', '-n', 'demo', '-o', 'jsonpath={.data.greeting}{"\\n"}');
-show('describe', 'pks', 'web', '-n', NS);
+await show('get', 'pks', '-n', NS);
+await show('get', 'deployments,services,configmaps', '-n', 'demo', '-l', 'packagesync.io/name=web');
+await show('get', 'configmap', 'web-config', '-n', 'demo', '-o', 'jsonpath={.data.greeting}{"\\n"}');
+await show('describe', 'pks', 'web', '-n', NS);
 
 const stop = async () => {
   controller.kill('SIGTERM');
@@ -128,7 +172,8 @@ function sample(): Record<string, string> {
     ].join('\n'),
     'apps/web/service.yaml':
       'apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: demo}\nspec:\n  selector: {app: web}\n  ports: [{port: 80, targetPort: 8080}]\n',
-    'apps/web/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-config, namespace: demo}\ndata:\n  greeting: hello\n',
+    'apps/web/configmap.yaml':
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-config, namespace: demo}\ndata:\n  greeting: hello\n',
     'apps/web/Kptfile': 'apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata: {name: web}\n',
   };
 }

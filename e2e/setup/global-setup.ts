@@ -34,7 +34,9 @@ function clusterIsUp(): boolean {
 
 export default function setup(project: TestProject): () => void {
   const kubectl = resolve(
-    execFileSync(resolve(root, 'hack/build-cluster.sh'), ['paths'], { encoding: 'utf8' }).match(/KUBE_BIN_DIR=(.*)/)![1]!,
+    execFileSync(resolve(root, 'hack/build-cluster.sh'), ['paths'], { encoding: 'utf8' }).match(
+      /KUBE_BIN_DIR=(.*)/,
+    )![1]!,
     'kubectl',
   );
   const given = process.env.PACKAGESYNC_TEST_KUBECONFIG;

@@ -30,7 +30,10 @@ export interface ControllerOptions {
 }
 
 export async function startController(opts: ControllerOptions = {}): Promise<ControllerHandle> {
-  const extraArgs = [...(opts.allowCrossNamespace === false ? [] : ['--allow-cross-namespace-objects']), ...(opts.args ?? [])];
+  const extraArgs = [
+    ...(opts.allowCrossNamespace === false ? [] : ['--allow-cross-namespace-objects']),
+    ...(opts.args ?? []),
+  ];
   const shard = uniqueName('shard');
   const cache = mkdtempSync(join(tmpdir(), 'psync-e2e-cache-'));
   const logs: string[] = [];
@@ -132,12 +135,19 @@ export async function waitReady(
         last = await getPackageSync(namespace, name);
         if (!last) return false;
         const ready = conditionOf(last.status, 'Ready');
-        return ready?.status === 'True' && last.status?.observedGeneration === last.metadata.generation && check(last) && last;
+        return (
+          ready?.status === 'True' &&
+          last.status?.observedGeneration === last.metadata.generation &&
+          check(last) &&
+          last
+        );
       },
       { timeoutMs },
     );
   } catch (e) {
-    throw new Error(`${(e as Error).message}; last status: ${JSON.stringify(last?.status?.conditions ?? null)}`);
+    throw new Error(`${(e as Error).message}; last status: ${JSON.stringify(last?.status?.conditions ?? null)}`, {
+      cause: e,
+    });
   }
 }
 
@@ -162,6 +172,8 @@ export async function waitCondition(
       { timeoutMs },
     );
   } catch (e) {
-    throw new Error(`${(e as Error).message}; last status: ${JSON.stringify(last?.status?.conditions ?? null)}`);
+    throw new Error(`${(e as Error).message}; last status: ${JSON.stringify(last?.status?.conditions ?? null)}`, {
+      cause: e,
+    });
   }
 }

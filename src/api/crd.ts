@@ -16,7 +16,10 @@ function structural(node: unknown): unknown {
     if (k === '$schema' || k === 'id') continue;
     if ((k === 'minimum' || k === 'maximum') && Math.abs(v as number) >= Number.MAX_SAFE_INTEGER) continue;
     if (k === 'additionalProperties' && v === false) continue;
-    out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, structural(s)])) : structural(v);
+    out[k] =
+      k === 'properties'
+        ? Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, structural(s)]))
+        : structural(v);
   }
   return out;
 }
@@ -34,7 +37,14 @@ export function packageSyncCRD(): Json {
     metadata: { name: `${PLURAL}.${GROUP}` },
     spec: {
       group: GROUP,
-      names: { kind: KIND, listKind: `${KIND}List`, plural: PLURAL, singular: 'packagesync', shortNames: ['pks'], categories: ['gitops'] },
+      names: {
+        kind: KIND,
+        listKind: `${KIND}List`,
+        plural: PLURAL,
+        singular: 'packagesync',
+        shortNames: ['pks'],
+        categories: ['gitops'],
+      },
       scope: 'Namespaced',
       versions: [
         {
@@ -51,7 +61,8 @@ export function packageSyncCRD(): Json {
           schema: {
             openAPIV3Schema: {
               type: 'object',
-              description: 'PackageSync keeps the cluster equal to a package of Kubernetes manifests at a git location.',
+              description:
+                'PackageSync keeps the cluster equal to a package of Kubernetes manifests at a git location.',
               required: ['spec'],
               properties: {
                 apiVersion: { type: 'string' },

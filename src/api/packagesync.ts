@@ -35,7 +35,12 @@ export const GitRefSchema = z
   .object({
     branch: z.string().min(1).max(255).optional().meta({ description: 'A branch: its head is applied.' }),
     tag: z.string().min(1).max(255).optional().meta({ description: 'An exact tag.' }),
-    semver: z.string().min(1).max(255).optional().meta({ description: 'A semver range: the highest matching tag is applied.' }),
+    semver: z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .meta({ description: 'A semver range: the highest matching tag is applied.' }),
     commit: z
       .string()
       .regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, 'commit must be a full 40 or 64 character hex SHA')
@@ -57,7 +62,8 @@ export const GitRefSchema = z
 
 export const SourceSchema = z.object({
   url: z.string().min(1).max(2048).meta({
-    description: 'Git URL: https://, ssh://, or the scp form git@host:path (http:// only when the controller allows it).',
+    description:
+      'Git URL: https://, ssh://, or the scp form git@host:path (http:// only when the controller allows it).',
   }),
   ref: GitRefSchema.optional(),
   path: z
@@ -68,16 +74,16 @@ export const SourceSchema = z.object({
     .meta({
       description: 'Directory inside the repository holding the package. Default ".".',
       'x-kubernetes-validations': [
-        { rule: "!self.startsWith('/') && !self.split('/').exists(s, s == '..')", message: 'path must be relative and must not contain ..' },
+        {
+          rule: "!self.startsWith('/') && !self.split('/').exists(s, s == '..')",
+          message: 'path must be relative and must not contain ..',
+        },
       ],
     }),
-  secretRef: z
-    .object({ name })
-    .optional()
-    .meta({
-      description:
-        'A Secret in the same namespace with git credentials: username and password, or bearerToken, or identity and known_hosts.',
-    }),
+  secretRef: z.object({ name }).optional().meta({
+    description:
+      'A Secret in the same namespace with git credentials: username and password, or bearerToken, or identity and known_hosts.',
+  }),
 });
 
 export const DependencySchema = z.object({ name, namespace: name.optional() });
@@ -88,12 +94,18 @@ export const SpecSchema = z.object({
   retryInterval: duration('30s', 'Back-off base after a failure'),
   timeout: duration('3m', 'Budget of one reconcile for apply and health wait'),
   prune: z.boolean().default(true).meta({ description: 'Delete objects that left the package. Default true.' }),
-  wait: z.boolean().default(true).meta({ description: 'Ready only when every applied object is healthy. Default true.' }),
+  wait: z
+    .boolean()
+    .default(true)
+    .meta({ description: 'Ready only when every applied object is healthy. Default true.' }),
   suspend: z.boolean().default(false).meta({ description: 'Stop all work on this PackageSync.' }),
   targetNamespace: name.optional().meta({ description: 'Namespace for every namespaced object of the package.' }),
   serviceAccountName: name.optional().meta({ description: 'Apply as this ServiceAccount of the same namespace.' }),
   dependsOn: z.array(DependencySchema).optional().meta({ description: 'PackageSyncs that must be Ready first.' }),
-  allowEmpty: z.boolean().default(false).meta({ description: 'Accept a package that renders no objects (prunes everything).' }),
+  allowEmpty: z
+    .boolean()
+    .default(false)
+    .meta({ description: 'Accept a package that renders no objects (prunes everything).' }),
   force: z.boolean().default(false).meta({
     description: 'Take over fields owned by other managers, and recreate objects whose immutable fields changed.',
   }),

@@ -14,22 +14,25 @@ export function registerCliCommands(program: Command): void {
     .option('--namespace <ns>', 'namespace of the PackageSync (default for namespaced objects)', 'default')
     .option('--target-namespace <ns>', 'spec.targetNamespace')
     .option('-o, --output <format>', 'yaml or json', 'yaml')
-    .action(async (dir: string, opts: { name: string; namespace: string; targetNamespace?: string; output: string }) => {
-      const files = await readManifestFiles(dir);
-      const r = renderPackage(files, {
-        owner: { name: opts.name, namespace: opts.namespace },
-        defaultNamespace: opts.namespace,
-        targetNamespace: opts.targetNamespace,
-        allowEmpty: true,
-      });
-      if (!r.ok) {
-        console.error(`${r.failure.reason}: ${r.failure.message}`);
-        process.exitCode = 2;
-        return;
-      }
-      if (opts.output === 'json') console.log(JSON.stringify({ apiVersion: 'v1', kind: 'List', items: r.value.objects }, null, 2));
-      else process.stdout.write(r.value.objects.map((o) => `---\n${stringify(o)}`).join(''));
-    });
+    .action(
+      async (dir: string, opts: { name: string; namespace: string; targetNamespace?: string; output: string }) => {
+        const files = await readManifestFiles(dir);
+        const r = renderPackage(files, {
+          owner: { name: opts.name, namespace: opts.namespace },
+          defaultNamespace: opts.namespace,
+          targetNamespace: opts.targetNamespace,
+          allowEmpty: true,
+        });
+        if (!r.ok) {
+          console.error(`${r.failure.reason}: ${r.failure.message}`);
+          process.exitCode = 2;
+          return;
+        }
+        if (opts.output === 'json')
+          console.log(JSON.stringify({ apiVersion: 'v1', kind: 'List', items: r.value.objects }, null, 2));
+        else process.stdout.write(r.value.objects.map((o) => `---\n${stringify(o)}`).join(''));
+      },
+    );
 }
 
 /** Local files for the CLI: .yaml/.yml/.json under dir, recursively. */

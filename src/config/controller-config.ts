@@ -16,14 +16,25 @@ export const ControllerConfigSchema = z.object({
   gitCacheDir: z.string().default(join(tmpdir(), 'packagesync-git')),
   gitTimeout: z.string().default('90s'),
   maxFiles: z.coerce.number().int().min(1).default(10_000),
-  maxFileBytes: z.coerce.number().int().min(1).default(4 << 20),
-  maxTotalBytes: z.coerce.number().int().min(1).default(64 << 20),
+  maxFileBytes: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(4 << 20),
+  maxTotalBytes: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(64 << 20),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
   shutdownGrace: z.string().default('20s'),
   metricsBindAddress: z.string().default(':8080'),
   healthProbeBindAddress: z.string().default(':8081'),
   leaderElect: z.boolean().default(false),
-  leaderElectionNamespace: z.string().min(1).default(process.env.POD_NAMESPACE || 'packagesync-system'),
+  leaderElectionNamespace: z
+    .string()
+    .min(1)
+    .default(process.env.POD_NAMESPACE || 'packagesync-system'),
 });
 
 export type ControllerConfig = z.infer<typeof ControllerConfigSchema>;

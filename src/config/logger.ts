@@ -4,7 +4,16 @@
  */
 import { pino, type Logger } from 'pino';
 
-const SECRET_KEYS = ['password', 'bearerToken', 'token', 'identity', 'privateKey', 'authorization', 'credentials', 'data'];
+const SECRET_KEYS = [
+  'password',
+  'bearerToken',
+  'token',
+  'identity',
+  'privateKey',
+  'authorization',
+  'credentials',
+  'data',
+];
 
 export function createLogger(level: string, name = 'packagesync'): Logger {
   return pino({

@@ -45,7 +45,9 @@ export class Manager {
       concurrency: opts.concurrency,
       onDepthChange: opts.onQueueDepth,
     });
-    this.informer.on((event, obj, old) => this.onEvent(event, obj as unknown as PackageSync, old as unknown as PackageSync | undefined));
+    this.informer.on((event, obj, old) =>
+      this.onEvent(event, obj as unknown as PackageSync, old as unknown as PackageSync | undefined),
+    );
   }
 
   start(): void {
@@ -72,7 +74,11 @@ export class Manager {
     for (const obj of this.informer.cache.values()) {
       const ps = obj as unknown as PackageSync;
       const deps = (ps.spec?.dependsOn ?? []) as { name: string; namespace?: string }[];
-      if (deps.some((d) => d.name === ready.metadata.name && (d.namespace ?? ps.metadata.namespace) === ready.metadata.namespace)) {
+      if (
+        deps.some(
+          (d) => d.name === ready.metadata.name && (d.namespace ?? ps.metadata.namespace) === ready.metadata.namespace,
+        )
+      ) {
         this.queue.add(keyOf(ps));
       }
     }

@@ -35,7 +35,10 @@ export async function runController(config: ControllerConfig): Promise<void> {
     concurrency: config.concurrency,
     applyConcurrency: config.applyConcurrency,
     defaultServiceAccount: config.defaultServiceAccount,
-    namespacePolicy: { controllerNamespace: config.controllerNamespace, allowCrossNamespace: config.allowCrossNamespaceObjects },
+    namespacePolicy: {
+      controllerNamespace: config.controllerNamespace,
+      allowCrossNamespace: config.allowCrossNamespaceObjects,
+    },
     onQueueDepth: metrics.setQueue,
     onReconciled: metrics.observeReconcile,
   });
@@ -68,7 +71,12 @@ export async function runController(config: ControllerConfig): Promise<void> {
   const startManager = () => {
     manager.start();
     log.info(
-      { server: client.server, watchNamespace: config.watchNamespace ?? '(all)', selector: config.watchLabelSelector, concurrency: config.concurrency },
+      {
+        server: client.server,
+        watchNamespace: config.watchNamespace ?? '(all)',
+        selector: config.watchLabelSelector,
+        concurrency: config.concurrency,
+      },
       'controller started',
     );
   };
@@ -89,7 +97,10 @@ export async function runController(config: ControllerConfig): Promise<void> {
       },
       onNewLeader: (identity) => log.info({ leader: identity }, 'leader observed'),
     });
-    log.info({ candidate: elector.identity, namespace: config.leaderElectionNamespace }, 'waiting for the leader lease');
+    log.info(
+      { candidate: elector.identity, namespace: config.leaderElectionNamespace },
+      'waiting for the leader lease',
+    );
     elector.start();
   } else {
     startManager();

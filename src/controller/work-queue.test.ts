@@ -60,7 +60,9 @@ describe('WorkQueue', () => {
   it('requeues after the returned interval, and backs off exponentially on failure', async () => {
     const times: number[] = [];
     const start = Date.now();
-    const q = new WorkQueue(async () => (times.push(Date.now() - start), { failed: true, requeueAfterMs: 20 }), { concurrency: 1 });
+    const q = new WorkQueue(async () => (times.push(Date.now() - start), { failed: true, requeueAfterMs: 20 }), {
+      concurrency: 1,
+    });
     q.add('a');
     await tick(260);
     await q.shutdown(50);

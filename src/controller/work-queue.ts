@@ -6,7 +6,10 @@
  */
 import PQueue from 'p-queue';
 
-export type Worker = (key: string, signal: AbortSignal) => Promise<{ requeueAfterMs?: number; failed: boolean; retryMs?: number }>;
+export type Worker = (
+  key: string,
+  signal: AbortSignal,
+) => Promise<{ requeueAfterMs?: number; failed: boolean; retryMs?: number }>;
 
 interface Entry {
   timer?: NodeJS.Timeout;

@@ -18,7 +18,11 @@ export interface Failure {
 export type Result<T> = { ok: true; value: T } | { ok: false; failure: Failure };
 
 export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
-export const fail = <T = never>(reason: string, message: string, opts: { object?: ObjectRef; terminal?: boolean } = {}): Result<T> => ({
+export const fail = <T = never>(
+  reason: string,
+  message: string,
+  opts: { object?: ObjectRef; terminal?: boolean } = {},
+): Result<T> => ({
   ok: false,
   failure: { reason, message, terminal: opts.terminal ?? false, ...(opts.object ? { object: opts.object } : {}) },
 });

@@ -15,9 +15,18 @@ describe('reduceStatus', () => {
   });
 
   it('on success: only Ready=True, both revisions and observedGeneration set', () => {
-    const s = reduceStatus(undefined, 4, { kind: 'succeeded', revision: 'v1@sha1:abc', message: 'Applied revision v1@sha1:abc: 2 created' }, T0);
+    const s = reduceStatus(
+      undefined,
+      4,
+      { kind: 'succeeded', revision: 'v1@sha1:abc', message: 'Applied revision v1@sha1:abc: 2 created' },
+      T0,
+    );
     expect(types(s)).toEqual(['Ready=True/ReconciliationSucceeded']);
-    expect(s).toMatchObject({ lastAppliedRevision: 'v1@sha1:abc', lastAttemptedRevision: 'v1@sha1:abc', observedGeneration: 4 });
+    expect(s).toMatchObject({
+      lastAppliedRevision: 'v1@sha1:abc',
+      lastAttemptedRevision: 'v1@sha1:abc',
+      observedGeneration: 4,
+    });
     expect(s.conditions![0]!.observedGeneration).toBe(4);
   });
 
@@ -26,7 +35,11 @@ describe('reduceStatus', () => {
     const s = reduceStatus(
       prev,
       2,
-      { kind: 'failed', revision: 'main@sha1:new', failure: { reason: Reason.RenderFailed, message: 'bad.yaml (document 1): …', terminal: true } },
+      {
+        kind: 'failed',
+        revision: 'main@sha1:new',
+        failure: { reason: Reason.RenderFailed, message: 'bad.yaml (document 1): …', terminal: true },
+      },
       T1,
     );
     expect(types(s)).toEqual(['Ready=False/RenderFailed', 'Stalled=True/RenderFailed']);
@@ -36,12 +49,22 @@ describe('reduceStatus', () => {
   });
 
   it('a retried failure keeps Reconciling=True so kstatus says InProgress, not Failed', () => {
-    const s = reduceStatus(undefined, 1, { kind: 'failed', failure: { reason: Reason.FetchFailed, message: 'connection refused', terminal: false } }, T0);
+    const s = reduceStatus(
+      undefined,
+      1,
+      { kind: 'failed', failure: { reason: Reason.FetchFailed, message: 'connection refused', terminal: false } },
+      T0,
+    );
     expect(types(s)).toEqual(['Ready=False/FetchFailed', 'Reconciling=True/ProgressingWithRetry']);
   });
 
   it('a health timeout stalls even though it is retried', () => {
-    const s = reduceStatus(undefined, 1, { kind: 'failed', failure: { reason: Reason.HealthCheckFailed, message: 'timeout', terminal: false } }, T0);
+    const s = reduceStatus(
+      undefined,
+      1,
+      { kind: 'failed', failure: { reason: Reason.HealthCheckFailed, message: 'timeout', terminal: false } },
+      T0,
+    );
     expect(types(s)).toEqual(['Ready=False/HealthCheckFailed', 'Stalled=True/HealthCheckFailed']);
   });
 
@@ -54,7 +77,12 @@ describe('reduceStatus', () => {
   });
 
   it('keeps messages on one line and bounded', () => {
-    const s = reduceStatus(undefined, 1, { kind: 'failed', failure: { reason: 'X', message: `a\nb\n${'z'.repeat(5000)}`, terminal: true } }, T0);
+    const s = reduceStatus(
+      undefined,
+      1,
+      { kind: 'failed', failure: { reason: 'X', message: `a\nb\n${'z'.repeat(5000)}`, terminal: true } },
+      T0,
+    );
     expect(s.conditions![0]!.message).not.toContain('\n');
     expect(s.conditions![0]!.message.length).toBeLessThanOrEqual(1024);
   });

@@ -90,7 +90,13 @@ export function isReadyFor(status: Status | undefined, generation: number | unde
 export function sameStatus(a: Status | undefined, b: Status): boolean {
   const strip = (s: Status | undefined) =>
     JSON.stringify({
-      c: (s?.conditions ?? []).map(({ type, status, reason, message, observedGeneration }) => [type, status, reason, message, observedGeneration]),
+      c: (s?.conditions ?? []).map(({ type, status, reason, message, observedGeneration }) => [
+        type,
+        status,
+        reason,
+        message,
+        observedGeneration,
+      ]),
       g: s?.observedGeneration,
       r: [s?.lastAttemptedRevision, s?.lastAppliedRevision, s?.lastHandledReconcileAt],
       i: s?.inventory,

@@ -55,10 +55,16 @@ export async function applyWaves(
     );
     if (result.failures.length > 0) return result;
     if (opts.signal.aborted) {
-      result.failures.push({ reason: Reason.ApplyFailed, message: 'apply cancelled: a newer revision or shutdown', terminal: false });
+      result.failures.push({
+        reason: Reason.ApplyFailed,
+        message: 'apply cancelled: a newer revision or shutdown',
+        terminal: false,
+      });
       return result;
     }
-    const crds = sends.filter((o) => o.kind === 'CustomResourceDefinition' && o.apiVersion.startsWith('apiextensions.k8s.io/'));
+    const crds = sends.filter(
+      (o) => o.kind === 'CustomResourceDefinition' && o.apiVersion.startsWith('apiextensions.k8s.io/'),
+    );
     if (crds.length > 0) {
       const failure = await waitEstablished(objects, crds, opts);
       if (failure) {
@@ -71,7 +77,12 @@ export async function applyWaves(
   return result;
 }
 
-async function applyOne(objects: Objects, obj: KubeObject, opts: ApplyOptions, result: ApplyResult): Promise<Failure | undefined> {
+async function applyOne(
+  objects: Objects,
+  obj: KubeObject,
+  opts: ApplyOptions,
+  result: ApplyResult,
+): Promise<Failure | undefined> {
   const key = refKey(refOf(obj));
   try {
     const res = await objects.apply(obj, { impersonate: opts.impersonate, force: opts.force, signal: opts.signal });
@@ -124,7 +135,8 @@ async function waitEstablished(objects: Objects, crds: KubeObject[], opts: Apply
       } catch (e) {
         if (!isNotFound(e)) return applyFailure(crd, e);
       }
-      const conditions = (live?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
+      const conditions =
+        (live?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
       if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
       if (Date.now() > deadline || opts.signal.aborted) {
         return {

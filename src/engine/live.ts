@@ -36,7 +36,10 @@ export async function readLiveState(
   opts: { impersonate?: string; signal?: AbortSignal },
 ): Promise<Result<LiveState>> {
   const inInventory = new Set<string>();
-  const groups = new Map<string, { group: string; kind: string; namespace: string; refs: ObjectRef[]; fresh: ObjectRef[] }>();
+  const groups = new Map<
+    string,
+    { group: string; kind: string; namespace: string; refs: ObjectRef[]; fresh: ObjectRef[] }
+  >();
   const add = (ref: ObjectRef, fresh: boolean) => {
     const k = `${ref.group}/${ref.kind}/${ref.namespace}`;
     let g = groups.get(k);
@@ -69,13 +72,19 @@ export async function readLiveState(
         }
         const ns = m.namespaced ? g.namespace : '';
         const owned = await objects.list(m, ns, selector, opts);
-        for (const o of owned) byKey.set(refKey(refOf({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? '' } })), o);
+        for (const o of owned)
+          byKey.set(refKey(refOf({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? '' } })), o);
         const unseen = g.fresh.filter((r) => !byKey.has(refKey(r)));
         if (unseen.length > LIST_INSTEAD_OF_GETS) {
           const all = await objects.list(m, ns, '', opts);
           const wanted = new Set(unseen.map(refKey));
           for (const o of all) {
-            const k = refKey({ group: g.group, kind: g.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name });
+            const k = refKey({
+              group: g.group,
+              kind: g.kind,
+              namespace: o.metadata.namespace ?? '',
+              name: o.metadata.name,
+            });
             if (wanted.has(k)) byKey.set(k, o);
           }
         } else {

@@ -53,7 +53,12 @@ export interface ReconcileResult {
   failed: boolean;
 }
 
-export async function reconcile(namespace: string, name: string, ports: Ports, opts: ReconcileOptions): Promise<ReconcileResult> {
+export async function reconcile(
+  namespace: string,
+  name: string,
+  ports: Ports,
+  opts: ReconcileOptions,
+): Promise<ReconcileResult> {
   let ps = await ports.packageSyncs.get(namespace, name);
   if (!ps) return { failed: false };
   if (ps.metadata.deletionTimestamp) return finalize(ps, ports, opts);
@@ -63,7 +68,13 @@ export async function reconcile(namespace: string, name: string, ports: Ports, o
 
   const parsed = parseSpec(ps.spec);
   if (!parsed.ok) {
-    return finish(ps, ports, { kind: 'failed', failure: { reason: Reason.InvalidSpec, message: parsed.message, terminal: true } }, undefined, 60_000);
+    return finish(
+      ps,
+      ports,
+      { kind: 'failed', failure: { reason: Reason.InvalidSpec, message: parsed.message, terminal: true } },
+      undefined,
+      60_000,
+    );
   }
   const spec = parsed.spec;
   if (spec.suspend) return { failed: false };
@@ -127,7 +138,10 @@ class Run {
     if (outside) return this.fail(outside, revision, retry);
 
     // 4. plan: desired × inventory × live (reads here, decisions in core/plan)
-    const live = await readLiveState(ports.objects, desired, inventory, this.owner, { impersonate: this.impersonate, signal });
+    const live = await readLiveState(ports.objects, desired, inventory, this.owner, {
+      impersonate: this.impersonate,
+      signal,
+    });
     if (!live.ok) return this.fail(live.failure, revision, retry);
     const planned = planChanges(desired, inventory, live.value.byKey, this.owner);
     if (!planned.ok) return this.fail(planned.failure, revision, retry);
@@ -135,14 +149,17 @@ class Run {
     const prune = spec.prune ? plan.prune : [];
 
     // Nothing to do: same revision and generation, nothing drifted, nothing to prune, all healthy.
-    const healthNow = healthOf([...live.value.byKey.values()].filter((o) => desired.some((d) => refKey(refOf(d)) === refKey(refOf(o)))));
+    const healthNow = healthOf(
+      [...live.value.byKey.values()].filter((o) => desired.some((d) => refKey(refOf(d)) === refKey(refOf(o)))),
+    );
     const settled =
       plan.toApply.size === 0 &&
       prune.length === 0 &&
       ps.status?.lastAppliedRevision === revision &&
       isReadyFor(ps.status, ps.metadata.generation) &&
       (!spec.wait || healthNow.status === 'Current');
-    if (settled && !triggered && sameInventory(inventory, plan.inventoryAfter)) return { failed: false, requeueAfterMs: interval };
+    if (settled && !triggered && sameInventory(inventory, plan.inventoryAfter))
+      return { failed: false, requeueAfterMs: interval };
 
     // 5. act: save old ∪ new first, so a crash at any instant leaves no object unknown to the inventory
     this.status = { ...this.status, inventory: { entries: plan.inventoryDuringApply } };
@@ -161,9 +178,14 @@ class Run {
     }
 
     // only after a fully successful apply: prune what left the package, then shrink the inventory
-    const pruned = await pruneObjects(ports.objects, prune, live.value.byKey, this.owner, { impersonate: this.impersonate, signal });
+    const pruned = await pruneObjects(ports.objects, prune, live.value.byKey, this.owner, {
+      impersonate: this.impersonate,
+      signal,
+    });
     const survivors = pruned.kept.map((r) => plan.inventoryDuringApply.find((e) => sameRef(e, r))!).filter(Boolean);
-    const kept = spec.prune ? survivors : plan.inventoryDuringApply.filter((e) => !plan.inventoryAfter.some((a) => a.id === e.id));
+    const kept = spec.prune
+      ? survivors
+      : plan.inventoryDuringApply.filter((e) => !plan.inventoryAfter.some((a) => a.id === e.id));
     this.status = { ...this.status, inventory: { entries: [...plan.inventoryAfter, ...kept] } };
     ports.observe?.pruned?.(pruned.pruned.length);
     for (const ref of pruned.pruned) changes.push({ ref, action: 'pruned' });
@@ -179,13 +201,21 @@ class Run {
     // 6. health: Ready only when every applied object is Current
     let health: HealthSummary = healthOf([...applied.stored.values()]);
     if (spec.wait && desired.length > 0) {
-      await this.write({ kind: 'waiting', revision, message: `Applied revision ${revision}: ${summary}; waiting for health` });
+      await this.write({
+        kind: 'waiting',
+        revision,
+        message: `Applied revision ${revision}: ${summary}; waiting for health`,
+      });
       const waited = await waitForHealth(ports.objects, desired, this.owner, {
         impersonate: this.impersonate,
         signal,
         timeoutMs: Math.max(0, durationMs(spec.timeout) - (Date.now() - this.started.getTime())),
         onProgress: (s) =>
-          this.write({ kind: 'waiting', revision, message: `Applied revision ${revision}; waiting for ${s.message}` }).then(() => undefined),
+          this.write({
+            kind: 'waiting',
+            revision,
+            message: `Applied revision ${revision}; waiting for ${s.message}`,
+          }).then(() => undefined),
       });
       health = waited.summary;
       if (!waited.ok) {
@@ -219,7 +249,14 @@ class Run {
     const c = h.counts;
     this.status = {
       ...this.status,
-      objects: { total: h.total, current: c.Current, inProgress: c.InProgress, failed: c.Failed, terminating: c.Terminating, unknown: c.Unknown + c.NotFound },
+      objects: {
+        total: h.total,
+        current: c.Current,
+        inProgress: c.InProgress,
+        failed: c.Failed,
+        terminating: c.Terminating,
+        unknown: c.Unknown + c.NotFound,
+      },
     };
   }
 
@@ -296,12 +333,16 @@ async function finalize(ps: PackageSync, ports: Ports, opts: ReconcileOptions): 
     const inventory = ps.status?.inventory?.entries ?? [];
     const live = await readLiveState(ports.objects, [], inventory, owner, { impersonate, signal: opts.signal });
     if (!live.ok) return { failed: true, requeueAfterMs: 5_000 };
-    const pruned = await pruneObjects(ports.objects, planPrune(inventory, []), live.value.byKey, owner, { impersonate, signal: opts.signal });
+    const pruned = await pruneObjects(ports.objects, planPrune(inventory, []), live.value.byKey, owner, {
+      impersonate,
+      signal: opts.signal,
+    });
     if (pruned.failure) {
       await ports.packageSyncs.event(ps, 'Warning', pruned.failure.reason, pruned.failure.message);
       return { failed: true, requeueAfterMs: 5_000 };
     }
-    if (pruned.pruned.length) await ports.packageSyncs.event(ps, 'Normal', 'Pruned', `Deleted ${pruned.pruned.length} object(s)`);
+    if (pruned.pruned.length)
+      await ports.packageSyncs.event(ps, 'Normal', 'Pruned', `Deleted ${pruned.pruned.length} object(s)`);
   }
   await ports.packageSyncs.setFinalizer(ps, FINALIZER, false);
   return { failed: false };

@@ -7,7 +7,13 @@
 import { Reason } from '../api/reasons.ts';
 import type { Objects } from '../adapters/kube/objects.ts';
 import type { Failure } from '../core/failure.ts';
-import { computeHealth, explainWorkload, summarizeHealth, type HealthSummary, type ObjectHealth } from '../core/health/index.ts';
+import {
+  computeHealth,
+  explainWorkload,
+  summarizeHealth,
+  type HealthSummary,
+  type ObjectHealth,
+} from '../core/health/index.ts';
 import { describeRef, groupOf, refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
 import type { Owner } from '../core/plan/ownership.ts';
 import { ownerSelector } from './live.ts';
@@ -29,7 +35,12 @@ export function healthOf(objects: KubeObject[]): HealthSummary {
   return summarizeHealth(objects.map((o) => ({ object: refOf(o), health: computeHealth(o) })));
 }
 
-export async function waitForHealth(objects: Objects, desired: KubeObject[], owner: Owner, opts: WaitOptions): Promise<WaitResult> {
+export async function waitForHealth(
+  objects: Objects,
+  desired: KubeObject[],
+  owner: Owner,
+  opts: WaitOptions,
+): Promise<WaitResult> {
   const deadline = Date.now() + opts.timeoutMs;
   let lastMessage = '';
   let delay = 250;
@@ -41,7 +52,11 @@ export async function waitForHealth(objects: Objects, desired: KubeObject[], own
     }
     if (Date.now() >= deadline) return { ok: false, summary, failure: healthFailure(summary, 'timeout') };
     if (opts.signal.aborted) {
-      return { ok: false, summary, failure: { reason: Reason.HealthCheckFailed, message: 'health wait cancelled', terminal: false } };
+      return {
+        ok: false,
+        summary,
+        failure: { reason: Reason.HealthCheckFailed, message: 'health wait cancelled', terminal: false },
+      };
     }
     if (summary.message !== lastMessage) {
       lastMessage = summary.message;
@@ -52,7 +67,12 @@ export async function waitForHealth(objects: Objects, desired: KubeObject[], own
   }
 }
 
-async function observe(objects: Objects, desired: KubeObject[], owner: Owner, opts: WaitOptions): Promise<HealthSummary> {
+async function observe(
+  objects: Objects,
+  desired: KubeObject[],
+  owner: Owner,
+  opts: WaitOptions,
+): Promise<HealthSummary> {
   const groups = new Map<string, { group: string; kind: string; namespace: string }>();
   for (const o of desired) {
     const r = refOf(o);
@@ -63,16 +83,22 @@ async function observe(objects: Objects, desired: KubeObject[], owner: Owner, op
     [...groups.values()].map(async (g) => {
       const m = await objects.discovery.mapping(g.group, g.kind);
       if (!m) return;
-      for (const o of await objects.list(m, m.namespaced ? g.namespace : '', ownerSelector(owner), opts)) live.set(refKey(refOf(o)), o);
+      for (const o of await objects.list(m, m.namespaced ? g.namespace : '', ownerSelector(owner), opts))
+        live.set(refKey(refOf(o)), o);
     }),
   );
   const results: ObjectHealth[] = await Promise.all(
     desired.map(async (d) => {
       const ref = refOf(d);
       const obj = live.get(refKey(ref));
-      if (!obj) return { object: ref, health: { status: 'NotFound' as const, reason: 'NotFound', message: 'object not found' } };
+      if (!obj)
+        return {
+          object: ref,
+          health: { status: 'NotFound' as const, reason: 'NotFound', message: 'object not found' },
+        };
       const health = computeHealth(obj);
-      if (health.status === 'Current' || !WORKLOADS.has(`${groupOf(obj.apiVersion)}/${obj.kind}`)) return { object: ref, health };
+      if (health.status === 'Current' || !WORKLOADS.has(`${groupOf(obj.apiVersion)}/${obj.kind}`))
+        return { object: ref, health };
       return { object: ref, health: explainWorkload(obj, await childrenOf(objects, obj, opts)) };
     }),
   );
@@ -110,7 +136,8 @@ function healthFailure(summary: HealthSummary, why: 'failed' | 'timeout'): Failu
   };
 }
 
-export const describeFirst = (summary: HealthSummary): string => (summary.first ? describeRef(summary.first.object) : '');
+export const describeFirst = (summary: HealthSummary): string =>
+  summary.first ? describeRef(summary.first.object) : '';
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -57,7 +57,11 @@ export class KubeClient {
   private readonly requestTimeoutMs: number;
   private readonly onRequest: KubeClientOptions['onRequest'];
 
-  private constructor(kc: KubeConfig, tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized?: boolean }, opts: KubeClientOptions) {
+  private constructor(
+    kc: KubeConfig,
+    tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized?: boolean },
+    opts: KubeClientOptions,
+  ) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.kubeConfig = kc;
@@ -75,9 +79,19 @@ export class KubeClient {
     const kc = new KubeConfig();
     if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
     else kc.loadFromDefault();
-    const https: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized?: boolean; headers?: Record<string, string> } = {};
+    const https: {
+      ca?: Buffer;
+      cert?: Buffer;
+      key?: Buffer;
+      rejectUnauthorized?: boolean;
+      headers?: Record<string, string>;
+    } = {};
     await kc.applyToHTTPSOptions(https);
-    const client = new KubeClient(kc, { ca: https.ca, cert: https.cert, key: https.key, rejectUnauthorized: https.rejectUnauthorized }, opts);
+    const client = new KubeClient(
+      kc,
+      { ca: https.ca, cert: https.cert, key: https.key, rejectUnauthorized: https.rejectUnauthorized },
+      opts,
+    );
     await client.refreshHeaders();
     return client;
   }
@@ -95,7 +109,11 @@ export class KubeClient {
   }
 
   /** Like request, with the HTTP status (201 Created tells a server-side apply created the object). */
-  async requestWithStatus<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<{ status: number; body: T }> {
+  async requestWithStatus<T = unknown>(
+    method: string,
+    path: string,
+    opts: RequestOptions = {},
+  ): Promise<{ status: number; body: T }> {
     const res = await this.send(method, path, opts);
     const text = await res.body.text();
     if (res.statusCode >= 400) throw toApiError(res.statusCode, text);
@@ -123,7 +141,9 @@ export class KubeClient {
     const verb = verbOf(method, opts.query);
     for (let attempt = 0; ; attempt++) {
       const started = performance.now();
-      const signals = [opts.signal, timeout > 0 ? AbortSignal.timeout(timeout) : undefined].filter((s) => s !== undefined);
+      const signals = [opts.signal, timeout > 0 ? AbortSignal.timeout(timeout) : undefined].filter(
+        (s) => s !== undefined,
+      );
       let res: Dispatcher.ResponseData;
       try {
         res = await undiciRequest(url, {
@@ -139,7 +159,11 @@ export class KubeClient {
       } catch (e) {
         this.onRequest?.(verb, 0, (performance.now() - started) / 1000);
         if (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError') && !opts.signal?.aborted) {
-          throw new KubeApiError(504, 'Timeout', `${method} ${path}: no answer from the API server within ${timeout} ms`);
+          throw new KubeApiError(
+            504,
+            'Timeout',
+            `${method} ${path}: no answer from the API server within ${timeout} ms`,
+          );
         }
         throw e;
       }

@@ -76,7 +76,13 @@ export class Discovery {
           if (!r.responseKind?.kind || r.resource.includes('/')) continue;
           const key = `${group}/${r.responseKind.kind}`;
           const list = next.get(key) ?? [];
-          list.push({ group, version: v.version, kind: r.responseKind.kind, resource: r.resource, namespaced: r.scope === 'Namespaced' });
+          list.push({
+            group,
+            version: v.version,
+            kind: r.responseKind.kind,
+            resource: r.resource,
+            namespaced: r.scope === 'Namespaced',
+          });
           next.set(key, list);
         }
       }
@@ -87,7 +93,11 @@ export class Discovery {
 }
 
 /** The URL path of a collection or of one object. */
-export function resourcePath(m: Pick<ResourceMapping, 'group' | 'version' | 'resource' | 'namespaced'>, namespace?: string, name?: string): string {
+export function resourcePath(
+  m: Pick<ResourceMapping, 'group' | 'version' | 'resource' | 'namespaced'>,
+  namespace?: string,
+  name?: string,
+): string {
   const base = m.group ? `/apis/${m.group}/${m.version}` : `/api/${m.version}`;
   const ns = m.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
   return `${base}${ns}/${m.resource}${name ? `/${encodeURIComponent(name)}` : ''}`;

@@ -77,13 +77,15 @@ export class Informer {
   private async list(): Promise<void> {
     const seen = new Map<string, KubeObject>();
     let cont: string | undefined;
-    let rv = '';
+    let rv: string;
     do {
-      const page = await this.client.request<{ items: KubeObject[]; metadata: { continue?: string; resourceVersion: string } }>(
-        'GET',
-        this.opts.path,
-        { query: { labelSelector: this.opts.labelSelector, limit: 500, continue: cont }, signal: this.abort.signal },
-      );
+      const page = await this.client.request<{
+        items: KubeObject[];
+        metadata: { continue?: string; resourceVersion: string };
+      }>('GET', this.opts.path, {
+        query: { labelSelector: this.opts.labelSelector, limit: 500, continue: cont },
+        signal: this.abort.signal,
+      });
       for (const item of page.items) seen.set(keyOf(item), item);
       cont = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion;

@@ -35,7 +35,12 @@ export class Objects {
   }
 
   /** Lists objects of one kind in one namespace ('' = cluster-scoped or all) matching a label selector. */
-  async list(m: ResourceMapping, namespace: string, labelSelector: string, opts: ObjectsOptions = {}): Promise<KubeObject[]> {
+  async list(
+    m: ResourceMapping,
+    namespace: string,
+    labelSelector: string,
+    opts: ObjectsOptions = {},
+  ): Promise<KubeObject[]> {
     const out: KubeObject[] = [];
     let cont: string | undefined;
     do {
@@ -72,13 +77,21 @@ export class Objects {
   ): Promise<{ created: boolean; object: KubeObject }> {
     const m = await this.mappingFor(groupOf(obj.apiVersion), obj.kind, versionOf(obj.apiVersion));
     if ('reason' in m) throw new KubeApiError(404, 'NotFound', m.message);
-    const res = await this.client.requestWithStatus<KubeObject>('PATCH', resourcePath(m, obj.metadata.namespace, obj.metadata.name), {
-      query: { fieldManager: FIELD_MANAGER, force: opts.force ? true : undefined, dryRun: opts.dryRun ? 'All' : undefined },
-      contentType: 'application/apply-patch+yaml',
-      body: obj,
-      impersonate: opts.impersonate,
-      signal: opts.signal,
-    });
+    const res = await this.client.requestWithStatus<KubeObject>(
+      'PATCH',
+      resourcePath(m, obj.metadata.namespace, obj.metadata.name),
+      {
+        query: {
+          fieldManager: FIELD_MANAGER,
+          force: opts.force ? true : undefined,
+          dryRun: opts.dryRun ? 'All' : undefined,
+        },
+        contentType: 'application/apply-patch+yaml',
+        body: obj,
+        impersonate: opts.impersonate,
+        signal: opts.signal,
+      },
+    );
     return { created: res.status === 201, object: res.body };
   }
 
@@ -110,7 +123,12 @@ export function applyFailure(obj: KubeObject, e: unknown, verb: 'apply' | 'delet
   const ref = refOf(obj);
   const what = describeRef(ref);
   if (!(e instanceof KubeApiError)) {
-    return { reason: Reason.ApplyFailed, message: `${verb} ${what}: ${(e as Error).message ?? String(e)}`, object: ref, terminal: false };
+    return {
+      reason: Reason.ApplyFailed,
+      message: `${verb} ${what}: ${(e as Error).message ?? String(e)}`,
+      object: ref,
+      terminal: false,
+    };
   }
   if (e.status === 409 && verb === 'apply') {
     return {
@@ -129,7 +147,12 @@ export function applyFailure(obj: KubeObject, e: unknown, verb: 'apply' | 'delet
     };
   }
   if (e.status === 403) {
-    return { reason: Reason.Forbidden, message: `${verb} ${what}: forbidden: ${trimMessage(e.message)}`, object: ref, terminal: false };
+    return {
+      reason: Reason.Forbidden,
+      message: `${verb} ${what}: forbidden: ${trimMessage(e.message)}`,
+      object: ref,
+      terminal: false,
+    };
   }
   if (e.status === 404 && verb === 'apply') {
     return { reason: Reason.UnknownKind, message: `${what}: ${trimMessage(e.message)}`, object: ref, terminal: false };

@@ -5,7 +5,8 @@ import { KubeApiError, isConflict, isNotFound, type KubeClient } from './client.
 const base = `/apis/${GROUP}/${VERSION}`;
 export const packageSyncCollectionPath = (namespace?: string) =>
   namespace ? `${base}/namespaces/${encodeURIComponent(namespace)}/${PLURAL}` : `${base}/${PLURAL}`;
-const objectPath = (namespace: string, name: string) => `${packageSyncCollectionPath(namespace)}/${encodeURIComponent(name)}`;
+const objectPath = (namespace: string, name: string) =>
+  `${packageSyncCollectionPath(namespace)}/${encodeURIComponent(name)}`;
 
 export class PackageSyncs {
   private readonly client: KubeClient;
@@ -32,10 +33,14 @@ export class PackageSyncs {
   async writeStatus(ps: PackageSync, status: Status): Promise<PackageSync | undefined> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.client.request<PackageSync>('PATCH', `${objectPath(ps.metadata.namespace, ps.metadata.name)}/status`, {
-          contentType: 'application/merge-patch+json',
-          body: { status },
-        });
+        return await this.client.request<PackageSync>(
+          'PATCH',
+          `${objectPath(ps.metadata.namespace, ps.metadata.name)}/status`,
+          {
+            contentType: 'application/merge-patch+json',
+            body: { status },
+          },
+        );
       } catch (e) {
         if (isNotFound(e)) return undefined;
         if (isConflict(e) && attempt < 5) continue;
@@ -52,10 +57,14 @@ export class PackageSyncs {
       if (list.includes(finalizer) === present) return current;
       const finalizers = present ? [...list, finalizer] : list.filter((f) => f !== finalizer);
       try {
-        return await this.client.request<PackageSync>('PATCH', objectPath(current.metadata.namespace, current.metadata.name), {
-          contentType: 'application/merge-patch+json',
-          body: { metadata: { finalizers, resourceVersion: current.metadata.resourceVersion } },
-        });
+        return await this.client.request<PackageSync>(
+          'PATCH',
+          objectPath(current.metadata.namespace, current.metadata.name),
+          {
+            contentType: 'application/merge-patch+json',
+            body: { metadata: { finalizers, resourceVersion: current.metadata.resourceVersion } },
+          },
+        );
       } catch (e) {
         if (isNotFound(e)) return undefined;
         if (!isConflict(e) || attempt >= 5) throw e;
@@ -73,7 +82,10 @@ export class PackageSyncs {
   }
 
   async patchSpec(namespace: string, name: string, spec: Record<string, unknown>): Promise<void> {
-    await this.client.request('PATCH', objectPath(namespace, name), { contentType: 'application/merge-patch+json', body: { spec } });
+    await this.client.request('PATCH', objectPath(namespace, name), {
+      contentType: 'application/merge-patch+json',
+      body: { spec },
+    });
   }
 
   /** A core/v1 Event on the PackageSync, so `kubectl describe pks` shows what happened. Best effort. */

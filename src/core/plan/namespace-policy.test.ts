@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../object.ts';
 import { checkNamespacePolicy } from './namespace-policy.ts';
 
-const cm = (ns?: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', ...(ns ? { namespace: ns } : {}) } });
+const cm = (ns?: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'c', ...(ns ? { namespace: ns } : {}) },
+});
 const nsObj: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'other' } };
 const policy = { controllerNamespace: 'packagesync-system', allowCrossNamespace: false };
 

@@ -13,7 +13,11 @@ export interface NamespacePolicy {
   allowCrossNamespace: boolean;
 }
 
-export function checkNamespacePolicy(objects: readonly KubeObject[], packageSyncNamespace: string, policy: NamespacePolicy): Failure | undefined {
+export function checkNamespacePolicy(
+  objects: readonly KubeObject[],
+  packageSyncNamespace: string,
+  policy: NamespacePolicy,
+): Failure | undefined {
   if (policy.allowCrossNamespace || packageSyncNamespace === policy.controllerNamespace) return undefined;
   const outside = objects.filter((o) => (o.metadata.namespace ?? '') !== packageSyncNamespace);
   if (outside.length === 0) return undefined;
