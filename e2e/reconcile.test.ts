@@ -180,6 +180,31 @@ describe('a PackageSync on a branch', () => {
   });
 });
 
+describe('adoption', () => {
+  it('adopts an object that exists without any PackageSync labels', async () => {
+    const ns = await namespace('e2e-adopt');
+    const client = await kube();
+    await client.request('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'legacy', labels: { team: 'a' } },
+        data: { k: 'old' },
+      },
+    });
+    const { url } = await newRepo('adopt', { 'cm.yaml': configMap('legacy', { k: 'new' }) });
+    await createPackageSync(packageSync(ns, 'adopt', controller.shard, { source: { url } }));
+    await waitReady(ns, 'adopt');
+    const cm = await get(`/api/v1/namespaces/${ns}/configmaps/legacy`);
+    expect(cm?.data?.k).toBe('new');
+    expect(cm?.metadata.labels).toMatchObject({
+      team: 'a',
+      'packagesync.io/name': 'adopt',
+      'packagesync.io/namespace': ns,
+    });
+  });
+});
+
 describe('refs', () => {
   it('follows a tag, a semver range and a pinned commit', async () => {
     const ns = await namespace('e2e-refs');

@@ -24,6 +24,8 @@ export interface ApplyResult {
 export interface ApplyOptions {
   impersonate?: string;
   force: boolean;
+  /** Objects being adopted: they take over fields from the managers that created them (docs/adr/0006). */
+  adopt?: ReadonlySet<string>;
   signal: AbortSignal;
   concurrency: number;
   /** Budget for a new CRD to become Established. */
@@ -85,7 +87,8 @@ async function applyOne(
 ): Promise<Failure | undefined> {
   const key = refKey(refOf(obj));
   try {
-    const res = await objects.apply(obj, { impersonate: opts.impersonate, force: opts.force, signal: opts.signal });
+    const force = opts.force || (opts.adopt?.has(key) ?? false);
+    const res = await objects.apply(obj, { impersonate: opts.impersonate, force, signal: opts.signal });
     result.changes.push({ ref: refOf(obj), action: res.created ? 'created' : 'configured' });
     result.stored.set(key, res.object);
     return undefined;

@@ -167,6 +167,7 @@ class Run {
     const applied = await applyWaves(ports.objects, plan.waves, (o) => plan.toApply.has(refKey(refOf(o))), {
       impersonate: this.impersonate,
       force: spec.force,
+      adopt: plan.adopt,
       signal,
       concurrency: this.opts.applyConcurrency,
     });

@@ -17,6 +17,11 @@ export interface ChangePlan {
   waves: KubeObject[][];
   /** refKeys of objects whose live copy differs from the package (or is missing). */
   toApply: Set<string>;
+  /**
+   * refKeys of live objects no PackageSync owns yet, named by the package: adopting them is the user's
+   * explicit intent, so their apply takes over fields other managers set (docs/adr/0006).
+   */
+  adopt: Set<string>;
   /** Inventory entries no longer rendered, in delete order. */
   prune: ObjectRef[];
   /** The inventory to save before applying: old ∪ new, so a crash leaves nothing unknown. */
@@ -32,12 +37,14 @@ export function planChanges(
   owner: Owner,
 ): { ok: true; plan: ChangePlan } | { ok: false; failure: Failure } {
   const conflicts: string[] = [];
+  const adopt = new Set<string>();
   let firstConflict: ObjectRef | undefined;
   for (const obj of desired) {
     const ref = refOf(obj);
     const current = live.get(refKey(ref));
     if (!current) continue;
     const who = ownershipOf(current, owner);
+    if (who === 'unowned') adopt.add(refKey(ref));
     if (typeof who === 'object') {
       firstConflict ??= ref;
       conflicts.push(`${describeRef(ref)} belongs to PackageSync ${who.otherOwner.namespace}/${who.otherOwner.name}`);
@@ -66,6 +73,7 @@ export function planChanges(
     plan: {
       waves: planWaves(stamped),
       toApply,
+      adopt,
       prune: planPrune(inventory, desired),
       inventoryDuringApply: mergeInventories(inventory, next),
       inventoryAfter: mergeInventories([], next),

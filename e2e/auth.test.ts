@@ -1,0 +1,128 @@
+/**
+ * Private repositories through the controller: HTTP basic auth and SSH key auth with credentials from a
+ * Secret in the PackageSync's namespace; wrong credentials fail with a reason and no secret in sight.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  commitFiles,
+  createRepoRoot,
+  startGitHttpServer,
+  startGitSshServer,
+  type GitHttpServer,
+  type GitSshServer,
+} from '../test/support/git/index.ts';
+import { createNamespace, kube } from './support/cluster.ts';
+import {
+  createPackageSync,
+  packageSync,
+  startController,
+  waitCondition,
+  waitReady,
+  type ControllerHandle,
+} from './support/controller.ts';
+import { installCRDs } from './support/crds.ts';
+
+const PASSWORD = 's3cr3t-Pa55word';
+let controller: ControllerHandle;
+let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+let http: GitHttpServer;
+let ssh: GitSshServer;
+const namespaces: string[] = [];
+
+beforeAll(async () => {
+  await installCRDs();
+  repos = await createRepoRoot();
+  const repo = await repos.createRepo('private');
+  await commitFiles(
+    repo,
+    'main',
+    { 'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: private}\ndata: {k: v}\n' },
+    'init',
+  );
+  http = await startGitHttpServer({ root: repos.root, auth: { username: 'platform', password: PASSWORD } });
+  ssh = await startGitSshServer({ root: repos.root });
+  controller = await startController();
+});
+
+afterAll(async () => {
+  await controller?.stop();
+  await http?.stop();
+  await ssh?.stop();
+  await repos?.dispose();
+  const client = await kube();
+  await Promise.all(
+    namespaces.map((ns) => client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined)),
+  );
+});
+
+async function secret(ns: string, name: string, data: Record<string, string>): Promise<void> {
+  const client = await kube();
+  await client.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+    body: { apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: data },
+  });
+}
+
+describe('git credentials from a Secret', () => {
+  it('fetches over HTTP with basic auth', async () => {
+    const ns = await createNamespace('e2e-basic');
+    namespaces.push(ns);
+    await secret(ns, 'git-auth', { username: 'platform', password: PASSWORD });
+    await createPackageSync(
+      packageSync(ns, 'basic', controller.shard, {
+        source: { url: http.url('private'), secretRef: { name: 'git-auth' } },
+      }),
+    );
+    expect((await waitReady(ns, 'basic')).status?.lastAppliedRevision).toMatch(/^main@sha1:/);
+  });
+
+  it('fails with AuthenticationFailed on a wrong password, never showing it', async () => {
+    const ns = await createNamespace('e2e-basic-wrong');
+    namespaces.push(ns);
+    await secret(ns, 'git-auth', { username: 'platform', password: 'wrong-Pa55word' });
+    await createPackageSync(
+      packageSync(ns, 'wrong', controller.shard, {
+        source: { url: http.url('private'), secretRef: { name: 'git-auth' } },
+      }),
+    );
+    const ps = await waitCondition(ns, 'wrong', 'Ready', 'False', 'AuthenticationFailed');
+    expect(JSON.stringify(ps.status)).not.toContain('wrong-Pa55word');
+    expect(controller.logs.join('\n')).not.toContain('wrong-Pa55word');
+  });
+
+  it('fails with AuthSecretNotFound when the Secret is missing, without trying anonymously', async () => {
+    const ns = await createNamespace('e2e-nosecret');
+    namespaces.push(ns);
+    await createPackageSync(
+      packageSync(ns, 'nosecret', controller.shard, {
+        source: { url: http.url('private'), secretRef: { name: 'absent' } },
+      }),
+    );
+    const ps = await waitCondition(ns, 'nosecret', 'Ready', 'False', 'AuthSecretNotFound');
+    expect(ps.status?.conditions?.[0]?.message).toContain(`${ns}/absent`);
+  });
+
+  it('fetches over SSH with a key and known_hosts', async () => {
+    const ns = await createNamespace('e2e-ssh');
+    namespaces.push(ns);
+    await secret(ns, 'ssh-auth', { identity: ssh.clientKey, known_hosts: ssh.knownHosts });
+    await createPackageSync(
+      packageSync(ns, 'ssh', controller.shard, {
+        source: { url: ssh.url('private'), secretRef: { name: 'ssh-auth' } },
+      }),
+    );
+    expect((await waitReady(ns, 'ssh')).status?.lastAppliedRevision).toMatch(/^main@sha1:/);
+  });
+
+  it('refuses an SSH key the server does not accept', async () => {
+    const ns = await createNamespace('e2e-ssh-wrong');
+    namespaces.push(ns);
+    await secret(ns, 'ssh-auth', { identity: ssh.wrongKey, known_hosts: ssh.knownHosts });
+    await createPackageSync(
+      packageSync(ns, 'sshwrong', controller.shard, {
+        source: { url: ssh.url('private'), secretRef: { name: 'ssh-auth' } },
+      }),
+    );
+    const ps = await waitCondition(ns, 'sshwrong', 'Ready', 'False', 'AuthenticationFailed');
+    expect(JSON.stringify(ps.status)).not.toContain('PRIVATE KEY');
+  });
+});
