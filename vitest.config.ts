@@ -8,6 +8,8 @@ export default defineConfig({
           name: 'unit',
           include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
           exclude: ['test/**/*.e2e.test.ts'],
+          // test/git runs real git servers: generous under load (CI machines have 2 cores)
+          testTimeout: 30_000,
         },
       },
       {
