@@ -5,6 +5,7 @@
 #   hack/cluster.sh up      build what is missing, start everything, wait for /readyz and a Ready Node
 #   hack/cluster.sh down    stop exactly the processes `up` recorded, remove the cluster's data
 #   hack/cluster.sh status  exit 0 when up and ready
+#   hack/cluster.sh restart-kwok   restart kwok alone (after a change in hack/kwok-stages/)
 #
 # Everything lives in $CLUSTER_DIR (default .cluster/): pki/, data/, logs/, pids/, kubeconfig.
 set -euo pipefail
@@ -29,7 +30,8 @@ kubectl="$KUBE_BIN_DIR/kubectl"
 components=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 
 log() { echo "[cluster] $*" >&2; }
-die() { echo "[cluster] ERROR: $*" >&2; exit 1; }
+# On a failed start, stop what this run started (the logs stay for reading) so nothing is left running.
+die() { echo "[cluster] ERROR: $*" >&2; stop_processes; exit 1; }
 
 pid_of() { [[ -f "$pids/$1.pid" ]] && cat "$pids/$1.pid" || true; }
 alive() { local p; p="$(pid_of "$1")"; [[ -n "$p" ]] && kill -0 "$p" 2>/dev/null; }
@@ -39,6 +41,8 @@ fail_component() { # name, why
   local name="$1" why="$2"
   echo "[cluster] ERROR: $name $why. Last lines of $logs/$name.log:" >&2
   tail -n 25 "$logs/$name.log" >&2 2>/dev/null || true
+  stop_processes
+  echo "[cluster] stopped the processes this start-up began; logs are in $logs" >&2
   exit 1
 }
 
@@ -113,6 +117,35 @@ current-context: packagesync-local
 KC
 }
 
+# kwok's stock stages, plus ours in hack/kwok-stages/. pod-ready and pod-complete come from there: copies
+# of the stock ones that leave Pods labelled e2e.packagesync.io/pod-failure to the failure stages.
+start_kwok() {
+  local stages=() f
+  for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+    pod/fast/pod-delete.yaml; do
+    stages+=("--config=$KWOK_DIR/stages/$f")
+  done
+  for f in "$here"/kwok-stages/*.yaml; do [[ -f "$f" ]] && stages+=("--config=$f"); done
+  start kwok "$KWOK_PORT" "$KWOK_DIR/kwok" --kubeconfig="$kubeconfig" --manage-all-nodes=true \
+    --cidr=10.244.0.0/16 --node-ip=127.0.0.1 --server-address="127.0.0.1:$KWOK_PORT" "${stages[@]}"
+}
+
+# After a change in hack/kwok-stages: restart kwok alone, so the rest of the control plane (and the tests
+# others run on it) carries on. Pods keep their status meanwhile; kwok resumes from a fresh list.
+restart_kwok() {
+  is_up || die "the cluster is not up"
+  local p; p="$(pid_of kwok)"
+  kill -TERM "$p" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null || true
+  for _ in $(seq 1 50); do port_busy "$KWOK_PORT" || break; sleep 0.1; done
+  start_kwok
+  wait_for kwok "Node $NODE_NAME Ready" 60 "$kubectl" --kubeconfig "$kubeconfig" wait --for=condition=Ready "node/$NODE_NAME" --timeout=2s
+  sleep 1
+  alive kwok || fail_component kwok "exited after restart (a stage file it cannot load?)"
+  log "kwok restarted (pid $(pid_of kwok))"
+}
+
 is_up() {
   for c in "${components[@]}"; do alive "$c" || return 1; done
   [[ -f "$kubeconfig" ]] && "$kubectl" --kubeconfig "$kubeconfig" get --raw /readyz >/dev/null 2>&1
@@ -127,7 +160,8 @@ up() {
   make_pki
   write_kubeconfig
 
-  start etcd "$ETCD_CLIENT_PORT" "$ETCD_BIN" --name=packagesync-local --data-dir="$data/etcd" \
+  # etcd reads ETCD_* variables as flags: keep our port variables away from it
+  start etcd "$ETCD_CLIENT_PORT" env -u ETCD_CLIENT_PORT -u ETCD_PEER_PORT "$ETCD_BIN" --name=packagesync-local --data-dir="$data/etcd" \
     --listen-client-urls="http://127.0.0.1:$ETCD_CLIENT_PORT" --advertise-client-urls="http://127.0.0.1:$ETCD_CLIENT_PORT" \
     --listen-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-cluster="packagesync-local=http://127.0.0.1:$ETCD_PEER_PORT" \
@@ -154,14 +188,7 @@ up() {
   start kube-scheduler "$SCHEDULER_PORT" "$KUBE_BIN_DIR/kube-scheduler" \
     --kubeconfig="$kubeconfig" --authentication-kubeconfig="$kubeconfig" --authorization-kubeconfig="$kubeconfig" \
     --bind-address=127.0.0.1 --secure-port="$SCHEDULER_PORT" --leader-elect=false --v=1
-  local stages=() f
-  for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
-    pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
-    stages+=("--config=$KWOK_DIR/stages/$f")
-  done
-  for f in "$here"/kwok-stages/*.yaml; do [[ -f "$f" ]] && stages+=("--config=$f"); done
-  start kwok "$KWOK_PORT" "$KWOK_DIR/kwok" --kubeconfig="$kubeconfig" --manage-all-nodes=true \
-    --cidr=10.244.0.0/16 --node-ip=127.0.0.1 --server-address="127.0.0.1:$KWOK_PORT" "${stages[@]}"
+  start_kwok
 
   wait_for kube-controller-manager "healthy" 60 curl -fsSk "https://127.0.0.1:$KCM_PORT/healthz"
   wait_for kube-scheduler "healthy" 60 curl -fsSk "https://127.0.0.1:$SCHEDULER_PORT/healthz"
@@ -185,7 +212,7 @@ NODE
   log "export KUBECONFIG=$kubeconfig"
 }
 
-down() {
+stop_processes() {
   local i c p
   for ((i = ${#components[@]} - 1; i >= 0; i--)); do
     c="${components[$i]}"; p="$(pid_of "$c")"
@@ -198,14 +225,20 @@ down() {
     fi
     rm -f "$pids/$c.pid"
   done
-  rm -rf "$data" "$pids" "$pki" "$kubeconfig"
-  log "down; cluster data removed (logs kept in $logs)"
+}
+
+down() {
+  stop_processes
+  rm -rf "$data" "$pids" "$pki" "$kubeconfig" "$logs"
+  rmdir "$CLUSTER_DIR" 2>/dev/null || true
+  log "down; cluster data and logs removed"
 }
 
 case "${1:-}" in
   up) up ;;
   down) down ;;
   status) is_up && log "up" || { log "down"; exit 1; } ;;
+  restart-kwok) restart_kwok ;;
   kubeconfig) echo "$kubeconfig" ;;
-  *) echo "usage: $0 up|down|status|kubeconfig" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|restart-kwok|kubeconfig" >&2; exit 2 ;;
 esac
