@@ -282,8 +282,10 @@ describe('packages', () => {
     await waitReady(ns, 'np');
     const sha = await commitFiles(repo, 'main', { 'b.yaml': null }, 'drop b');
     await patchPackageSync(ns, 'np', { metadata: { annotations: { 'packagesync.io/reconcile-requested-at': '1' } } });
-    await waitReady(ns, 'np', (ps) => ps.status?.lastAppliedRevision?.endsWith(sha) === true);
+    const after = await waitReady(ns, 'np', (ps) => ps.status?.lastAppliedRevision?.endsWith(sha) === true);
     expect(await get(`/api/v1/namespaces/${ns}/configmaps/b`)).toBeDefined();
+    // left in the cluster and released from the inventory, as Flux does
+    expect(after.status?.inventory?.entries.map((e) => e.id)).toEqual([`${ns}_a__ConfigMap`]);
     await (await kube()).request('DELETE', `/apis/packagesync.io/v1alpha1/namespaces/${ns}/packagesyncs/np`);
     await eventually('PackageSync gone', async () => (await getPackageSync(ns, 'np')) === undefined);
     expect(await get(`/api/v1/namespaces/${ns}/configmaps/a`)).toBeDefined();

@@ -21,6 +21,7 @@ import {
   type Status,
 } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
+import type { Logger } from 'pino';
 import type { Failure } from '../core/failure.ts';
 import { refKey, refOf, type ObjectRef } from '../core/object.ts';
 import { planChanges } from '../core/plan/plan-changes.ts';
@@ -72,7 +73,7 @@ export async function reconcile(
       ps,
       ports,
       { kind: 'failed', failure: { reason: Reason.InvalidSpec, message: parsed.message, terminal: true } },
-      undefined,
+      ps.metadata.annotations?.[RECONCILE_REQUESTED_AT],
       60_000,
     );
   }
@@ -82,10 +83,20 @@ export async function reconcile(
   const interval = durationMs(spec.interval);
 
   const blocker = await dependencyNotReady(ps, spec, ports);
-  if (blocker) return finish(ps, ports, { kind: 'dependency-not-ready', message: blocker }, undefined, retry, false);
+  if (blocker) {
+    const outcome = { kind: 'dependency-not-ready', message: blocker } as const;
+    return finish(ps, ports, outcome, ps.metadata.annotations?.[RECONCILE_REQUESTED_AT], retry, false);
+  }
 
   const run = new Run(ps, spec, ports, opts);
-  return run.execute(interval, retry);
+  try {
+    return await run.execute(interval, retry);
+  } catch (e) {
+    // An API fault mid-reconcile (e.g. the API server restarting): say so if the API lets us, keeping the
+    // inventory as it was saved last (old ∪ new once applying started), then let the queue retry.
+    await run.failUnexpectedly(e).catch(() => undefined);
+    throw e;
+  }
 }
 
 class Run {
@@ -97,6 +108,8 @@ class Run {
   readonly impersonate: string | undefined;
   readonly started = new Date();
   status: Status;
+  /** The reconcile's child logger; the revision is bound once the source resolved it. */
+  log: Logger;
 
   constructor(ps: PackageSync, spec: Spec, ports: Ports, opts: ReconcileOptions) {
     this.ps = ps;
@@ -107,6 +120,7 @@ class Run {
     const sa = spec.serviceAccountName ?? opts.defaultServiceAccount;
     this.impersonate = sa ? `system:serviceaccount:${ps.metadata.namespace}:${sa}` : undefined;
     this.status = ps.status ?? {};
+    this.log = ports.log;
   }
 
   async execute(interval: number, retry: number): Promise<ReconcileResult> {
@@ -123,6 +137,7 @@ class Run {
     const source = await ports.source.fetch(spec.source, credentials.data, signal);
     if (!source.ok) return this.fail(source.failure, undefined, retry);
     const { revision } = source.value;
+    this.log = this.log.child({ revision });
 
     // 3. render: files → objects (pure)
     const rendered = renderPackage(source.value.files, {
@@ -149,8 +164,9 @@ class Run {
     const prune = spec.prune ? plan.prune : [];
 
     // Nothing to do: same revision and generation, nothing drifted, nothing to prune, all healthy.
+    const desiredKeys = new Set(desired.map((d) => refKey(refOf(d))));
     const healthNow = healthOf(
-      [...live.value.byKey.values()].filter((o) => desired.some((d) => refKey(refOf(d)) === refKey(refOf(o)))),
+      [...live.value.byKey.entries()].filter(([key]) => desiredKeys.has(key)).map(([, o]) => o),
     );
     const settled =
       plan.toApply.size === 0 &&
@@ -183,15 +199,15 @@ class Run {
       impersonate: this.impersonate,
       signal,
     });
+    // A failed delete keeps its entry so the next reconcile retries it. With prune: false, objects that left
+    // the package are released from the inventory and left in the cluster, as Flux does.
     const survivors = pruned.kept.map((r) => plan.inventoryDuringApply.find((e) => sameRef(e, r))!).filter(Boolean);
-    const kept = spec.prune
-      ? survivors
-      : plan.inventoryDuringApply.filter((e) => !plan.inventoryAfter.some((a) => a.id === e.id));
-    this.status = { ...this.status, inventory: { entries: [...plan.inventoryAfter, ...kept] } };
+    this.status = { ...this.status, inventory: { entries: [...plan.inventoryAfter, ...survivors] } };
     ports.observe?.pruned?.(pruned.pruned.length);
     for (const ref of pruned.pruned) changes.push({ ref, action: 'pruned' });
     const summary = summarizeChanges(changes);
     if (changes.some((c) => c.action !== 'unchanged')) {
+      this.log.info({ changes: summary }, 'applied');
       await ports.packageSyncs.event(ps, 'Normal', 'Applied', `Revision ${revision}: ${summary}`);
     }
     if (pruned.failure) {
@@ -246,6 +262,12 @@ class Run {
     return { data };
   }
 
+  async failUnexpectedly(e: unknown): Promise<void> {
+    const text = e instanceof Error ? e.message : String(e);
+    const message = `reconcile interrupted: ${text.length > 300 ? `${text.slice(0, 300)}…` : text}`;
+    await this.write({ kind: 'failed', failure: { reason: Reason.InternalError, message, terminal: false } });
+  }
+
   private setObjects(h: HealthSummary): void {
     const c = h.counts;
     this.status = {
@@ -286,12 +308,16 @@ class Run {
   ): Promise<ReconcileResult> {
     if (health) this.setObjects(health);
     if (revision) this.addHistory(revision, failure.reason, changes, digest);
-    this.ports.log.info({ reason: failure.reason, revision }, failure.message);
+    this.log.info({ reason: failure.reason }, failure.message);
     await this.write({ kind: 'failed', failure, ...(revision ? { revision } : {}) });
     return { failed: true, requeueAfterMs: retry };
   }
 
   private async write(outcome: Outcome): Promise<void> {
+    // Shutdown or lost leadership aborted this run: another replica may own the PackageSync by now, and a
+    // step cut short says nothing about the package. Status stays as the last write left it (Reconciling,
+    // inventory old ∪ new), which is what the next leader starts from.
+    if (this.opts.signal.aborted) return;
     const next = reduceStatus(this.status, this.ps.metadata.generation ?? 0, outcome, new Date().toISOString());
     this.status = next;
     await this.ports.packageSyncs.writeStatus(this.ps, next);
@@ -302,11 +328,13 @@ async function finish(
   ps: PackageSync,
   ports: Ports,
   outcome: Outcome,
-  _revision: string | undefined,
+  /** The reconcile-requested-at annotation: answered here too, so `packagesync reconcile` sees this outcome. */
+  handledAt: string | undefined,
   requeueAfterMs: number,
   failed = true,
 ): Promise<ReconcileResult> {
-  const next = reduceStatus(ps.status, ps.metadata.generation ?? 0, outcome, new Date().toISOString());
+  const prev = handledAt === undefined ? ps.status : { ...ps.status, lastHandledReconcileAt: handledAt };
+  const next = reduceStatus(prev, ps.metadata.generation ?? 0, outcome, new Date().toISOString());
   if (!sameStatus(ps.status, next)) await ports.packageSyncs.writeStatus(ps, next);
   return { failed, requeueAfterMs };
 }
