@@ -99,7 +99,9 @@ export const SpecSchema = z.object({
     .default(true)
     .meta({ description: 'Ready only when every applied object is healthy. Default true.' }),
   suspend: z.boolean().default(false).meta({ description: 'Stop all work on this PackageSync.' }),
-  targetNamespace: name.optional().meta({ description: 'Namespace for every namespaced object of the package.' }),
+  targetNamespace: name
+    .optional()
+    .meta({ description: 'Namespace for namespaced objects of the package that name none.' }),
   serviceAccountName: name.optional().meta({ description: 'Apply as this ServiceAccount of the same namespace.' }),
   dependsOn: z.array(DependencySchema).optional().meta({ description: 'PackageSyncs that must be Ready first.' }),
   allowEmpty: z

@@ -129,8 +129,8 @@ describe('renderPackage: failures', () => {
       'ConfigMap/team-a/x is defined twice',
     ],
     [
-      'collapsed by targetNamespace',
-      { 'a.yaml': cm('x', 'one'), 'b.yaml': cm('x', 'two') },
+      'once named, once given targetNamespace',
+      { 'a.yaml': cm('x', 'tgt'), 'b.yaml': cm('x') },
       { targetNamespace: 'tgt' },
       'x',
       'ConfigMap/tgt/x is defined twice',

@@ -32,7 +32,12 @@ describe('renderPackage: namespaces', () => {
     ['no namespace → defaultNamespace', cm('a'), { defaultNamespace: 'dflt' }, 'ConfigMap/dflt/a'],
     ['named namespace is kept', cm('a', 'other'), { defaultNamespace: 'dflt' }, 'ConfigMap/other/a'],
     ['targetNamespace fills in', cm('a'), { targetNamespace: 'tgt', defaultNamespace: 'dflt' }, 'ConfigMap/tgt/a'],
-    ['targetNamespace overrides a named namespace', cm('a', 'other'), { targetNamespace: 'tgt' }, 'ConfigMap/tgt/a'],
+    [
+      'targetNamespace leaves a named namespace alone',
+      cm('a', 'other'),
+      { targetNamespace: 'tgt' },
+      'ConfigMap/other/a',
+    ],
     ['empty targetNamespace is unset', cm('a', 'other'), { targetNamespace: '' }, 'ConfigMap/other/a'],
     [
       'cluster-scoped namespace is stripped',

@@ -3,9 +3,12 @@ import type { Owner } from '../plan/ownership.ts';
 import { ownerLabels } from '../plan/ownership.ts';
 
 export interface NamespacePolicy {
-  /** Set on every namespaced object (Flux's spec.targetNamespace semantics). */
+  /**
+   * spec.targetNamespace: for namespaced objects that name none (the engine issue's contract; Flux
+   * would also override named namespaces, which would silently move objects a package put elsewhere).
+   */
   target?: string | undefined;
-  /** Set on namespaced objects that name none. */
+  /** For namespaced objects that name none when there is no target: the PackageSync's namespace. */
   fallback: string;
 }
 
@@ -25,7 +28,7 @@ export function normalizeObject(
   // Copied manifests often carry a namespace on cluster-scoped objects; kept, it would give the object
   // a wrong identity (inventory, apply URL).
   const metadata: ObjectMeta = namespaced
-    ? { name, namespace: policy.target || namespace || policy.fallback, ...rest, labels }
+    ? { name, namespace: namespace || policy.target || policy.fallback, ...rest, labels }
     : { name, ...rest, labels };
   if (metadata.annotations === null) delete metadata.annotations;
   return { ...obj, metadata };

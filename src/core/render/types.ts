@@ -13,7 +13,7 @@ export interface RenderOptions {
   owner: Owner;
   /** Namespace for namespaced objects that name none. Default: the owner's namespace. */
   defaultNamespace?: string;
-  /** spec.targetNamespace: like Flux, the namespace of every namespaced object, named or not. */
+  /** spec.targetNamespace: the namespace of namespaced objects that name none. */
   targetNamespace?: string;
   /** Discovery's answer for a kind, or undefined when the cluster does not know it (yet). */
   isNamespaced?: (group: string, kind: string) => boolean | undefined;
