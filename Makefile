@@ -10,7 +10,7 @@ KUBECTL := $(shell hack/build-cluster.sh paths | sed -n 's/^KUBE_BIN_DIR=//p')/k
 CLUSTER_KUBECONFIG := $(CURDIR)/.cluster/kubeconfig
 
 .PHONY: help deps system-deps node-deps build-cluster cluster-up cluster-down cluster-status kubectl \
-	lint typecheck test test-unit test-e2e demo controller crds clean
+	lint typecheck test test-unit test-e2e demo controller crds bench bench-quick clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -67,6 +67,12 @@ demo: deps ## the main job on a local control plane (or $$KUBECONFIG with DEMO_U
 
 controller: node-deps ## run the controller against $$KUBECONFIG (default: the local cluster)
 	KUBECONFIG=$${KUBECONFIG:-$(CLUSTER_KUBECONFIG)} node src/main.ts controller
+
+bench: deps ## benchmarks vs Flux and the API server's floor on a control plane of their own; writes bench/RESULTS.md
+	node bench/run.ts
+
+bench-quick: deps ## the same at small sizes (minutes): checks the harness, not the issue's shapes
+	node bench/run.ts --quick --out bench/.work/RESULTS-quick.md
 
 clean: cluster-down
 	rm -rf .e2e node_modules .tools

@@ -1,3 +1,5 @@
 #!/usr/bin/env node
 // The `packagesync` command. Node >= 24 runs the TypeScript sources directly (docs/adr/0002).
-import '../src/main.ts';
+import { main } from '../src/main.ts';
+
+main();

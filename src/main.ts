@@ -1,26 +1,36 @@
 /**
  * Entry point of the `packagesync` command: the controller and the everyday CLI, on one engine.
  */
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { durationMs } from './api/packagesync.ts';
 import { runController } from './controller/run.ts';
 import { parseControllerConfig } from './config/controller-config.ts';
 import { registerCliCommands } from './cli/commands.ts';
+import { CliError, ExitCode, errorMessage, exitCodeOf } from './cli/exit-codes.ts';
 import { defaultLeaseNamespace } from './controller/leader-election.ts';
 
-const program = new Command('packagesync')
+export const program = new Command('packagesync')
   .description('GitOps for Kubernetes: keep a cluster equal to a package of manifests in git.')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Usage errors end in a CommanderError (inherited by every command) so they get exit code 2, not 1:
+  // 1 is an answer (`diff` found changes), scripts must be able to tell it from a typo.
+  .exitOverride();
 
 program
   .command('controller')
   .description('Run the operator: watch PackageSyncs and reconcile them.')
   .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')
   .option('--watch-namespace <ns>', 'watch one namespace only (default: all)')
-  .option('--watch-label-selector <selector>', 'only PackageSyncs matching this label selector (sharding)')
+  .option(
+    '--watch-label-selector <selector>',
+    'only PackageSyncs matching this label selector: sharding, docs/deploy.md (default: all)',
+  )
   .addOption(new Option('--concurrency <n>', 'PackageSyncs reconciled at once').default(8))
   .addOption(new Option('--apply-concurrency <n>', 'server-side applies in flight per wave').default(32))
-  .option('--default-service-account <name>', 'impersonate this ServiceAccount for PackageSyncs that name none')
+  .option(
+    '--default-service-account <name>',
+    "impersonate this ServiceAccount for PackageSyncs that name none (default: none: the controller's own identity)",
+  )
   .addOption(new Option('--allow-insecure-http', 'accept http:// git URLs').default(false))
   .addOption(
     new Option(
@@ -35,10 +45,7 @@ program
     ).default(false),
   )
   .addOption(
-    new Option('--git-cache-dir <dir>', 'where fetched revisions are cached').default(
-      undefined,
-      '$TMPDIR/packagesync-git',
-    ),
+    new Option('--git-cache-dir <dir>', 'where fetched revisions are cached (default: $TMPDIR/packagesync-git)'),
   )
   .addOption(new Option('--git-timeout <duration>', 'deadline for one git fetch').default('90s'))
   .addOption(new Option('--max-files <n>', 'most manifest files a package may hold').default(10_000))
@@ -51,6 +58,12 @@ program
     new Option('--health-probe-bind-address <addr>', 'serve /healthz and /readyz here (0 disables)').default(':8081'),
   )
   .addOption(
+    new Option(
+      '--webhook-bind-address <addr>',
+      'serve the git push webhook (POST /hook/<namespace>/<name>) here, e.g. :9292 (0 disables; docs/webhook.md)',
+    ).default('0'),
+  )
+  .addOption(
     new Option('--leader-elect', 'run as one of several replicas: only the holder of a Lease reconciles').default(
       false,
     ),
@@ -61,22 +74,46 @@ program
       '$POD_NAMESPACE or packagesync-system',
     ),
   )
-  .addOption(new Option('--shutdown-grace <duration>', 'time in-flight reconciles get on SIGTERM').default('20s'))
+  .addOption(
+    new Option(
+      '--leader-election-id <name>',
+      'name of the leader Lease; each shard needs its own (default: packagesync-controller-leader, ' +
+        'suffixed with a hash of --watch-label-selector when one is set)',
+    ),
+  )
+  .addOption(
+    new Option(
+      '--shutdown-grace <duration>',
+      'on SIGTERM: time to finish in-flight reconciles, abandon the rest and release the Lease; exit within it',
+    ).default('20s'),
+  )
   .addOption(
     new Option('--log-level <level>', 'log level')
       .choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal'])
       .default('info'),
   )
   .action(async (raw: Record<string, unknown>) => {
-    const config = parseControllerConfig(raw);
-    durationMs(config.gitTimeout);
-    durationMs(config.shutdownGrace);
+    let config;
+    try {
+      config = parseControllerConfig(raw);
+      durationMs(config.gitTimeout);
+      durationMs(config.shutdownGrace);
+    } catch (e) {
+      throw new CliError(ExitCode.Invalid, errorMessage(e));
+    }
     await runController(config);
   });
 
 registerCliCommands(program);
 
-program.parseAsync(process.argv).catch((e: unknown) => {
-  console.error(`packagesync: ${e instanceof Error ? e.message : String(e)}`);
-  process.exitCode = 1;
-});
+/** Runs the command line; the exit code is a contract (src/cli/exit-codes.ts). */
+export function main(argv: string[] = process.argv): void {
+  program.parseAsync(argv).catch((e: unknown) => {
+    // commander has already printed its own usage errors and the help text
+    if (!(e instanceof CommanderError)) console.error(`packagesync: ${errorMessage(e)}`);
+    process.exitCode = exitCodeOf(e);
+  });
+}
+
+// `node src/main.ts …` (the image's entrypoint, the e2e tests) and bin/packagesync.js both run it.
+if (import.meta.main) main();

@@ -26,7 +26,13 @@ export interface ControllerHandle {
 export interface ControllerOptions {
   /** Pass --allow-cross-namespace-objects (default true: most tests place objects in several namespaces). */
   allowCrossNamespace?: boolean;
+  /** Pass --allow-insecure-http (default true: the test git servers speak plain http on loopback). */
+  allowInsecureHttp?: boolean;
   args?: string[];
+  /** Run with this kubeconfig instead of the suite's admin one (e.g. a ServiceAccount token's). */
+  kubeconfig?: string;
+  /** Join an existing shard (e.g. a second replica) instead of starting a new one. */
+  shard?: string;
 }
 
 export async function startController(opts: ControllerOptions = {}): Promise<ControllerHandle> {
@@ -34,7 +40,7 @@ export async function startController(opts: ControllerOptions = {}): Promise<Con
     ...(opts.allowCrossNamespace === false ? [] : ['--allow-cross-namespace-objects']),
     ...(opts.args ?? []),
   ];
-  const shard = uniqueName('shard');
+  const shard = opts.shard ?? uniqueName('shard');
   const cache = mkdtempSync(join(tmpdir(), 'psync-e2e-cache-'));
   const logs: string[] = [];
   const launch = () => {
@@ -44,10 +50,10 @@ export async function startController(opts: ControllerOptions = {}): Promise<Con
         join(root, 'src/main.ts'),
         'controller',
         '--kubeconfig',
-        kubeconfig(),
+        opts.kubeconfig ?? kubeconfig(),
         '--watch-label-selector',
         `${SHARD_LABEL}=${shard}`,
-        '--allow-insecure-http',
+        ...(opts.allowInsecureHttp === false ? [] : ['--allow-insecure-http']),
         '--git-cache-dir',
         cache,
         '--metrics-bind-address',

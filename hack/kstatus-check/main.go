@@ -19,12 +19,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	obj := map[string]interface{}{}
-	if err := yaml.Unmarshal(in, &obj); err != nil {
+	// Through JSON into Unstructured, as client-go decodes objects: integers stay int64. Unmarshalling
+	// YAML into a plain map makes them float64, and kstatus then fails on metadata.generation.
+	data, err := yaml.YAMLToJSON(in)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	res, err := status.Compute(&unstructured.Unstructured{Object: obj})
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(data); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	res, err := status.Compute(obj)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

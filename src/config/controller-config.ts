@@ -1,7 +1,9 @@
 /** The controller's flags, validated with zod; every flag has a default that `--help` shows. */
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { LEASE_NAME } from '../controller/lease-record.ts';
 
 export const ControllerConfigSchema = z.object({
   kubeconfig: z.string().optional(),
@@ -30,7 +32,12 @@ export const ControllerConfigSchema = z.object({
   shutdownGrace: z.string().default('20s'),
   metricsBindAddress: z.string().default(':8080'),
   healthProbeBindAddress: z.string().default(':8081'),
+  webhookBindAddress: z.string().default('0'),
   leaderElect: z.boolean().default(false),
+  leaderElectionId: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'must be a Lease name (lowercase letters, digits, - and .)')
+    .optional(),
   leaderElectionNamespace: z
     .string()
     .min(1)
@@ -44,6 +51,16 @@ export function parseControllerConfig(raw: Record<string, unknown>): ControllerC
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
   throw new Error(`--${kebab(String(issue.path[0]))}: ${issue.message}`);
+}
+
+/**
+ * The leader Lease's name. Shards (different --watch-label-selector) must not share one Lease, or only one
+ * shard would run at a time: without an explicit id, a selector gets a Lease of its own, derived from it.
+ */
+export function leaderElectionId(config: Pick<ControllerConfig, 'leaderElectionId' | 'watchLabelSelector'>): string {
+  if (config.leaderElectionId) return config.leaderElectionId;
+  if (!config.watchLabelSelector) return LEASE_NAME;
+  return `${LEASE_NAME}-${createHash('sha256').update(config.watchLabelSelector).digest('hex').slice(0, 10)}`;
 }
 
 const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);

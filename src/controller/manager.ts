@@ -2,6 +2,7 @@
  * The manager: watches PackageSyncs, feeds the work queue, runs reconciles. Spec changes (a new
  * generation), the trigger annotation and deletion start work at once; our own status writes do not.
  */
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
 import { Informer } from '../adapters/kube/informer.ts';
@@ -41,7 +42,7 @@ export class Manager {
       labelSelector: opts.labelSelector,
       onError: (e) => this.log.warn({ err: errorText(e) }, 'PackageSync watch interrupted; resuming'),
     });
-    this.queue = new WorkQueue((key, signal) => this.reconcileKey(key, signal), {
+    this.queue = new WorkQueue((key, signal, superseded) => this.reconcileKey(key, signal, superseded), {
       concurrency: opts.concurrency,
       onDepthChange: opts.onQueueDepth,
     });
@@ -65,7 +66,9 @@ export class Manager {
       this.queue.forget(key);
       return;
     }
-    if (event === 'add' || needsWork(ps, old)) this.queue.add(key);
+    if (event === 'add') this.queue.add(key);
+    // a new revision: a reconcile still waiting for the old one's health stops and starts over
+    else if (needsWork(ps, old)) this.queue.supersede(key);
     if (event === 'update' && becameReady(ps, old)) this.wakeDependents(ps);
   }
 
@@ -84,29 +87,40 @@ export class Manager {
     }
   }
 
-  private async reconcileKey(key: string, signal: AbortSignal) {
+  private async reconcileKey(key: string, signal: AbortSignal, superseded?: AbortSignal) {
     const [namespace, name] = key.split('/') as [string, string];
     const started = performance.now();
-    const log = this.log.child({ packagesync: key });
+    // One child logger per reconcile: every line says which PackageSync, and reconcileID ties together the
+    // lines of one run when several interleave. The engine adds the revision once it is known.
+    const log = this.log.child({ namespace, name, reconcileID: randomBytes(4).toString('hex') });
     const opts: ReconcileOptions = {
       signal,
+      superseded,
       applyConcurrency: this.opts.applyConcurrency,
       defaultServiceAccount: this.opts.defaultServiceAccount,
       namespacePolicy: this.opts.namespacePolicy,
     };
     try {
       const res = await reconcile(namespace, name, { ...this.ports, log }, opts);
+      if (signal.aborted) return abandoned(log);
       const seconds = (performance.now() - started) / 1000;
       this.opts.onReconciled?.({ namespace, name }, seconds, res.failed);
       log.debug({ seconds, failed: res.failed, requeueAfterMs: res.requeueAfterMs }, 'reconciled');
       return res;
     } catch (e) {
+      if (signal.aborted) return abandoned(log);
       // An API fault mid-reconcile (e.g. the API server restarted): retried with back-off.
       log.warn({ err: errorText(e) }, 'reconcile failed unexpectedly; retrying');
       this.opts.onReconciled?.({ namespace, name }, (performance.now() - started) / 1000, true);
       return { failed: true, requeueAfterMs: 5_000 };
     }
   }
+}
+
+/** Shutdown or lost leadership cut a reconcile short: not a failure of the package, nothing to retry here. */
+function abandoned(log: Logger) {
+  log.info('reconcile abandoned (shutdown or leadership lost); the next leader takes it up');
+  return { failed: false };
 }
 
 const keyOf = (ps: PackageSync) => `${ps.metadata.namespace}/${ps.metadata.name}`;

@@ -2,15 +2,17 @@
 import { KubeClient } from '../adapters/kube/client.ts';
 import { Discovery } from '../adapters/kube/discovery.ts';
 import { Objects } from '../adapters/kube/objects.ts';
-import { PackageSyncs } from '../adapters/kube/packagesyncs.ts';
+import { packageSyncCollectionPath, PackageSyncs } from '../adapters/kube/packagesyncs.ts';
 import { Secrets } from '../adapters/kube/secrets.ts';
+import { WatchCache } from '../adapters/kube/watch-cache.ts';
 import { createGitSource } from '../adapters/git/source-port.ts';
-import { durationMs, type PackageSync } from '../api/packagesync.ts';
-import type { ControllerConfig } from '../config/controller-config.ts';
+import { durationMs, RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
+import { leaderElectionId, type ControllerConfig } from '../config/controller-config.ts';
 import { createLogger } from '../config/logger.ts';
 import type { Ports } from '../engine/ports.ts';
 import { controllerReadiness, metricsRoutes, probeRoutes, startHttpServers } from '../server/http.ts';
 import { createMetrics } from '../server/metrics.ts';
+import { webhookRoutes } from '../server/webhook.ts';
 import { LeaderElector, leaderIdentity } from './leader-election.ts';
 import { Manager, errorText } from './manager.ts';
 
@@ -21,6 +23,14 @@ export async function runController(config: ControllerConfig): Promise<void> {
   const discovery = new Discovery(client);
   await discovery.refresh();
   const secrets = new Secrets(client);
+  // Health watches hold a connection each for as long as they run: they get their own pool, so they can
+  // never take the connections applies and status writes need.
+  const watchClient = await KubeClient.create({
+    kubeconfig: config.kubeconfig,
+    onRequest: metrics.onApiRequest,
+    connections: 256,
+  });
+  const watches = new WatchCache(watchClient, discovery, { log });
   const ports: Ports = {
     objects: new Objects(client, discovery),
     packageSyncs: new PackageSyncs(client),
@@ -28,6 +38,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     source: metrics.instrumentSource(await createGitSource(config, log)),
     log,
     observe: metrics.objects,
+    watches,
   };
   const manager = new Manager(client, ports, {
     watchNamespace: config.watchNamespace,
@@ -63,6 +74,37 @@ export async function runController(config: ControllerConfig): Promise<void> {
           controllerReadiness({ leaderElection: config.leaderElect, leading: elector?.isLeader ?? false, watchSynced }),
         ),
       },
+      {
+        bindAddress: config.webhookBindAddress,
+        routes: webhookRoutes({
+          // the leader's watch cache answers without a request; a standby (no watch) asks the API server
+          list: async (ns) =>
+            watchSynced
+              ? [...manager.informer.cache.values()]
+                  .map((o) => o as unknown as PackageSync)
+                  .filter((p) => p.metadata.namespace === ns)
+              : (
+                  await client.request<{ items: PackageSync[] }>('GET', packageSyncCollectionPath(ns), {
+                    query: { labelSelector: config.watchLabelSelector },
+                  })
+                ).items,
+          readSecret: (ns, name) => secrets.read(ns, name),
+          // the leader queues at once; a standby asks the leader through the reconcile-requested-at annotation
+          trigger: async (refs) => {
+            for (const r of refs) {
+              if (watchSynced) manager.queue.add(`${r.namespace}/${r.name}`);
+              else
+                await ports.packageSyncs.setAnnotation(
+                  r.namespace,
+                  r.name,
+                  RECONCILE_REQUESTED_AT,
+                  new Date().toISOString(),
+                );
+            }
+          },
+          log,
+        }),
+      },
     ],
     (e, path) => log.error({ err: errorText(e), path }, 'HTTP handler failed'),
   );
@@ -84,6 +126,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     elector = new LeaderElector({
       client,
       namespace: config.leaderElectionNamespace,
+      name: leaderElectionId(config),
       identity: leaderIdentity(),
       log,
       onStartedLeading: startManager,
@@ -98,7 +141,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
       onNewLeader: (identity) => log.info({ leader: identity }, 'leader observed'),
     });
     log.info(
-      { candidate: elector.identity, namespace: config.leaderElectionNamespace },
+      { candidate: elector.identity, namespace: config.leaderElectionNamespace, lease: leaderElectionId(config) },
       'waiting for the leader lease',
     );
     elector.start();
@@ -108,15 +151,28 @@ export async function runController(config: ControllerConfig): Promise<void> {
 
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
-      log.info({ signal }, 'shutting down: finishing in-flight reconciles');
+      // All of shutdown fits in --shutdown-grace, so it ends before the kubelet's SIGKILL: in-flight
+      // reconciles get most of it, then are abandoned (they leave status as their last write left it, and
+      // the next leader takes them up); the rest is for releasing the Lease and closing connections.
       const grace = durationMs(config.shutdownGrace);
+      const reserve = Math.min(5_000, grace / 4);
+      log.info(
+        { signal, inFlight: manager.queue.depth, graceSeconds: grace / 1000 },
+        'shutting down: taking no new work, finishing in-flight reconciles',
+      );
+      setTimeout(() => {
+        log.error('shutdown did not finish within --shutdown-grace: exiting without releasing the lease');
+        process.exit(1);
+      }, grace).unref();
       manager
-        .stop(grace)
+        .stop(grace - reserve)
         .catch((e: unknown) => log.error({ err: errorText(e) }, 'shutdown'))
         // Release the lease only once nothing is in flight, so the next leader never overlaps with us.
         .then(() => elector?.stop())
         .finally(() => {
           void servers.close();
+          watches.stop();
+          void watchClient.close();
           void client.close();
           resolve();
         });
@@ -125,4 +181,6 @@ export async function runController(config: ControllerConfig): Promise<void> {
     process.once('SIGINT', () => stop('SIGINT'));
   });
   log.info('stopped');
+  // Everything is closed; should a stray handle keep the event loop alive, do not outstay the grace period.
+  setTimeout(() => process.exit(process.exitCode ?? 0), 1_000).unref();
 }

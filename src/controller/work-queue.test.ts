@@ -90,4 +90,34 @@ describe('WorkQueue', () => {
     expect(runs.filter((k) => k === 'hot').length).toBeLessThanOrEqual(2);
     await q.shutdown(50);
   });
+
+  it('supersede aborts the run in flight and runs the key again right after it', async () => {
+    const seen: { run: number; aborted: boolean }[] = [];
+    let run = 0;
+    const q = new WorkQueue(
+      async (_key, _signal, superseded) => {
+        const mine = ++run;
+        // a reconcile waiting for health: it waits until told a newer revision is there
+        await new Promise<void>((r) => {
+          if (mine > 1) return r();
+          superseded.addEventListener('abort', () => r());
+        });
+        seen.push({ run: mine, aborted: superseded.aborted });
+        return { failed: false };
+      },
+      { concurrency: 2 },
+    );
+    q.add('a');
+    await tick(10);
+    q.supersede('a');
+    await tick(30);
+    expect(seen).toEqual([
+      { run: 1, aborted: true },
+      { run: 2, aborted: false },
+    ]);
+    q.supersede('b'); // nothing in flight: same as add
+    await tick(10);
+    expect(run).toBe(3);
+    await q.shutdown(50);
+  });
 });

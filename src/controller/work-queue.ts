@@ -6,9 +6,11 @@
  */
 import PQueue from 'p-queue';
 
+/** `signal`: shutdown. `superseded`: a newer revision of this key arrived (see WorkQueue.supersede). */
 export type Worker = (
   key: string,
   signal: AbortSignal,
+  superseded: AbortSignal,
 ) => Promise<{ requeueAfterMs?: number; failed: boolean; retryMs?: number }>;
 
 interface Entry {
@@ -18,6 +20,8 @@ interface Entry {
   /** Another run was requested while this one ran. */
   dirty: boolean;
   failures: number;
+  /** Aborts the run in flight when a newer revision arrives. */
+  superseded?: AbortController;
 }
 
 export interface WorkQueueOptions {
@@ -53,6 +57,18 @@ export class WorkQueue {
       return;
     }
     this.schedule(key, e, delayMs);
+  }
+
+  /**
+   * A newer revision of `key` arrived (new generation, trigger annotation): a run in flight is told to stop
+   * waiting (its `superseded` signal fires) and the key runs again right after it; otherwise as add(key).
+   */
+  supersede(key: string): void {
+    if (this.stopped) return;
+    const e = this.entries.get(key);
+    if (!e?.running) return this.add(key);
+    e.dirty = true;
+    e.superseded?.abort();
   }
 
   /** Forget a key (its object was deleted): cancels its timer. */
@@ -109,7 +125,8 @@ export class WorkQueue {
   private async run(key: string, e: Entry): Promise<void> {
     let next: number | undefined;
     try {
-      const res = await this.worker(key, this.abort.signal);
+      e.superseded = new AbortController();
+      const res = await this.worker(key, this.abort.signal, e.superseded.signal);
       if (res.failed) {
         e.failures++;
         next = this.backoff(res.requeueAfterMs ?? 30_000, e.failures);
@@ -121,6 +138,7 @@ export class WorkQueue {
       e.failures++;
       next = this.backoff(30_000, e.failures);
     } finally {
+      e.superseded = undefined;
       e.running = false;
       this.onDepthChange?.(this.pool.size, this.pool.pending);
     }

@@ -111,11 +111,12 @@ async function recreate(
 ): Promise<{ ok: true; object: KubeObject } | { ok: false; failure: Failure }> {
   const ref = refOf(obj);
   try {
-    await objects.delete(ref, { impersonate: opts.impersonate, signal: opts.signal });
+    const deleted = await objects.delete(ref, { impersonate: opts.impersonate, signal: opts.signal });
+    const held = deleted.gone ? '' : ` (finalizers: ${deleted.finalizers.join(', ')})`;
     const deadline = Date.now() + 60_000;
     while (await objects.get(ref, { impersonate: opts.impersonate, signal: opts.signal })) {
       if (Date.now() > deadline || opts.signal.aborted) {
-        const message = `${describeRef(ref)}: deleted to recreate it, but it is still terminating`;
+        const message = `${describeRef(ref)}: deleted to recreate it, but it is still terminating${held}`;
         return { ok: false, failure: { reason: Reason.ImmutableFieldChange, message, object: ref, terminal: false } };
       }
       await new Promise((r) => setTimeout(r, 250));

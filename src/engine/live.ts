@@ -1,8 +1,11 @@
 /**
  * Reads the live copies the planner needs, in as few requests as the data allows:
  * - one labelled LIST per (kind, namespace) finds every object this PackageSync already owns;
- * - objects new to the inventory may exist unowned (adopt) or owned by another PackageSync (conflict):
- *   a few are read with GET; many in one (kind, namespace) with one unlabelled LIST instead.
+ * - desired objects that LIST did not return may exist unowned (adopt) or owned by another PackageSync
+ *   (conflict): a few are read with GET; many in one (kind, namespace) with one unlabelled LIST instead.
+ *   This includes objects already in the inventory: one another PackageSync took over (both applied it
+ *   at once) carries its labels, not ours, and must be seen as a conflict, not re-taken by our next
+ *   apply — otherwise the two would take it from each other on every reconcile.
  * Nothing here decides; src/core/plan does.
  */
 import { refOfEntry } from '../api/inventory.ts';
@@ -38,24 +41,31 @@ export async function readLiveState(
   const inInventory = new Set<string>();
   const groups = new Map<
     string,
-    { group: string; kind: string; namespace: string; refs: ObjectRef[]; fresh: ObjectRef[] }
+    { group: string; kind: string; namespace: string; refs: ObjectRef[]; fresh: ObjectRef[]; desired: ObjectRef[] }
   >();
-  const add = (ref: ObjectRef, fresh: boolean) => {
+  const group = (ref: ObjectRef) => {
     const k = `${ref.group}/${ref.kind}/${ref.namespace}`;
     let g = groups.get(k);
-    if (!g) groups.set(k, (g = { group: ref.group, kind: ref.kind, namespace: ref.namespace, refs: [], fresh: [] }));
-    g.refs.push(ref);
-    if (fresh) g.fresh.push(ref);
+    if (!g) {
+      g = { group: ref.group, kind: ref.kind, namespace: ref.namespace, refs: [], fresh: [], desired: [] };
+      groups.set(k, g);
+    }
+    return g;
   };
   for (const entry of inventory) {
     const r = refOfEntry(entry);
     if (!r.ok) continue; // a malformed entry cannot name an object: nothing to read or prune
     inInventory.add(refKey(r.value));
-    add(r.value, false);
+    group(r.value).refs.push(r.value);
   }
   for (const obj of desired) {
     const ref = refOf(obj);
-    if (!inInventory.has(refKey(ref))) add(ref, true);
+    const g = group(ref);
+    g.desired.push(ref);
+    if (!inInventory.has(refKey(ref))) {
+      g.refs.push(ref);
+      g.fresh.push(ref);
+    }
   }
 
   const byKey = new Map<string, KubeObject>();
@@ -67,14 +77,15 @@ export async function readLiveState(
         const m: ResourceMapping | undefined = await objects.discovery.mapping(g.group, g.kind);
         if (!m) {
           // A desired object of a kind whose CRD is in this package: it does not exist yet.
-          unknownKinds.push(...g.refs.filter((r) => !g.fresh.includes(r)));
+          const fresh = new Set(g.fresh);
+          unknownKinds.push(...g.refs.filter((r) => !fresh.has(r)));
           return;
         }
         const ns = m.namespaced ? g.namespace : '';
         const owned = await objects.list(m, ns, selector, opts);
         for (const o of owned)
           byKey.set(refKey(refOf({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? '' } })), o);
-        const unseen = g.fresh.filter((r) => !byKey.has(refKey(r)));
+        const unseen = g.desired.filter((r) => !byKey.has(refKey(r)));
         if (unseen.length > LIST_INSTEAD_OF_GETS) {
           const all = await objects.list(m, ns, '', opts);
           const wanted = new Set(unseen.map(refKey));

@@ -4,6 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { Objects } from '../adapters/kube/objects.ts';
+import type { WatchCache } from '../adapters/kube/watch-cache.ts';
 import type { PackageSyncs } from '../adapters/kube/packagesyncs.ts';
 import type { Result } from '../core/failure.ts';
 import type { SourceFile } from '../core/render/types.ts';
@@ -39,6 +40,8 @@ export interface Ports {
   source: SourcePort;
   secrets: SecretsPort;
   log: Logger;
+  /** Shared watches for the health wait (the controller); absent = the wait polls with LISTs (the CLI). */
+  watches?: WatchCache;
   /** Metrics hooks; no-ops in the CLI. */
   observe?: {
     applied?(n: number): void;

@@ -35,7 +35,8 @@ import { applyWaves } from './apply.ts';
 import { readLiveState } from './live.ts';
 import type { Ports } from './ports.ts';
 import { pruneObjects } from './prune.ts';
-import { healthOf, waitForHealth } from './wait.ts';
+import { awaitHealth } from './health-step.ts';
+import { healthOf } from './wait.ts';
 
 export interface ReconcileOptions {
   signal: AbortSignal;
@@ -45,6 +46,8 @@ export interface ReconcileOptions {
   defaultServiceAccount?: string;
   /** Where a PackageSync may place objects (see core/plan/namespace-policy.ts). */
   namespacePolicy: NamespacePolicy;
+  /** Fires when a newer revision of this PackageSync arrived (new generation, trigger): stop waiting. */
+  superseded?: AbortSignal;
 }
 
 export interface ReconcileResult {
@@ -94,7 +97,8 @@ export async function reconcile(
   } catch (e) {
     // An API fault mid-reconcile (e.g. the API server restarting): say so if the API lets us, keeping the
     // inventory as it was saved last (old ∪ new once applying started), then let the queue retry.
-    await run.failUnexpectedly(e).catch(() => undefined);
+    // A shutdown (aborted signal) is not a failure of the package: leave the status to the next leader.
+    if (!opts.signal.aborted) await run.failUnexpectedly(e).catch(() => undefined);
     throw e;
   }
 }
@@ -189,10 +193,7 @@ class Run {
     });
     const changes: Change[] = [...applied.changes];
     ports.observe?.applied?.(changes.filter((c) => c.action !== 'unchanged').length);
-    if (applied.failures.length > 0) {
-      await ports.packageSyncs.event(ps, 'Warning', applied.failures[0]!.reason, applied.failures[0]!.message);
-      return this.fail(applied.failures[0]!, revision, retry);
-    }
+    if (applied.failures.length > 0) return this.fail(applied.failures[0]!, revision, retry);
 
     // only after a fully successful apply: prune what left the package, then shrink the inventory
     const pruned = await pruneObjects(ports.objects, prune, live.value.byKey, this.owner, {
@@ -210,33 +211,36 @@ class Run {
       this.log.info({ changes: summary }, 'applied');
       await ports.packageSyncs.event(ps, 'Normal', 'Applied', `Revision ${revision}: ${summary}`);
     }
-    if (pruned.failure) {
-      await ports.packageSyncs.event(ps, 'Warning', pruned.failure.reason, pruned.failure.message);
-      return this.fail(pruned.failure, revision, retry, changes, rendered.value.digest);
-    }
+    if (pruned.failure) return this.fail(pruned.failure, revision, retry, changes, rendered.value.digest);
 
-    // 6. health: Ready only when every applied object is Current
-    let health: HealthSummary = healthOf([...applied.stored.values()]);
+    // 6. health: Ready only when every applied object is Current (see health-step.ts)
+    const known = new Map([...live.value.byKey, ...applied.stored]);
+    let health: HealthSummary = healthOf(desired.flatMap((d) => known.get(refKey(refOf(d))) ?? []));
     if (spec.wait && desired.length > 0) {
       await this.write({
         kind: 'waiting',
         revision,
         message: `Applied revision ${revision}: ${summary}; waiting for health`,
       });
-      const waited = await waitForHealth(ports.objects, desired, this.owner, {
+      const waited = await awaitHealth({
+        ports,
+        spec,
+        owner: this.owner,
         impersonate: this.impersonate,
-        signal,
+        desired,
+        known,
+        revision,
+        credentials: credentials.data,
         timeoutMs: Math.max(0, durationMs(spec.timeout) - (Date.now() - this.started.getTime())),
-        onProgress: (s) =>
-          this.write({
-            kind: 'waiting',
-            revision,
-            message: `Applied revision ${revision}; waiting for ${s.message}`,
-          }).then(() => undefined),
+        signal: this.opts.signal,
+        superseded: this.opts.superseded,
+        interval,
+        progress: (message) => this.write({ kind: 'waiting', revision, message }),
       });
+      // A newer revision makes this wait moot: no failure to record, the next run starts over.
+      if (waited.kind === 'cancelled') return { failed: false, ...(waited.newRevision ? { requeueAfterMs: 0 } : {}) };
       health = waited.summary;
-      if (!waited.ok) {
-        await ports.packageSyncs.event(ps, 'Warning', waited.failure.reason, waited.failure.message);
+      if (waited.kind === 'unhealthy') {
         return this.fail(waited.failure, revision, retry, changes, rendered.value.digest, health);
       }
     }
@@ -309,6 +313,11 @@ class Run {
     if (health) this.setObjects(health);
     if (revision) this.addHistory(revision, failure.reason, changes, digest);
     this.log.info({ reason: failure.reason }, failure.message);
+    // One Warning event per new failure, not one per retry of the same failure.
+    const before = this.ps.status?.conditions?.find((c) => c.type === 'Ready');
+    if (!this.opts.signal.aborted && (before?.reason !== failure.reason || before.message !== failure.message)) {
+      await this.ports.packageSyncs.event(this.ps, 'Warning', failure.reason, failure.message);
+    }
     await this.write({ kind: 'failed', failure, ...(revision ? { revision } : {}) });
     return { failed: true, requeueAfterMs: retry };
   }

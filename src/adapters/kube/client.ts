@@ -120,30 +120,52 @@ export class KubeClient {
     return { status: res.statusCode, body: (text ? JSON.parse(text) : undefined) as T };
   }
 
-  /** Opens a streaming request (watch); the caller consumes res.body and aborts with the signal. */
+  /**
+   * Opens a streaming request (watch); the caller consumes res.body and aborts with the signal. The body
+   * may stay open for minutes, but the response headers must come within the request timeout: a watch
+   * sent on a dead keep-alive connection would otherwise wait forever, before any deadman timer starts.
+   */
   async stream(path: string, opts: RequestOptions): Promise<Dispatcher.ResponseData> {
-    const res = await this.send('GET', path, { ...opts, timeoutMs: 0 });
+    const res = await this.send('GET', path, opts, true);
     if (res.statusCode >= 400) throw toApiError(res.statusCode, await res.body.text());
     return res;
   }
 
-  private async send(method: string, path: string, opts: RequestOptions): Promise<Dispatcher.ResponseData> {
+  private async send(
+    method: string,
+    path: string,
+    opts: RequestOptions,
+    streaming = false,
+  ): Promise<Dispatcher.ResponseData> {
     if (Date.now() - this.headersLoadedAt > 60_000) await this.refreshHeaders();
     const url = this.server + path + queryString(opts.query);
     const headers: Record<string, string> = { ...this.headers, accept: opts.accept ?? 'application/json' };
-    if (opts.impersonate) headers['impersonate-user'] = opts.impersonate;
+    if (opts.impersonate) {
+      // Kubernetes does not chain impersonation, and with two Impersonate-User headers the kubeconfig's
+      // (user.as) would win: a tenant's apply would silently run with the controller's rights. Refuse.
+      const fromKubeconfig = Object.keys(this.headers).find((h) => h.toLowerCase() === 'impersonate-user');
+      if (fromKubeconfig) {
+        throw new KubeApiError(
+          403,
+          'Forbidden',
+          `cannot act as ${opts.impersonate}: the kubeconfig already impersonates ${this.headers[fromKubeconfig]} ` +
+            '(user.as), and impersonation does not chain; run the controller with its own credentials',
+        );
+      }
+      headers['impersonate-user'] = opts.impersonate;
+    }
     let body: string | undefined;
     if (opts.body !== undefined) {
       body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
       headers['content-type'] = opts.contentType ?? 'application/json';
     }
     const timeout = opts.timeoutMs ?? this.requestTimeoutMs;
+    // a stream is bounded until its headers arrive, then only by the caller's signal
+    const whole = streaming ? 0 : timeout;
     const verb = verbOf(method, opts.query);
     for (let attempt = 0; ; attempt++) {
       const started = performance.now();
-      const signals = [opts.signal, timeout > 0 ? AbortSignal.timeout(timeout) : undefined].filter(
-        (s) => s !== undefined,
-      );
+      const signals = [opts.signal, whole > 0 ? AbortSignal.timeout(whole) : undefined].filter((s) => s !== undefined);
       let res: Dispatcher.ResponseData;
       try {
         res = await undiciRequest(url, {
@@ -153,12 +175,12 @@ export class KubeClient {
           dispatcher: this.dispatcher,
           signal: signals.length ? AbortSignal.any(signals) : undefined,
           // watches stay open for minutes; the abort signal bounds everything else
-          bodyTimeout: timeout > 0 ? timeout : 0,
-          headersTimeout: timeout > 0 ? timeout : 0,
+          bodyTimeout: whole,
+          headersTimeout: timeout,
         });
       } catch (e) {
         this.onRequest?.(verb, 0, (performance.now() - started) / 1000);
-        if (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError') && !opts.signal?.aborted) {
+        if (isTimeout(e) && !opts.signal?.aborted) {
           throw new KubeApiError(
             504,
             'Timeout',
@@ -181,6 +203,17 @@ export class KubeClient {
   async close(): Promise<void> {
     await this.dispatcher.close();
   }
+}
+
+function isTimeout(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  const code = (e as { code?: string }).code;
+  return (
+    e.name === 'TimeoutError' ||
+    e.name === 'AbortError' ||
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT'
+  );
 }
 
 function verbOf(method: string, query: RequestOptions['query']): string {

@@ -11,6 +11,8 @@ export interface ResourceMapping {
   kind: string;
   resource: string;
   namespaced: boolean;
+  /** The verbs the resource serves (list, watch, patch, …), as discovery reports them. */
+  verbs?: string[];
 }
 
 interface DiscoveryList {
@@ -18,7 +20,12 @@ interface DiscoveryList {
     metadata: { name?: string };
     versions: {
       version: string;
-      resources: { resource: string; responseKind?: { kind: string }; scope: 'Namespaced' | 'Cluster' }[];
+      resources: {
+        resource: string;
+        responseKind?: { kind: string };
+        scope: 'Namespaced' | 'Cluster';
+        verbs?: string[];
+      }[];
     }[];
   }[];
 }
@@ -49,6 +56,12 @@ export class Discovery {
   /** Synchronous scope lookup for render: undefined when the kind is not served (yet). */
   isNamespaced(group: string, kind: string): boolean | undefined {
     return this.byGroupKind.get(`${group}/${kind}`)?.[0]?.namespaced;
+  }
+
+  /** The preferred version of every kind that can be listed, e.g. to find objects by label across kinds. */
+  async listable(): Promise<ResourceMapping[]> {
+    if (this.loadedAt === 0) await this.refresh();
+    return [...this.byGroupKind.values()].map((all) => all[0]!).filter((m) => m.verbs?.includes('list'));
   }
 
   async refresh(): Promise<void> {
@@ -82,6 +95,7 @@ export class Discovery {
             kind: r.responseKind.kind,
             resource: r.resource,
             namespaced: r.scope === 'Namespaced',
+            verbs: r.verbs,
           });
           next.set(key, list);
         }

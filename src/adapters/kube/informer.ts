@@ -15,8 +15,15 @@ export interface InformerOptions {
   labelSelector?: string;
   /** Called with errors that the informer retries itself (for logs). */
   onError?: (e: unknown) => void;
-  /** Server-side watch timeout; a silent dead watch is noticed at the latest after this. */
+  /** Server-side watch timeout; a silent dead watch is noticed at the latest after this plus the margin. */
   watchTimeoutSeconds?: number;
+  /** How long past its server-side timeout a watch may stay open before it counts as dead. Default 30 s. */
+  deadmanMarginMs?: number;
+  /**
+   * apiVersion and kind to stamp on listed items: a LIST names them once for the list, not on each item,
+   * and readers of the cache (the health rules) need them on every object.
+   */
+  objectType?: { apiVersion: string; kind: string };
 }
 
 const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
@@ -56,17 +63,22 @@ export class Informer {
   private async run(): Promise<void> {
     let backoff = 250;
     while (!this.abort.signal.aborted) {
+      let relisted = false;
       try {
-        if (!this.resourceVersion) await this.list();
+        if (!this.resourceVersion) {
+          await this.list();
+          relisted = true;
+        }
         this.syncedResolve();
         await this.watch();
         backoff = 250;
       } catch (e) {
         if (this.abort.signal.aborted) return;
-        if (e instanceof KubeApiError && e.status === 410) {
-          this.resourceVersion = ''; // expired: relist once, then watch again
-          continue;
-        }
+        // Expired: relist once, then watch again. A 410 right after a fresh list (a lagging watch cache)
+        // waits out the back-off first, so it can never turn into a tight list loop.
+        const expired = e instanceof KubeApiError && e.status === 410;
+        if (expired) this.resourceVersion = '';
+        if (expired && !relisted) continue;
         this.opts.onError?.(e);
         await new Promise((r) => setTimeout(r, backoff));
         backoff = Math.min(backoff * 2, 30_000);
@@ -86,7 +98,8 @@ export class Informer {
         query: { labelSelector: this.opts.labelSelector, limit: 500, continue: cont },
         signal: this.abort.signal,
       });
-      for (const item of page.items) seen.set(keyOf(item), item);
+      const type = this.opts.objectType;
+      for (const item of page.items) seen.set(keyOf(item), type ? { ...item, ...type } : item);
       cont = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion;
     } while (cont);
@@ -119,7 +132,10 @@ export class Informer {
     });
     // A connection can die without a FIN; the server closes the watch after timeoutSeconds, so a watch
     // that outlives that by a margin is dead: abort it and resume.
-    const deadman = setTimeout(() => res.body.destroy(new Error('watch went silent')), (timeoutSeconds + 30) * 1000);
+    const deadman = setTimeout(
+      () => res.body.destroy(new Error('watch went silent')),
+      timeoutSeconds * 1000 + (this.opts.deadmanMarginMs ?? 30_000),
+    );
     let buffer = '';
     try {
       for await (const chunk of res.body) {

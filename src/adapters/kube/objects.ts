@@ -5,9 +5,11 @@
 import { FIELD_MANAGER } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
 import type { Failure } from '../../core/failure.ts';
-import { describeRef, groupOf, refOf, versionOf, type KubeObject, type ObjectRef } from '../../core/object.ts';
+import { groupOf, versionOf, type KubeObject, type ObjectRef } from '../../core/object.ts';
 import { KubeApiError, isNotFound, type KubeClient } from './client.ts';
 import { resourcePath, type Discovery, type ResourceMapping } from './discovery.ts';
+
+export { applyFailure } from './failures.ts';
 
 export interface ObjectsOptions {
   impersonate?: string;
@@ -95,82 +97,39 @@ export class Objects {
     return { created: res.status === 201, object: res.body };
   }
 
-  /** Deletes with Background propagation; true when deleted or already gone. */
-  async delete(ref: ObjectRef, opts: ObjectsOptions & { uid?: string } = {}): Promise<void> {
+  /**
+   * Deletes with Background propagation. `gone` when deleted or already absent; otherwise the object
+   * stays, terminating, held by the finalizers named (a delete that succeeded but did not delete).
+   */
+  async delete(ref: ObjectRef, opts: ObjectsOptions & { uid?: string } = {}): Promise<DeleteOutcome> {
     const m = await this.discovery.mapping(ref.group, ref.kind);
-    if (!m) return; // the kind is gone (its CRD was deleted): nothing left to delete
+    if (!m) return { gone: true }; // the kind is gone (its CRD was deleted): nothing left to delete
     try {
-      await this.client.request('DELETE', resourcePath(m, ref.namespace, ref.name), {
-        body: {
-          apiVersion: 'v1',
-          kind: 'DeleteOptions',
-          propagationPolicy: 'Background',
-          // never delete a newer object of the same name that someone created since we read it
-          ...(opts.uid ? { preconditions: { uid: opts.uid } } : {}),
+      const res = await this.client.request<KubeObject | { kind: 'Status' }>(
+        'DELETE',
+        resourcePath(m, ref.namespace, ref.name),
+        {
+          body: {
+            apiVersion: 'v1',
+            kind: 'DeleteOptions',
+            propagationPolicy: 'Background',
+            // never delete a newer object of the same name that someone created since we read it
+            ...(opts.uid ? { preconditions: { uid: opts.uid } } : {}),
+          },
+          impersonate: opts.impersonate,
+          signal: opts.signal,
         },
-        impersonate: opts.impersonate,
-        signal: opts.signal,
-      });
+      );
+      // 200 with a Status: deleted now. 200 with the object: it stays until its finalizers are removed.
+      const finalizers = (res as KubeObject | undefined)?.metadata?.finalizers;
+      return Array.isArray(finalizers) && finalizers.length > 0
+        ? { gone: false, finalizers: finalizers as string[] }
+        : { gone: true };
     } catch (e) {
-      if (isNotFound(e)) return;
+      if (isNotFound(e)) return { gone: true };
       throw e;
     }
   }
 }
 
-/** Turns an API error on an object into a Failure a user can act on. */
-export function applyFailure(obj: KubeObject, e: unknown, verb: 'apply' | 'delete' = 'apply'): Failure {
-  const ref = refOf(obj);
-  const what = describeRef(ref);
-  if (!(e instanceof KubeApiError)) {
-    return {
-      reason: Reason.ApplyFailed,
-      message: `${verb} ${what}: ${(e as Error).message ?? String(e)}`,
-      object: ref,
-      terminal: false,
-    };
-  }
-  if (e.status === 409 && verb === 'apply') {
-    return {
-      reason: Reason.ApplyConflict,
-      message: `${what}: ${conflictSummary(e.message)}; remove the field from the package, let ${FIELD_MANAGER} own it (kubectl apply --server-side --field-manager=${FIELD_MANAGER}), or set spec.force: true`,
-      object: ref,
-      terminal: false,
-    };
-  }
-  if (e.status === 422 && /immutable/i.test(e.message)) {
-    return {
-      reason: Reason.ImmutableFieldChange,
-      message: `${what}: ${trimMessage(e.message)}; set spec.force: true to delete and recreate it`,
-      object: ref,
-      terminal: false,
-    };
-  }
-  if (e.status === 403) {
-    return {
-      reason: Reason.Forbidden,
-      message: `${verb} ${what}: forbidden: ${trimMessage(e.message)}`,
-      object: ref,
-      terminal: false,
-    };
-  }
-  if (e.status === 404 && verb === 'apply') {
-    return { reason: Reason.UnknownKind, message: `${what}: ${trimMessage(e.message)}`, object: ref, terminal: false };
-  }
-  return {
-    reason: verb === 'apply' ? Reason.ApplyFailed : Reason.PruneFailed,
-    message: `${verb} ${what}: ${trimMessage(e.message)}`,
-    object: ref,
-    terminal: false,
-  };
-}
-
-function conflictSummary(message: string): string {
-  // "Apply failed with 1 conflict: conflict with \"kubectl-edit\" using v1: .data.key"
-  const m = /conflicts? with (.*)$/s.exec(message);
-  return m ? `field conflict with ${trimMessage(m[1]!)}` : trimMessage(message);
-}
-
-function trimMessage(message: string): string {
-  return message.length > 400 ? `${message.slice(0, 400)}…` : message;
-}
+export type DeleteOutcome = { gone: true } | { gone: false; finalizers: string[] };

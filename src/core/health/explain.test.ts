@@ -6,9 +6,9 @@ import type { Health } from './index.ts';
 import { fixture, fixtureDocs, fixtureNames } from './testdata/fixtures.ts';
 
 const UNSCHEDULABLE =
-  '0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 Insufficient memory. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod';
+  "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling";
 const QUOTA =
-  'pods "web-7d9f8b6c5d-x7k2p" is forbidden: exceeded quota: compute, requested: limits.cpu=2, used: limits.cpu=4, limited: limits.cpu=4';
+  'pods "web-5bb5669766-x7k2p" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=0, limited: pods=0';
 
 /**
  * Each scene: the workload first, then the ReplicaSets and Pods an adapter would list beside it. Messages
@@ -20,7 +20,7 @@ const SCENES: [string, Health][] = [
     {
       status: 'Failed',
       reason: 'ImagePullBackOff',
-      message: '0 of 2 replicas available; Pod web-7d9f8b6c5d-abcde: ImagePullBackOff: Back-off pulling image "nope:1"',
+      message: '0 of 2 replicas available; Pod web-746df4b745-abcde: ImagePullBackOff: Back-off pulling image "nope:1"',
     },
   ],
   // The old ReplicaSet's pods still fail, but they are what the fix replaces: no blame, no Failed.
@@ -34,7 +34,7 @@ const SCENES: [string, Health][] = [
       status: 'Failed',
       reason: 'ProgressDeadlineExceeded',
       message:
-        '1 of 3 replicas updated; ReplicaSet "web-5c6b7f9d4b" has timed out progressing; Pod web-5c6b7f9d4b-q8xzt: CrashLoopBackOff: restarted 5 times, last exit code 1 (Error)',
+        '1 of 3 replicas updated; ReplicaSet "web-f8df77975" has timed out progressing; Pod web-f8df77975-abcde: CrashLoopBackOff: restarted 10 times, last exit code 1 (Error)',
     },
   ],
   [
@@ -42,7 +42,7 @@ const SCENES: [string, Health][] = [
     {
       status: 'InProgress',
       reason: 'FailedCreate',
-      message: `0 of 2 replicas updated; ReplicaSet web-7d9f8b6c5d: ${QUOTA}`,
+      message: `0 of 2 replicas updated; ReplicaSet web-5bb5669766: ${QUOTA}`,
     },
   ],
   [
@@ -50,7 +50,7 @@ const SCENES: [string, Health][] = [
     {
       status: 'InProgress',
       reason: 'Unschedulable',
-      message: `2 of 3 replicas created; Pod db-1: Unschedulable: ${UNSCHEDULABLE}`,
+      message: `1 of 3 replicas created; Pod db-0: Unschedulable: ${UNSCHEDULABLE}`,
     },
   ],
   [
@@ -68,7 +68,7 @@ const SCENES: [string, Health][] = [
     {
       status: 'InProgress',
       reason: 'Error',
-      message: 'running: 0 of 1 succeeded, 1 active, 1 failed; Pod migrate-4hd9s: Error: exit code 1',
+      message: 'running: 0 of 1 succeeded, 1 active, 1 failed; Pod migrate-abcde: Error: exit code 1',
     },
   ],
   // Named (it is why the DaemonSet is not available) but not fatal: the pod is of an older template.
@@ -142,22 +142,24 @@ describe('explainWorkload', () => {
     const young = structuredClone(deployment);
     young.status = { ...(young.status as object), conditions: [] };
     const pods = structuredClone(children);
-    const crashing = pods.find((c) => c.metadata.name === 'web-5c6b7f9d4b-q8xzt') as KubeObject;
+    const crashing = pods.find((c) => c.metadata.name === 'web-f8df77975-abcde') as KubeObject;
     (crashing.status as { containerStatuses: { restartCount: number }[] }).containerStatuses[0]!.restartCount = 1;
     expect(explainWorkload(young, pods)).toEqual({
       status: 'InProgress',
       reason: 'CrashLoopBackOff',
       message: named(
         young,
-        '1 of 3 replicas updated; Pod web-5c6b7f9d4b-q8xzt: CrashLoopBackOff: restarted 1 time, last exit code 1 (Error)',
+        '1 of 3 replicas updated; Pod web-f8df77975-abcde: CrashLoopBackOff: restarted 1 time, last exit code 1 (Error)',
       ),
     });
   });
 
   it('prefers a fatal cause over an earlier harmless one', () => {
     const [job, children] = scene('explain-job-retrying.yaml');
-    const [config] = scene('explain-job-config-error.yaml')[1];
-    const health = explainWorkload(job, [...children, config as KubeObject]);
+    const config = structuredClone(scene('explain-job-config-error.yaml')[1][0]!);
+    // the same Job's pod (the two scenes were made from different Jobs)
+    config.metadata.ownerReferences = [{ ...config.metadata.ownerReferences![0]!, uid: job.metadata.uid! }];
+    const health = explainWorkload(job, [...children, config]);
     expect(health.status).toBe('Failed');
     expect(health.reason).toBe('CreateContainerConfigError');
   });
@@ -167,7 +169,7 @@ describe('explainWorkload', () => {
     expect(explainWorkload(service, [])).toEqual({
       status: 'InProgress',
       reason: 'NoLoadBalancerIngress',
-      message: 'Service/team-a/web: waiting for the load balancer to get an address',
+      message: named(service, 'waiting for the load balancer to get an address'),
     });
   });
 });

@@ -4,7 +4,7 @@ import { computeHealth } from './compute.ts';
 import { condition, str } from './fields.ts';
 import type { Health } from './health.ts';
 import { trimDot } from './health.ts';
-import { podCause } from './pod.ts';
+import { notReadyCause, podCause } from './pod.ts';
 
 /** A reason found below the workload; `fatal` may end the wait at once. */
 interface Cause {
@@ -98,7 +98,7 @@ function findCause(workload: KubeObject, children: readonly KubeObject[]): Cause
     .filter(({ pod }) => !pod.metadata.deletionTimestamp) // already being replaced
     .sort((a, b) => Number(b.current) - Number(a.current)) // stable: input order within each group
     .flatMap(({ pod, current }): Cause[] => {
-      const cause = podCause(pod);
+      const cause = podCause(pod) ?? notReadyCause(pod);
       if (!cause) return [];
       return [
         { reason: cause.reason, message: `Pod ${pod.metadata.name}: ${cause.message}`, fatal: current && cause.fatal },

@@ -9,4 +9,4 @@ export { computeHealth } from './compute.ts';
 export { explainWorkload } from './explain.ts';
 export { CRASH_LOOP_FAILED_RESTARTS } from './pod.ts';
 export type { HealthSummary, ObjectHealth } from './summary.ts';
-export { summarizeHealth } from './summary.ts';
+export { describeUnhealthy, summarizeHealth } from './summary.ts';

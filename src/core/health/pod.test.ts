@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../object.ts';
 import { CRASH_LOOP_FAILED_RESTARTS, computeHealth } from './index.ts';
 import { fixture } from './testdata/fixtures.ts';
+import { notReadyCause, podCause } from './pod.ts';
 
 function withRestarts(restarts: number): KubeObject {
   const pod = structuredClone(fixture('pod-crash-loop.yaml'));
@@ -46,5 +47,17 @@ describe('Pod', () => {
       .containerStatuses[0]!.state.terminated;
     state.message = 'panic: password=hunter2';
     expect(computeHealth(pod).message).not.toContain('hunter2');
+  });
+
+  it('names a running pod that is not ready only as a last resort, never as fatal', () => {
+    const running = fixture('pod-running-not-ready.yaml');
+    expect(podCause(running)).toBeUndefined();
+    expect(notReadyCause(running)).toEqual({
+      reason: 'ContainersNotReady',
+      message: 'ContainersNotReady: containers with unready status: [web]',
+      fatal: false,
+    });
+    expect(notReadyCause(fixture('pod-running-ready.yaml'))).toBeUndefined();
+    expect(notReadyCause(fixture('pod-image-pull-backoff.yaml'))).toBeUndefined(); // Pending: podCause's
   });
 });

@@ -106,6 +106,19 @@ export function podCause(pod: KubeObject): PodCause | undefined {
   return undefined;
 }
 
+/**
+ * A pod that runs but is not Ready (a readiness probe that keeps failing): not a cause podCause names, since
+ * every pod passes through it while starting, but at a timeout the best there is to say which pod holds a
+ * workload up. Never fatal.
+ */
+export function notReadyCause(pod: KubeObject): PodCause | undefined {
+  if (str(pod, ['status', 'phase']) !== 'Running') return undefined;
+  const ready = condition(pod, 'Ready');
+  if (ready?.status !== 'False') return undefined;
+  const reason = ready.reason || 'PodNotReady';
+  return { reason, message: withReason(reason, ready.message ?? 'running but not ready'), fatal: false };
+}
+
 function waitingCause(c: ContainerView, waiting: ContainerState): PodCause {
   if (waiting.reason === 'CrashLoopBackOff') {
     // The kubelet's own text ("back-off 40s restarting failed container=…") says less than the exit code.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ObjectRef } from '../object.ts';
 import { describeRef } from '../object.ts';
-import { isHealthy, isTerminal, notFoundHealth, summarizeHealth } from './index.ts';
+import { describeUnhealthy, isHealthy, isTerminal, notFoundHealth, summarizeHealth } from './index.ts';
 import type { Health, ObjectHealth } from './index.ts';
 
 const deployment = (name: string): ObjectRef => ({ group: 'apps', kind: 'Deployment', namespace: 'team-a', name });
@@ -98,5 +98,31 @@ describe('isHealthy and isTerminal', () => {
     const health: Health = { status, message: '' };
     expect(isHealthy(health)).toBe(healthy);
     expect(isTerminal(health)).toBe(terminal);
+  });
+});
+
+describe('describeUnhealthy', () => {
+  it('names every object that is not Current, most severe first, input order within a status', () => {
+    const list: ObjectHealth[] = [
+      { object: deployment('api'), health: ok },
+      {
+        object: deployment('web'),
+        health: { status: 'InProgress', reason: 'LessReady', message: '1 of 2 replicas ready.' },
+      },
+      { object: job, health: { status: 'Failed', reason: 'BackoffLimitExceeded', message: 'BackoffLimitExceeded' } },
+      { object: deployment('cache'), health: notFoundHealth() },
+    ];
+    expect(describeUnhealthy(list)).toBe(
+      `${describeRef(job)} (BackoffLimitExceeded); ${describeRef(deployment('cache'))} (object not found); ${web} (1 of 2 replicas ready)`,
+    );
+    expect(describeUnhealthy([list[0]!])).toBe('');
+  });
+
+  it('cuts one long message short so the others still fit', () => {
+    const long: Health = { status: 'InProgress', reason: 'Unschedulable', message: 'x'.repeat(1000) };
+    const text = describeUnhealthy([{ object: deployment('web'), health: long }]);
+    expect(text.length).toBe(300);
+    expect(text.startsWith(`${web} (xxx`)).toBe(true);
+    expect(text.endsWith('…)')).toBe(true);
   });
 });

@@ -51,3 +51,24 @@ function describeObject({ object, health }: ObjectHealth): string {
   const message = health.message.startsWith(`${name}: `) ? health.message.slice(name.length + 2) : health.message;
   return `${name} (${trimDot(message)})`;
 }
+
+/** Longest message kept per object in describeUnhealthy, so one verbose object cannot crowd out the rest. */
+const MAX_OBJECT_MESSAGE = 300;
+
+/**
+ * Every object that is not Current, most severe first, input order within a status:
+ * `Deployment/team-a/web (0 of 2 replicas available; Pod web-7d9f-abcde: ImagePullBackOff: …); Widget…`.
+ * What a timeout names, so nobody has to go looking for which object held the wait up and why.
+ */
+export function describeUnhealthy(list: readonly ObjectHealth[]): string {
+  const rank = (o: ObjectHealth) => HEALTH_SEVERITY.indexOf(o.health.status);
+  return list
+    .filter((o) => o.health.status !== 'Current')
+    .map((o, i) => ({ o, i }))
+    .sort((a, b) => rank(a.o) - rank(b.o) || a.i - b.i)
+    .map(({ o }) => {
+      const text = describeObject(o);
+      return text.length > MAX_OBJECT_MESSAGE ? `${text.slice(0, MAX_OBJECT_MESSAGE - 2)}…)` : text;
+    })
+    .join('; ');
+}

@@ -44,7 +44,7 @@ describe('Deployment', () => {
     expect(computeHealth(counted)).toEqual({
       status: 'InProgress',
       reason: 'ReplicaSetUpdated',
-      message: 'ReplicaSet "web-5c6b7f9d4b" is progressing.',
+      message: 'ReplicaSet "web-6f899c767b" is progressing.',
     });
   });
 
@@ -62,7 +62,11 @@ describe('Deployment', () => {
 
 describe('StatefulSet', () => {
   it('with OnDelete, still waits for ready replicas but not for revisions', () => {
-    const onDelete = variant('statefulset-rolling.yaml', { updateStrategy: { type: 'OnDelete' } });
+    const onDelete = variant(
+      'statefulset-rolling.yaml',
+      { updateStrategy: { type: 'OnDelete' } },
+      { readyReplicas: 3, availableReplicas: 3 },
+    );
     expect(computeHealth(onDelete)).toEqual({
       status: 'Current',
       message: '3 of 3 replicas ready (OnDelete: updates wait for pods to be deleted)',
@@ -80,11 +84,15 @@ describe('StatefulSet', () => {
   });
 
   it('waits for currentRevision once all replicas are updated', () => {
-    const caughtUp = variant('statefulset-rolling.yaml', {}, { updatedReplicas: 3, currentReplicas: 3 });
+    const caughtUp = variant(
+      'statefulset-rolling.yaml',
+      {},
+      { updatedReplicas: 3, currentReplicas: 3, readyReplicas: 3, availableReplicas: 3 },
+    );
     expect(computeHealth(caughtUp)).toEqual({
       status: 'InProgress',
       reason: 'RevisionMismatch',
-      message: 'waiting for currentRevision db-6b8f5d7c94 to reach db-7c9d6e8fa5',
+      message: 'waiting for currentRevision db-77d9794685 to reach db-6dcbb7b8f',
     });
   });
 
@@ -103,9 +111,9 @@ describe('DaemonSet', () => {
     const onDelete = variant(
       'daemonset-rolling.yaml',
       { updateStrategy: { type: 'OnDelete' } },
-      { numberAvailable: 3, numberReady: 3 },
+      { numberAvailable: 1, numberReady: 1, updatedNumberScheduled: 0 },
     );
-    expect(computeHealth(onDelete)).toEqual({ status: 'Current', message: '3 of 3 pods available' });
+    expect(computeHealth(onDelete)).toEqual({ status: 'Current', message: '1 of 1 pods available' });
   });
 
   it('waits until the controller has counted the nodes', () => {

@@ -1,0 +1,139 @@
+/**
+ * What the benchmarks apply, generated: the fleet units (Flux's benchmark shape: ServiceAccount, Service,
+ * Deployment with 0 replicas, ConfigMap), the big packages (ConfigMaps and Deployments) and the small package
+ * whose change latency is measured. Each benchmark has its own repository on one real git smart-HTTP server.
+ * Documents are written as JSON (valid YAML): generation stays cheap at 10,000 objects.
+ */
+import {
+  commitFiles,
+  createRepo,
+  createRepoRoot,
+  startGitHttpServer,
+  type TestRepo,
+} from '../../test/support/git/index.ts';
+import type { GitHttpServer } from '../../test/support/git/index.ts';
+
+export interface GitFixtures {
+  server: GitHttpServer;
+  /** fleet/ units: what Flux's benchmark clones once per GitRepository. */
+  fleet: GitFixture;
+  big: GitFixture;
+  change: GitFixture;
+  stop(): Promise<void>;
+}
+
+export interface GitFixture {
+  repo: TestRepo;
+  url: string;
+}
+
+/**
+ * One git server, one repository per benchmark: a repository holding every benchmark's content would make
+ * Flux clone and archive the big packages 1,000 times in the fleet run, and slow every checkout of the
+ * change-latency run; neither would be the shape being measured.
+ */
+export async function startGitFixtures(): Promise<GitFixtures> {
+  const repos = await createRepoRoot();
+  const server = await startGitHttpServer({ root: repos.root, auth: 'none' });
+  const fixture = async (name: string): Promise<GitFixture> => ({
+    repo: await createRepo(repos.root, name),
+    url: server.url(name),
+  });
+  return {
+    server,
+    fleet: await fixture('fleet'),
+    big: await fixture('big'),
+    change: await fixture('change'),
+    async stop() {
+      await server.stop();
+      await repos.dispose();
+    },
+  };
+}
+
+type Doc = Record<string, unknown>;
+const yaml = (docs: Doc[]) => docs.map((d) => JSON.stringify(d)).join('\n---\n') + '\n';
+
+/** The four objects of fleet unit `name`; the ConfigMap carries the unit's own data, so every unit differs. */
+export function fleetUnit(name: string, index: number): Doc[] {
+  const labels = { app: name };
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name },
+      spec: { selector: labels, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+    },
+    deploymentDoc(name),
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { unit: name, index: String(index) } },
+  ];
+}
+
+function deploymentDoc(name: string): Doc {
+  const labels = { app: name };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: {
+      replicas: 0,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          containers: [{ name: 'app', image: `registry.local/bench/${name}:1`, ports: [{ containerPort: 8080 }] }],
+        },
+      },
+    },
+  };
+}
+
+export const unitName = (i: number) => `u-${String(i).padStart(4, '0')}`;
+export const unitPath = (i: number) => `fleet/${unitName(i)}`;
+
+/** One directory per unit (fleet/u-0000 … ): `count` units. */
+export async function commitFleet(repo: TestRepo, count: number): Promise<string> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < count; i++) files[`${unitPath(i)}/app.yaml`] = yaml(fleetUnit(unitName(i), i));
+  return commitFiles(repo, 'main', files, `fleet of ${count}`);
+}
+
+/** `count` objects, one Deployment (0 replicas) for every three ConfigMaps, no namespace set. */
+export function bigObjects(count: number): Doc[] {
+  const out: Doc[] = [];
+  for (let i = 0; i < count; i++) {
+    const name = `obj-${String(i).padStart(5, '0')}`;
+    if (i % 4 === 3) out.push(deploymentDoc(name));
+    else
+      out.push({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name },
+        data: { index: String(i), payload: 'x'.repeat(256) },
+      });
+  }
+  return out;
+}
+
+export const bigPath = (count: number) => `big/n-${count}`;
+
+/** The big package as files of 100 documents each, as a real package is split. */
+export async function commitBig(repo: TestRepo, count: number): Promise<string> {
+  const docs = bigObjects(count);
+  const files: Record<string, string> = {};
+  for (let f = 0; f * 100 < docs.length; f++)
+    files[`${bigPath(count)}/part-${String(f).padStart(3, '0')}.yaml`] = yaml(docs.slice(f * 100, f * 100 + 100));
+  return commitFiles(repo, 'main', files, `big package of ${count}`);
+}
+
+export const CHANGE_PATH = 'change';
+export const CHANGE_OBJECTS = 10;
+
+/** The 10-object package at revision `rev`: every ConfigMap says which revision it came from. */
+export async function commitChange(repo: TestRepo, rev: number): Promise<string> {
+  const docs: Doc[] = [];
+  for (let i = 0; i < CHANGE_OBJECTS; i++)
+    docs.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}` }, data: { rev: String(rev) } });
+  return commitFiles(repo, 'main', { [`${CHANGE_PATH}/app.yaml`]: yaml(docs) }, `change ${rev}`);
+}

@@ -1,0 +1,247 @@
+/**
+ * Fleet: N units of 4 objects each, wait on, all from one git server: creation → all Ready, the
+ * controller's peak RSS, and the API requests made, for PackageSync and for Flux on the same control plane.
+ * Each run gets a fresh controller process (so its peak RSS is its own) and a fresh namespace, removed
+ * afterwards with the controllers stopped and finalizers dropped, so cleanup is never measured.
+ */
+import PQueue from 'p-queue';
+import type { KubeClient } from '../../src/adapters/kube/client.ts';
+import {
+  apiserverRequests,
+  createNamespace,
+  deleteNamespace,
+  diff,
+  type CountingClient,
+  type VerbCounts,
+} from './cluster.ts';
+import { unitName, unitPath, type GitFixtures } from './fixtures.ts';
+import {
+  fluxRequests,
+  memoryOf,
+  packageSyncRequests,
+  scrape,
+  startFlux,
+  startPackageSync,
+  waitServing,
+  type Memory,
+} from './procs.ts';
+import { createAll, fluxUnitOf, GITREPO_PATH, isReady, KS_PATH, packageSyncOf, PS_PATH, watchUntil } from './units.ts';
+
+export interface BenchContext {
+  kubeconfig: string;
+  harness: CountingClient;
+  git: GitFixtures;
+  concurrency: number;
+  flux?: { sourceDir: string; kustomizeDir: string };
+  nodeArgs?: string[];
+  /** Prefix of every namespace the bench creates (the smoke test runs on the shared cluster). */
+  prefix: string;
+  /** First of four loopback ports for the PackageSync controllers' metrics and webhook. */
+  portBase: number;
+  log(msg: string): void;
+}
+
+export interface FleetResult {
+  tool: 'PackageSync' | 'Flux';
+  n: number;
+  seconds: number;
+  /** Peak RSS of every process of the tool, MiB (Flux: source-controller + kustomize-controller). */
+  peakMiB: number;
+  perProcessPeakMiB: Record<string, number>;
+  /** RSS after idling `idleSeconds` with everything Ready (only when asked). */
+  idleMiB?: number;
+  idleSeconds?: number;
+  /** apiserver_request_total delta by verb, minus the harness's own requests. */
+  apiserver: VerbCounts;
+  /** The controller's own client-side request count by verb/method. */
+  client: VerbCounts;
+  /** Set when the run was stopped at its time cap before all N were Ready: `seconds` is then a lower bound. */
+  readyAtCap?: number;
+}
+
+const snapshot = (c: CountingClient) => ({ ...c.own });
+
+export async function runFleetPackageSync(ctx: BenchContext, n: number, idleSeconds = 0): Promise<FleetResult> {
+  const ns = `${ctx.prefix}fleet-ps-${n}`;
+  const { client } = ctx.harness;
+  await createNamespace(client, ns);
+  const proc = startPackageSync({
+    kubeconfig: ctx.kubeconfig,
+    concurrency: ctx.concurrency,
+    metricsPort: ctx.portBase,
+    tag: `fleet-${n}`,
+    nodeArgs: ctx.nodeArgs,
+  });
+  try {
+    await waitServing(proc);
+    const units = Array.from({ length: n }, (_, i) => ({
+      name: unitName(i),
+      url: ctx.git.fleet.url,
+      path: unitPath(i),
+      interval: '10m',
+      wait: true,
+    }));
+    const m = await measure(ctx, PS_PATH(ns), n, 0, async () => {
+      await createAll(
+        client,
+        units.map((u) => ({ path: PS_PATH(ns), body: packageSyncOf(ns, u) })),
+      );
+    });
+    const mem: Memory = memoryOf(proc.child.pid!);
+    const result: FleetResult = {
+      tool: 'PackageSync',
+      n,
+      seconds: m.seconds,
+      peakMiB: mem.peakMiB,
+      perProcessPeakMiB: { packagesync: mem.peakMiB },
+      apiserver: m.apiserver,
+      client: packageSyncRequests(await scrape(proc)),
+    };
+    if (idleSeconds > 0) {
+      await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+      result.idleMiB = memoryOf(proc.child.pid!).rssMiB;
+      result.idleSeconds = idleSeconds;
+    }
+    return result;
+  } finally {
+    await proc.stop();
+    await dropFinalizers(client, PS_PATH(ns));
+    await deleteNamespace(client, ns);
+  }
+}
+
+export async function runFleetFlux(
+  ctx: BenchContext,
+  n: number,
+  idleSeconds = 0,
+  capSeconds = 0,
+): Promise<FleetResult> {
+  if (!ctx.flux) throw new Error('Flux binaries not built');
+  const ns = `${ctx.prefix}fleet-flux-${n}`;
+  const { client } = ctx.harness;
+  await createNamespace(client, ns);
+  const procs = startFlux({ kubeconfig: ctx.kubeconfig, ...ctx.flux, concurrency: ctx.concurrency, tag: `fleet-${n}` });
+  const all = [procs.source, procs.kustomize];
+  try {
+    await Promise.all(all.map((p) => waitServing(p)));
+    const units = Array.from({ length: n }, (_, i) => ({
+      name: unitName(i),
+      url: ctx.git.fleet.url,
+      path: unitPath(i),
+      interval: '10m',
+      wait: true,
+    }));
+    const m = await measure(ctx, KS_PATH(ns), n, capSeconds, async () => {
+      const pairs = units.map((u) => fluxUnitOf(ns, u));
+      await createAll(
+        client,
+        pairs.flatMap(([repo, ks]) => [
+          { path: GITREPO_PATH(ns), body: repo },
+          { path: KS_PATH(ns), body: ks },
+        ]),
+      );
+    });
+    const perProcessPeakMiB: Record<string, number> = {};
+    const clientCounts: VerbCounts = {};
+    for (const p of all) {
+      perProcessPeakMiB[p.name.replace(/-fleet-\d+$/, '')] = memoryOf(p.child.pid!).peakMiB;
+      for (const [k, v] of Object.entries(fluxRequests(await scrape(p)))) clientCounts[k] = (clientCounts[k] ?? 0) + v;
+    }
+    const result: FleetResult = {
+      tool: 'Flux',
+      n,
+      seconds: m.seconds,
+      peakMiB: Object.values(perProcessPeakMiB).reduce((a, b) => a + b, 0),
+      perProcessPeakMiB,
+      apiserver: m.apiserver,
+      client: clientCounts,
+      ...(m.readyAtCap !== undefined ? { readyAtCap: m.readyAtCap } : {}),
+    };
+    if (idleSeconds > 0) {
+      await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+      result.idleMiB = all.reduce((a, p) => a + memoryOf(p.child.pid!).rssMiB, 0);
+      result.idleSeconds = idleSeconds;
+    }
+    return result;
+  } finally {
+    await Promise.all(all.map((p) => p.stop()));
+    await dropFinalizers(client, KS_PATH(ns));
+    await dropFinalizers(client, GITREPO_PATH(ns));
+    await deleteNamespace(client, ns);
+  }
+}
+
+/**
+ * Runs `create`, waits until `n` objects of `collection` are Ready; times it and counts API requests.
+ * With a cap (seconds, 0 = none), stops waiting then and says how many were Ready.
+ */
+async function measure(
+  ctx: BenchContext,
+  collection: string,
+  n: number,
+  capSeconds: number,
+  create: () => Promise<void>,
+): Promise<{ seconds: number; apiserver: VerbCounts; readyAtCap?: number }> {
+  const { client } = ctx.harness;
+  const before = await apiserverRequests(client);
+  const own = snapshot(ctx.harness);
+  const watch = watchUntil(client, collection, n, isReady, 30 * 60_000);
+  const started = performance.now();
+  const progress = setInterval(() => ctx.log(`  ${watch.readyNow()}/${n} Ready`), 30_000);
+  try {
+    await create();
+    let readyAtCap: number | undefined;
+    const cap = new Promise<number>((r) => {
+      if (capSeconds > 0) setTimeout(() => r(-1), Math.max(0, started + capSeconds * 1000 - performance.now())).unref();
+    });
+    let readyAt = await Promise.race([watch.ready, cap]);
+    if (readyAt < 0) {
+      readyAtCap = watch.readyNow();
+      readyAt = performance.now();
+    }
+    const seconds = (readyAt - started) / 1000;
+    // The harness's own requests in the window: its creates, the informer's LIST, and the first /metrics
+    // scrape (counted by the API server when it completes, so inside the window; the second one is not).
+    const harness = diff(ctx.harness.own, own);
+    harness.GET = (harness.GET ?? 0) + 1;
+    const after = await apiserverRequests(client);
+    return { seconds, apiserver: diff(after, before, harness), ...(readyAtCap !== undefined ? { readyAtCap } : {}) };
+  } finally {
+    clearInterval(progress);
+    watch.stop();
+  }
+}
+
+/** Removes the finalizers of every object in a collection, so a namespace can go while no controller runs. */
+export async function dropFinalizers(client: KubeClient, collection: string): Promise<void> {
+  let items: { metadata: { name: string; finalizers?: string[] } }[];
+  try {
+    items = (await client.request<{ items: typeof items }>('GET', collection)).items;
+  } catch {
+    return; // the kind is not installed
+  }
+  const q = new PQueue({ concurrency: 32 });
+  await Promise.all(
+    items
+      .filter((i) => i.metadata.finalizers?.length)
+      .map((i) =>
+        q.add(() =>
+          client
+            .request('PATCH', `${collection}/${i.metadata.name}`, {
+              contentType: 'application/merge-patch+json',
+              body: { metadata: { finalizers: null } },
+            })
+            .catch(() => undefined),
+        ),
+      ),
+  );
+}
+
+/** Namespaces an interrupted run left behind (same prefix): removed before measuring anything. */
+export async function removeLeftovers(client: KubeClient, prefix: string): Promise<void> {
+  const list = await client.request<{ items: { metadata: { name: string } }[] }>('GET', '/api/v1/namespaces');
+  for (const { metadata } of list.items.filter((n) => n.metadata.name.startsWith(prefix))) {
+    for (const path of [PS_PATH, KS_PATH, GITREPO_PATH]) await dropFinalizers(client, path(metadata.name));
+    await deleteNamespace(client, metadata.name);
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * The controllers under test as child processes: PackageSync (`node src/main.ts controller`) and Flux's
+ * source-controller + kustomize-controller (binaries from bench/build-flux.sh). Memory is read from
+ * /proc/<pid>/status: VmHWM is the kernel's own peak-RSS mark, so no sampling interval can miss a peak.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { root, sumCounter, workDir, type VerbCounts } from './cluster.ts';
+
+export interface Proc {
+  name: string;
+  child: ChildProcess;
+  /** http://127.0.0.1:PORT/metrics of the process. */
+  metricsUrl: string;
+  stop(): Promise<void>;
+}
+
+export interface Memory {
+  /** Peak resident set since start, MiB. */
+  peakMiB: number;
+  /** Resident set now, MiB. */
+  rssMiB: number;
+}
+
+export function memoryOf(pid: number): Memory {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+  return { peakMiB: kib('VmHWM') / 1024, rssMiB: kib('VmRSS') / 1024 };
+}
+
+function launch(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv, metricsPort: number): Proc {
+  mkdirSync(join(workDir, 'logs'), { recursive: true });
+  const log = createWriteStream(join(workDir, 'logs', `${name}.log`));
+  const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout!.pipe(log);
+  child.stderr!.pipe(log);
+  return {
+    name,
+    child,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+/** Waits until the process serves /metrics (it is up and its HTTP server listens). */
+export async function waitServing(p: Proc, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (p.child.exitCode !== null) throw new Error(`${p.name} exited with ${p.child.exitCode}`);
+    try {
+      const res = await fetch(p.metricsUrl);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${p.name} did not serve ${p.metricsUrl} within ${timeoutMs} ms`);
+}
+
+export async function scrape(p: Proc): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const res = await fetch(p.metricsUrl);
+      return await res.text();
+    } catch (e) {
+      // a kept-alive connection the server closed just as it was reused: ask again on a new one
+      if (attempt >= 3) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+export interface PackageSyncOptions {
+  kubeconfig: string;
+  concurrency: number;
+  metricsPort: number;
+  webhookPort?: number;
+  /** Extra node flags, e.g. --cpu-prof. */
+  nodeArgs?: string[];
+  tag: string;
+}
+
+export function startPackageSync(o: PackageSyncOptions): Proc {
+  const cache = join(workDir, `git-cache-${o.tag}`);
+  rmSync(cache, { recursive: true, force: true });
+  const args = [
+    ...(o.nodeArgs ?? []),
+    resolve(root, 'src/main.ts'),
+    'controller',
+    '--kubeconfig',
+    o.kubeconfig,
+    '--allow-insecure-http',
+    '--git-cache-dir',
+    cache,
+    '--concurrency',
+    String(o.concurrency),
+    '--metrics-bind-address',
+    `127.0.0.1:${o.metricsPort}`,
+    '--health-probe-bind-address',
+    '0',
+    ...(o.webhookPort ? ['--webhook-bind-address', `127.0.0.1:${o.webhookPort}`] : []),
+    '--log-level',
+    'warn',
+  ];
+  return launch(`packagesync-${o.tag}`, process.execPath, args, { ...process.env }, o.metricsPort);
+}
+
+/** API requests the PackageSync controller made, by verb, from its own packagesync_api_requests_total. */
+export function packageSyncRequests(metrics: string): VerbCounts {
+  return sumCounter(metrics, 'packagesync_api_requests_total', 'verb');
+}
+
+/** API requests a Flux controller made, by HTTP method, from controller-runtime's rest_client_requests_total. */
+export function fluxRequests(metrics: string): VerbCounts {
+  return sumCounter(metrics, 'rest_client_requests_total', 'method');
+}
+
+export interface FluxOptions {
+  kubeconfig: string;
+  sourceDir: string;
+  kustomizeDir: string;
+  concurrency: number;
+  tag: string;
+}
+
+export const FLUX_PORTS = {
+  storage: 19090,
+  sourceMetrics: 18080,
+  sourceHealth: 18081,
+  kMetrics: 18082,
+  kHealth: 18083,
+};
+
+/** source-controller serves artifacts on loopback; kustomize-controller downloads them from there. */
+export function startFlux(o: FluxOptions): { source: Proc; kustomize: Proc } {
+  const storage = join(workDir, `flux-storage-${o.tag}`);
+  rmSync(storage, { recursive: true, force: true });
+  mkdirSync(storage, { recursive: true });
+  const common = [
+    // controller-runtime takes the kubeconfig from $KUBECONFIG (these binaries have no --kubeconfig flag)
+    `--concurrent=${o.concurrency}`,
+    '--log-level=error',
+    '--watch-all-namespaces=true',
+    // Flux's own benchmark settings: dependants are re-checked quickly
+    '--requeue-dependency=5s',
+  ];
+  const env = { ...process.env, HOME: workDir, KUBECONFIG: o.kubeconfig };
+  const p = FLUX_PORTS;
+  const source = launch(
+    `source-controller-${o.tag}`,
+    join(o.sourceDir, 'source-controller'),
+    [
+      ...common,
+      `--storage-path=${storage}`,
+      `--storage-addr=127.0.0.1:${p.storage}`,
+      `--storage-adv-addr=127.0.0.1:${p.storage}`,
+      `--metrics-addr=127.0.0.1:${p.sourceMetrics}`,
+      `--health-addr=127.0.0.1:${p.sourceHealth}`,
+    ],
+    { ...env, RUNTIME_NAMESPACE: 'flux-system', TUF_ROOT: join(storage, 'tuf') },
+    p.sourceMetrics,
+  );
+  const kustomize = launch(
+    `kustomize-controller-${o.tag}`,
+    join(o.kustomizeDir, 'kustomize-controller'),
+    [...common, `--metrics-addr=127.0.0.1:${p.kMetrics}`, `--health-addr=127.0.0.1:${p.kHealth}`],
+    { ...env, RUNTIME_NAMESPACE: 'flux-system', SOURCE_CONTROLLER_LOCALHOST: `127.0.0.1:${p.storage}` },
+    p.kMetrics,
+  );
+  return { source, kustomize };
+}

@@ -1,0 +1,248 @@
+/**
+ * `make bench` / `node bench/run.ts [--quick]`: runs every benchmark of issue 7 on the bench's own control
+ * plane (started here when down; see lib/cluster.ts) and regenerates bench/RESULTS.md.
+ *
+ *   --quick                 small sizes, a few minutes: checks the harness, not the issue's shapes
+ *   --kubeconfig <path>     use this cluster instead of the bench control plane (the smoke test does)
+ *   --no-flux               PackageSync only (no Go build)
+ *   --only fleet,big,latency
+ *   --fleet 100,500,1000    --big 1000,10000    --samples 10
+ *   --profile               run the PackageSync controllers with --cpu-prof (bench/.work/profiles/)
+ *   --out <file>            where to write the report (default bench/RESULTS.md)
+ *   --prefix <p>  --port-base <n>   namespace prefix and first of four loopback ports
+ *   --no-wait-cleanup       delete namespaces without waiting for them to go (smoke runs)
+ *   --merge                 keep the rows this run does not measure from the previous run's results
+ *   --flux-cap <seconds>    stop waiting for Flux's fleet then (its time is reported as a lower bound)
+ *   --render-only           rewrite the report from the last results (bench/.work/results-latest.json)
+ */
+import { execFileSync } from 'node:child_process';
+import { cpus, release, totalmem } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { runBig, type BigResult } from './lib/big.ts';
+import { countingClient, ensureBenchCluster, kubectl, root, setWaitForDeletion, workDir } from './lib/cluster.ts';
+import { commitBig, commitChange, commitFleet, startGitFixtures } from './lib/fixtures.ts';
+import {
+  removeLeftovers,
+  runFleetFlux,
+  runFleetPackageSync,
+  type BenchContext,
+  type FleetResult,
+} from './lib/fleet.ts';
+import { runLatency, type LatencyResult } from './lib/latency.ts';
+import { renderResults, type Results } from './lib/report.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    kubeconfig: { type: 'string' },
+    'no-flux': { type: 'boolean', default: false },
+    only: { type: 'string', default: 'fleet,big,latency' },
+    fleet: { type: 'string' },
+    big: { type: 'string' },
+    samples: { type: 'string' },
+    profile: { type: 'boolean', default: false },
+    out: { type: 'string', default: resolve(root, 'bench/RESULTS.md') },
+    prefix: { type: 'string', default: 'bench-' },
+    'port-base': { type: 'string', default: '18090' },
+    concurrency: { type: 'string', default: '10' },
+    'no-wait-cleanup': { type: 'boolean', default: false },
+    merge: { type: 'boolean', default: false },
+    'flux-cap': { type: 'string', default: '0' },
+    'render-only': { type: 'boolean', default: false },
+  },
+});
+
+const sizes = (s: string | undefined, dflt: number[]) => (s ? s.split(',').map(Number) : dflt);
+const quick = args.quick;
+const fleetSizes = sizes(args.fleet, quick ? [20, 100] : [100, 500, 1000]);
+const bigSizes = sizes(args.big, quick ? [200, 1000] : [1000, 10_000]);
+const samples = Number(args.samples ?? (quick ? 3 : 10));
+const only = new Set(args.only.split(','));
+const fluxCap = Number(args['flux-cap']);
+const started = Date.now();
+const log = (msg: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+
+async function main(): Promise<void> {
+  if (args['render-only']) {
+    // e.g. after editing bench/HISTORY.md: no cluster, no measurement
+    const results = JSON.parse(readFileSync(resolve(workDir, 'results-latest.json'), 'utf8')) as Results;
+    const history = resolve(root, 'bench/HISTORY.md');
+    if (existsSync(history)) results.history = readFileSync(history, 'utf8');
+    writeFileSync(args.out, renderResults(results));
+    return log(`wrote ${args.out}`);
+  }
+  mkdirSync(workDir, { recursive: true });
+  setWaitForDeletion(!args['no-wait-cleanup']);
+  const kubeconfig = args.kubeconfig ?? ensureBenchCluster();
+  log(`cluster: ${kubeconfig}`);
+  kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', resolve(root, 'crds'));
+  let flux: BenchContext['flux'];
+  const useFlux = !args['no-flux'] && only.has('fleet');
+  if (useFlux) {
+    log('building Flux (cached after the first time)');
+    const paths = execFileSync(resolve(root, 'bench/build-flux.sh'), ['all'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const dir = (k: string) => new RegExp(`${k}=(.*)`).exec(paths)![1]!;
+    flux = { sourceDir: dir('SOURCE_CONTROLLER_DIR'), kustomizeDir: dir('KUSTOMIZE_CONTROLLER_DIR') };
+    for (const d of [flux.sourceDir, flux.kustomizeDir])
+      kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', resolve(d, 'crds'));
+  }
+  for (const crd of ['packagesyncs.packagesync.io', ...(flux ? ['gitrepositories.source.toolkit.fluxcd.io'] : [])])
+    kubectl(kubeconfig, 'wait', '--for=condition=Established', `crd/${crd}`, '--timeout=60s');
+
+  const git = await startGitFixtures();
+  await commitFleet(git.fleet.repo, Math.max(...fleetSizes));
+  for (const n of bigSizes) await commitBig(git.big.repo, n);
+  await commitChange(git.change.repo, 0);
+  const harness = await countingClient(kubeconfig);
+  await removeLeftovers(harness.client, args.prefix);
+  const ctx: BenchContext = {
+    kubeconfig,
+    harness,
+    git,
+    concurrency: Number(args.concurrency),
+    flux,
+    prefix: args.prefix,
+    portBase: Number(args['port-base']),
+    nodeArgs: args.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(workDir, 'profiles')}`] : undefined,
+    log,
+  };
+
+  const fleet: FleetResult[] = [];
+  const big: BigResult[] = [];
+  let latency: LatencyResult | undefined;
+  const settings = {
+    'controller concurrency (both tools)': String(ctx.concurrency),
+    'PackageSync apply concurrency': '32 (default)',
+    'Flux flags': flux ? '--concurrent=10 --requeue-dependency=5s (as Flux’s own benchmark)' : 'not run',
+    'Flux time cap': fluxCap ? `${fluxCap} s: a capped Flux time is a lower bound` : 'none',
+    cluster: args.kubeconfig ? args.kubeconfig : 'bench control plane (bench/.work/cluster, own ports)',
+  };
+  const latestPath = resolve(workDir, 'results-latest.json');
+  const previous =
+    args.merge && existsSync(latestPath) ? (JSON.parse(readFileSync(latestPath, 'utf8')) as Results) : undefined;
+  // Written after every phase, so a long run that is stopped keeps what it measured.
+  const publish = () => {
+    const results: Results = {
+      date: new Date().toISOString(),
+      quick,
+      machine: machine(),
+      versions: versions(kubeconfig, !!flux),
+      settings,
+      fleet: [...fleet],
+      big: [...big],
+      latency,
+      history: existsSync(resolve(root, 'bench/HISTORY.md'))
+        ? readFileSync(resolve(root, 'bench/HISTORY.md'), 'utf8')
+        : undefined,
+    };
+    if (previous) merge(results, previous);
+    writeFileSync(resolve(workDir, `results-${started}.json`), JSON.stringify(results, null, 2));
+    if (!args.kubeconfig) writeFileSync(latestPath, JSON.stringify(results, null, 2));
+    writeFileSync(args.out, renderResults(results));
+  };
+  try {
+    if (only.has('fleet')) {
+      const largest = Math.max(...fleetSizes);
+      const idle = quick ? 5 : 30;
+      for (const n of fleetSizes) {
+        log(`fleet ${n}: PackageSync`);
+        fleet.push(await runFleetPackageSync(ctx, n, n === largest ? idle : 0));
+        log(`  ${fleet.at(-1)!.seconds.toFixed(1)} s, peak ${fleet.at(-1)!.peakMiB.toFixed(0)} MiB`);
+        publish();
+        if (flux) {
+          log(`fleet ${n}: Flux`);
+          fleet.push(await runFleetFlux(ctx, n, n === largest ? idle : 0, fluxCap));
+          log(`  ${fleet.at(-1)!.seconds.toFixed(1)} s, peak ${fleet.at(-1)!.peakMiB.toFixed(0)} MiB`);
+          publish();
+        }
+      }
+    }
+    if (only.has('big')) {
+      for (const n of bigSizes) {
+        log(`big package ${n}`);
+        big.push(await runBig(ctx, n, n === Math.max(...bigSizes)));
+        const b = big.at(-1)!;
+        log(`  floor ${b.floorSeconds.toFixed(1)} s, PackageSync ${b.seconds.toFixed(1)} s`);
+        if (b.noop)
+          log(`  no-op: ${b.noop.seconds.toFixed(2)} s, ${b.noop.requests} requests, ${b.noop.writes} writes`);
+        publish();
+      }
+    }
+    if (only.has('latency')) {
+      log(`change latency: ${samples} samples each`);
+      latency = await runLatency(ctx, samples);
+    }
+    publish();
+  } finally {
+    await git.stop();
+    await harness.client.close();
+  }
+  log(`wrote ${args.out}`);
+}
+
+/** --merge: rows and sections this run did not measure come from the previous run, and the report says so. */
+function merge(results: Results, previous: Results): void {
+  const kept: string[] = [];
+  for (const row of previous.fleet) {
+    if (results.fleet.some((r) => r.tool === row.tool && r.n === row.n)) continue;
+    results.fleet.push(row);
+    kept.push(`fleet ${row.n} ${row.tool}`);
+  }
+  for (const row of previous.big) {
+    if (results.big.some((r) => r.n === row.n)) continue;
+    results.big.push(row);
+    kept.push(`big package ${row.n}`);
+  }
+  if (!results.latency && previous.latency) {
+    results.latency = previous.latency;
+    kept.push('change latency');
+  }
+  results.fleet.sort((a, b) => a.n - b.n || a.tool.localeCompare(b.tool) * -1);
+  results.big.sort((a, b) => a.n - b.n);
+  if (kept.length) results.merged = `${kept.join(', ')} from the run of ${previous.date}`;
+}
+
+function machine(): Record<string, string> {
+  const model = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown';
+  return {
+    CPU: `${model} × ${cpus().length}`,
+    memory: `${Math.round(totalmem() / 2 ** 30)} GiB`,
+    kernel: release(),
+    'shared machine': 'yes: other engineers’ e2e tests may run on the shared control plane meanwhile',
+  };
+}
+
+function versions(kubeconfig: string, flux: boolean): Record<string, string> {
+  const env = readFileSync(resolve(root, 'hack/versions.env'), 'utf8');
+  const v = (k: string) => new RegExp(`^${k}=(.*)$`, 'm').exec(env)?.[1] ?? '?';
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain'], { cwd: root, encoding: 'utf8' }).trim();
+    if (dirty) commit += ' + uncommitted changes';
+  } catch {
+    // not a git checkout
+  }
+  const server = JSON.parse(kubectl(kubeconfig, 'version', '-o', 'json')) as {
+    serverVersion?: { gitVersion?: string };
+  };
+  return {
+    PackageSync: `${(JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as { version: string }).version} (${commit})`,
+    Node: process.version,
+    'kube-apiserver': server.serverVersion?.gitVersion ?? v('KUBERNETES_VERSION'),
+    etcd: v('ETCD_VERSION'),
+    kwok: v('KWOK_VERSION'),
+    'Flux source-controller': flux ? (process.env.SOURCE_CONTROLLER_VERSION ?? 'v1.9.1') : 'not run',
+    'Flux kustomize-controller': flux ? (process.env.KUSTOMIZE_CONTROLLER_VERSION ?? 'v1.9.4') : 'not run',
+  };
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exitCode = 1;
+});

@@ -1,0 +1,60 @@
+/**
+ * A smoke run of the benchmark harness (bench/run.ts) at tiny sizes on the test cluster, PackageSync only:
+ * proves `make bench` still works end to end without paying for the real shapes (those are not part of
+ * `make test`).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, expect, it } from 'vitest';
+import { kubeconfig, uniqueName } from './support/cluster.ts';
+
+const run = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), 'psync-bench-smoke-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The first of four consecutive free loopback ports. */
+async function freePorts(): Promise<number> {
+  const free = (port: number) =>
+    new Promise<boolean>((r) => {
+      const s = createServer();
+      s.once('error', () => r(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => r(true)));
+    });
+  for (;;) {
+    const base = 30_000 + Math.floor(Math.random() * 20_000);
+    if ((await Promise.all([0, 1, 2, 3].map((i) => free(base + i)))).every(Boolean)) return base;
+  }
+}
+
+it('runs every benchmark at tiny sizes and writes the report', async () => {
+  const out = join(dir, 'RESULTS.md');
+  const args = [
+    resolve(import.meta.dirname, '../bench/run.ts'),
+    '--kubeconfig',
+    kubeconfig(),
+    '--no-flux',
+    '--fleet',
+    '3',
+    '--big',
+    '20',
+    '--samples',
+    '1',
+    '--prefix',
+    `${uniqueName('smoke')}-`,
+    '--port-base',
+    String(await freePorts()),
+    '--out',
+    out,
+    '--no-wait-cleanup',
+  ];
+  await run(process.execPath, args, { timeout: 280_000, maxBuffer: 16 << 20 });
+  const report = readFileSync(out, 'utf8');
+  expect(report).toMatch(/\| 3 \| PackageSync \| [0-9.]+ \|/);
+  expect(report).toMatch(/\| 20 \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \|/);
+  expect(report).toMatch(/no-op resync 20 \| 0 writes/);
+  expect(report).toMatch(/\| webhook \| 1 \| [0-9.]+ \|/);
+}, 300_000);

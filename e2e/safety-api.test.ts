@@ -1,0 +1,172 @@
+/**
+ * API faults on the real API server: an expired watch relists once and goes on; a watch that goes
+ * silent is noticed and restarted; concurrent status writes and a stale finalizer patch succeed; and a
+ * PackageSync whose git server hangs holds one reconcile slot, never the others.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KubeClient } from '../src/adapters/kube/client.ts';
+import { Informer } from '../src/adapters/kube/informer.ts';
+import { PackageSyncs } from '../src/adapters/kube/packagesyncs.ts';
+import type { PackageSync } from '../src/api/packagesync.ts';
+import { eventually, kube, kubeconfig } from './support/cluster.ts';
+import {
+  createPackageSync,
+  getPackageSync,
+  packageSync,
+  startController,
+  waitReady,
+  type ControllerHandle,
+} from './support/controller.ts';
+import { installCRDs } from './support/crds.ts';
+import { startFreezableProxy } from './support/freezable-proxy.ts';
+import { cmPath, configMap, ready, safetyFixture, sleep } from './support/safety.ts';
+
+let fx: Awaited<ReturnType<typeof safetyFixture>>;
+let dir: string;
+
+beforeAll(async () => {
+  await installCRDs();
+  fx = await safetyFixture();
+  dir = await mkdtemp(join(tmpdir(), 'psync-api-'));
+});
+
+afterAll(async () => {
+  await fx?.dispose();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const createConfigMap = async (ns: string, name: string) =>
+  (await kube()).request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name } } });
+
+describe('the informer', () => {
+  it('relists once on 410 Gone and watches on, without looping', async () => {
+    const ns = await fx.namespace('inf-410');
+    let lists = 0;
+    const client = await KubeClient.create({
+      kubeconfig: kubeconfig(),
+      onRequest: (verb) => void (verb === 'GET' && lists++),
+    });
+    const errors: unknown[] = [];
+    const informer = new Informer(client, {
+      path: `/api/v1/namespaces/${ns}/configmaps`,
+      watchTimeoutSeconds: 1, // the server ends each watch after 1 s; the informer resumes from its resourceVersion
+      onError: (e) => errors.push(e),
+    });
+    try {
+      await createConfigMap(ns, 'before');
+      informer.start();
+      await informer.synced;
+      expect(lists).toBe(1);
+      expect(informer.cache.has(`${ns}/before`)).toBe(true);
+      // as if the informer had been away long enough for its resourceVersion to be compacted
+      (informer as unknown as { resourceVersion: string }).resourceVersion = '1';
+      await eventually('the relist', async () => lists === 2, { timeoutMs: 10_000 });
+      await createConfigMap(ns, 'after');
+      await eventually('the event after the relist', async () => informer.cache.has(`${ns}/after`));
+      await sleep(3000); // three more server-side watch timeouts: each resumes, none relists
+      expect(lists).toBe(2);
+      expect(errors).toEqual([]);
+    } finally {
+      informer.stop();
+      await client.close();
+    }
+  });
+
+  it('notices a watch that went silent (a frozen connection) and restarts it', async () => {
+    const ns = await fx.namespace('inf-dead');
+    const server = new URL((await kube()).server);
+    const proxy = await startFreezableProxy({ host: server.hostname, port: Number(server.port) });
+    const client = await KubeClient.create({
+      kubeconfig: await proxy.kubeconfigVia(kubeconfig(), join(dir, 'via-proxy')),
+      requestTimeoutMs: 2000,
+    });
+    const errors: string[] = [];
+    const informer = new Informer(client, {
+      path: `/api/v1/namespaces/${ns}/configmaps`,
+      watchTimeoutSeconds: 2,
+      deadmanMarginMs: 1000,
+      onError: (e) => errors.push(String(e)),
+    });
+    try {
+      informer.start();
+      await informer.synced;
+      proxy.freeze(); // the watch (and any idle keep-alive connection) now hears nothing, ever
+      const frozenAt = proxy.connections();
+      await createConfigMap(ns, 'while-frozen');
+      await eventually('the event, through a new watch', async () => informer.cache.has(`${ns}/while-frozen`), {
+        timeoutMs: 20_000,
+      });
+      expect(proxy.connections()).toBeGreaterThan(frozenAt);
+      expect(errors.join('\n')).toMatch(/watch went silent|no answer from the API server/);
+    } finally {
+      informer.stop();
+      await client.close();
+      await proxy.close();
+    }
+  });
+});
+
+describe('status writes', () => {
+  it('concurrent status writes and a finalizer patch from a stale copy all succeed', async () => {
+    const ns = await fx.namespace('status');
+    // no controller watches this shard: only the test writes
+    const ps = await createPackageSync(
+      packageSync(ns, 'st', 'nobody', { source: { url: 'https://example.com/x.git' } }),
+    );
+    const syncs = new PackageSyncs(await kube());
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) => syncs.writeStatus(ps, { lastAttemptedRevision: `rev-${i}` })),
+    );
+    expect((await getPackageSync(ns, 'st'))?.status?.lastAttemptedRevision).toMatch(/^rev-\d+$/);
+    // `ps` is stale now (its resourceVersion is old): the optimistic patch conflicts, re-reads, succeeds
+    await syncs.setAnnotation(ns, 'st', 'touched', 'yes');
+    const withFinalizer = await syncs.setFinalizer(ps, 'example.com/test', true);
+    expect(withFinalizer?.metadata.finalizers).toContain('example.com/test');
+    expect(withFinalizer?.metadata.annotations?.touched).toBe('yes');
+    await syncs.setFinalizer(withFinalizer as PackageSync, 'example.com/test', false);
+  });
+});
+
+describe('a hanging git server', () => {
+  let hang: Server;
+  const sockets = new Set<Socket>();
+  let controller: ControllerHandle;
+
+  beforeAll(async () => {
+    hang = createServer((s) => sockets.add(s));
+    await new Promise<void>((r) => hang.listen(0, '127.0.0.1', () => r()));
+    controller = await startController({ args: ['--concurrency', '2', '--git-timeout', '90s'] });
+  });
+
+  afterAll(async () => {
+    await controller?.stop('SIGKILL'); // a graceful stop would wait out the hanging fetch
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((r) => hang?.close(() => r()));
+  });
+
+  it('holds one reconcile slot: the others are applied meanwhile', async () => {
+    const ns = await fx.namespace('slow');
+    const hangingUrl = `http://127.0.0.1:${(hang.address() as AddressInfo).port}/stuck.git`;
+    await createPackageSync(packageSync(ns, 'stuck', controller.shard, { source: { url: hangingUrl } }));
+    await eventually('the hanging fetch to start', async () => sockets.size > 0);
+    const names = ['one', 'two', 'three', 'four'];
+    for (const name of names) {
+      const { url } = await fx.repo(`slow-${name}`, { 'cm.yaml': configMap(name, { k: 'v' }) });
+      await createPackageSync(packageSync(ns, name, controller.shard, { source: { url } }));
+    }
+    // all four go through the one free slot while the stuck fetch still holds the other (its deadline: 90 s)
+    for (const name of names) await waitReady(ns, name, () => true, 60_000);
+    expect([...sockets].some((s) => !s.destroyed)).toBe(true);
+    const stuck = await getPackageSync(ns, 'stuck');
+    expect(ready(stuck)?.reason).not.toBe('SourceTimeout');
+    expect(stuck?.status?.lastAppliedRevision).toBeUndefined();
+    expect((await (await kube()).request<{ data: Record<string, string> }>('GET', cmPath(ns, 'four'))).data).toEqual({
+      k: 'v',
+    });
+  });
+});

@@ -1,0 +1,176 @@
+/**
+ * What the health e2e tests share: a controller, a git server, per-test namespaces and repos, and manifests
+ * of workloads that fail on purpose through the kwok stages in hack/kwok-stages/pod-failures.yaml.
+ */
+import { writeFileSync } from 'node:fs';
+import { commitFiles, createRepoRoot, startGitHttpServer, type TestRepo } from '../../test/support/git/index.ts';
+import type { GitHttpServer } from '../../test/support/git/index.ts';
+import type { PackageSync } from '../../src/api/packagesync.ts';
+import { conditionOf } from '../../src/core/status.ts';
+import { createNamespace, kube } from './cluster.ts';
+import { getPackageSync, startController, type ControllerHandle, type ControllerOptions } from './controller.ts';
+import { installCRDs } from './crds.ts';
+
+/** The label the kwok failure stages select on; its value picks the failure. */
+export const POD_FAILURE = 'e2e.packagesync.io/pod-failure';
+export type PodFailure = 'ImagePullBackOff' | 'CrashLoopBackOff' | 'Error' | 'NotReady';
+
+export interface HealthEnv {
+  controller: ControllerHandle;
+  namespace(prefix: string): Promise<string>;
+  repo(name: string, files: Record<string, string | null>): Promise<{ repo: TestRepo; url: string; sha: string }>;
+  dispose(): Promise<void>;
+}
+
+export async function startHealthEnv(opts: ControllerOptions = {}): Promise<HealthEnv> {
+  await installCRDs();
+  const repos = await createRepoRoot();
+  const server: GitHttpServer = await startGitHttpServer({ root: repos.root, auth: 'none' });
+  const controller = await startController(opts);
+  const namespaces: string[] = [];
+  return {
+    controller,
+    async namespace(prefix) {
+      const ns = await createNamespace(prefix);
+      namespaces.push(ns);
+      return ns;
+    },
+    async repo(name, files) {
+      const repo = await repos.createRepo(name);
+      const sha = await commitFiles(repo, 'main', files, 'initial');
+      return { repo, url: server.url(name), sha };
+    },
+    async dispose() {
+      await controller.stop();
+      // E2E_CONTROLLER_LOG=/path keeps the controller's log of the run, for a failure that needs it
+      if (process.env.E2E_CONTROLLER_LOG) writeFileSync(process.env.E2E_CONTROLLER_LOG, controller.logs.join('\n'));
+      await server.stop();
+      await repos.dispose();
+      const client = await kube();
+      await Promise.all(
+        namespaces.map((ns) => client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined)),
+      );
+    },
+  };
+}
+
+interface WorkloadOptions {
+  replicas?: number;
+  failure?: PodFailure;
+  /** A nodeSelector no Node matches: the real scheduler reports Unschedulable. */
+  unschedulable?: boolean;
+  /** Pod template annotations (e.g. e2e.packagesync.io/restart-delay). */
+  annotations?: Record<string, string>;
+}
+
+function podTemplate(app: string, o: WorkloadOptions, restartPolicy?: string): string[] {
+  const labels = { app, ...(o.failure ? { [POD_FAILURE]: o.failure } : {}) };
+  return [
+    '  template:',
+    `    metadata: {labels: ${JSON.stringify(labels)}, annotations: ${JSON.stringify(o.annotations ?? {})}}`,
+    '    spec:',
+    ...(restartPolicy ? [`      restartPolicy: ${restartPolicy}`] : []),
+    ...(o.unschedulable ? ['      nodeSelector: {e2e.packagesync.io/no-such-node: "true"}'] : []),
+    `      containers: [{name: app, image: "registry.local/${app}:1"}]`,
+  ];
+}
+
+export function deployment(name: string, o: WorkloadOptions = {}): string {
+  return [
+    'apiVersion: apps/v1',
+    'kind: Deployment',
+    `metadata: {name: ${name}}`,
+    'spec:',
+    `  replicas: ${o.replicas ?? 1}`,
+    `  selector: {matchLabels: {app: ${name}}}`,
+    ...podTemplate(name, o),
+    '',
+  ].join('\n');
+}
+
+export function job(name: string, o: WorkloadOptions & { backoffLimit?: number } = {}): string {
+  return [
+    'apiVersion: batch/v1',
+    'kind: Job',
+    `metadata: {name: ${name}}`,
+    'spec:',
+    `  backoffLimit: ${o.backoffLimit ?? 0}`,
+    ...podTemplate(name, o, 'Never'),
+    '',
+  ].join('\n');
+}
+
+export const configMap = (name: string): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\ndata: {k: v}\n`;
+
+/**
+ * A CRD without a status subresource, so a package can ship an instance whose status says Ready=False: a
+ * stand-in for a custom resource whose controller reports it is not ready.
+ */
+export function gadgetCRD(group: string): string {
+  return [
+    'apiVersion: apiextensions.k8s.io/v1',
+    'kind: CustomResourceDefinition',
+    `metadata: {name: gadgets.${group}}`,
+    'spec:',
+    `  group: ${group}`,
+    '  names: {kind: Gadget, plural: gadgets, singular: gadget}',
+    '  scope: Namespaced',
+    '  versions:',
+    '    - name: v1',
+    '      served: true',
+    '      storage: true',
+    '      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}',
+    '',
+  ].join('\n');
+}
+
+export function notReadyGadget(group: string, name: string, message: string): string {
+  return [
+    `apiVersion: ${group}/v1`,
+    'kind: Gadget',
+    `metadata: {name: ${name}}`,
+    'spec: {size: 1}',
+    'status:',
+    `  conditions: [{type: Ready, status: "False", reason: BackendUnreachable, message: "${message}"}]`,
+    '',
+  ].join('\n');
+}
+
+export const condition = (ps: PackageSync | undefined, type: string) => conditionOf(ps?.status, type);
+
+/** Every status the PackageSync shows, sampled until `until` holds: what a `kubectl get -w` would have seen. */
+export async function watchStatus(
+  namespace: string,
+  name: string,
+  until: (ps: PackageSync) => boolean,
+  timeoutMs = 60_000,
+): Promise<{ seen: PackageSync[]; last: PackageSync }> {
+  const seen: PackageSync[] = [];
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ps = await getPackageSync(namespace, name);
+    if (ps && seen.at(-1)?.metadata.resourceVersion !== ps.metadata.resourceVersion) seen.push(ps);
+    if (ps && until(ps)) return { seen, last: ps };
+    if (Date.now() > deadline) {
+      const conditions = JSON.stringify(ps?.status?.conditions ?? null);
+      throw new Error(
+        `PackageSync ${namespace}/${name}: condition not reached in ${timeoutMs} ms; last: ${conditions}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Stalled with HealthCheckFailed, for the current generation. */
+export const stalledOnHealth = (ps: PackageSync): boolean =>
+  condition(ps, 'Stalled')?.status === 'True' &&
+  condition(ps, 'Stalled')?.reason === 'HealthCheckFailed' &&
+  ps.status?.observedGeneration === ps.metadata.generation;
+
+export const readyAt =
+  (sha?: string) =>
+  (ps: PackageSync): boolean =>
+    condition(ps, 'Ready')?.status === 'True' &&
+    ps.status?.observedGeneration === ps.metadata.generation &&
+    (!sha || ps.status?.lastAppliedRevision?.endsWith(sha) === true);

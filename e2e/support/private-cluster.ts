@@ -1,0 +1,108 @@
+/**
+ * A private control plane for a test that must break the API server (the shared one is never
+ * restarted: other suites run on it). hack/cluster.sh with its own directory and free ports; the API
+ * server can be killed and started again with the same flags and data.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { openSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { inject } from 'vitest';
+
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, '../..');
+
+export interface PrivateCluster {
+  kubeconfig: string;
+  kubectl(...args: string[]): Promise<string>;
+  /** SIGKILLs kube-apiserver; `start` brings the same one back. */
+  killApiServer(): Promise<void>;
+  startApiServer(): Promise<void>;
+  down(): Promise<void>;
+}
+
+async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: n }, async () => {
+      const s = createServer();
+      await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+      return s;
+    }),
+  );
+  const ports = servers.map((s) => (s.address() as AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  return ports;
+}
+
+export async function startPrivateCluster(): Promise<PrivateCluster> {
+  const dir = await mkdtemp(join(tmpdir(), 'psync-private-cluster-'));
+  const [etcd, peer, api, kcm, sched, kwok] = await freePorts(6);
+  const env = {
+    ...process.env,
+    CLUSTER_DIR: dir,
+    ETCD_CLIENT_PORT: String(etcd),
+    ETCD_PEER_PORT: String(peer),
+    APISERVER_PORT: String(api),
+    KCM_PORT: String(kcm),
+    SCHEDULER_PORT: String(sched),
+    KWOK_PORT: String(kwok),
+  };
+  const cluster = (cmd: string) => run(join(root, 'hack/cluster.sh'), [cmd], { env, maxBuffer: 16 << 20 });
+  try {
+    await cluster('up');
+  } catch (e) {
+    await cluster('down').catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+    throw e;
+  }
+  const kubeconfig = join(dir, 'kubeconfig');
+  const pidFile = join(dir, 'pids/kube-apiserver.pid');
+  let argv: string[] = [];
+  const kubectl = async (...args: string[]) =>
+    (await run(inject('kubectl'), ['--kubeconfig', kubeconfig, ...args], { maxBuffer: 64 << 20 })).stdout;
+  return {
+    kubeconfig,
+    kubectl,
+    async killApiServer() {
+      const pid = Number((await readFile(pidFile, 'utf8')).trim());
+      argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean);
+      process.kill(pid, 'SIGKILL');
+      while (await alive(pid)) await new Promise((r) => setTimeout(r, 50));
+    },
+    async startApiServer() {
+      const log = openSync(join(dir, 'logs/kube-apiserver.log'), 'a');
+      const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: ['ignore', log, log] });
+      child.unref();
+      await writeFile(pidFile, `${child.pid}\n`); // so that `cluster.sh down` stops this one
+      for (let i = 0; i < 600; i++) {
+        if (
+          await kubectl('get', '--raw', '/readyz').then(
+            () => true,
+            () => false,
+          )
+        )
+          return;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      throw new Error('the restarted kube-apiserver did not become ready');
+    },
+    async down() {
+      await cluster('down').catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function alive(pid: number): Promise<boolean> {
+  try {
+    process.kill(pid, 0);
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    return !/^\d+ \([^)]*\) Z/.test(stat); // a zombie is dead
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * Shared watches for the health wait: one list+watch (an Informer) per kind and scope, shared by every
+ * PackageSync that needs it and reference-counted per holder, so a thousand PackageSyncs waiting on
+ * Deployments cost one watch, not a thousand LISTs a second. A watch nobody holds any more stops (after a
+ * short linger, so back-to-back waits do not re-list).
+ *
+ * Scopes, chosen per kind:
+ * - objects a PackageSync applied: every object carrying the owner label, cluster-wide when the controller
+ *   may list and watch the kind cluster-wide (asked once per kind with a SelfSubjectAccessReview), else
+ *   one watch per namespace;
+ * - children (Pods, ReplicaSets) that explain an unhealthy workload: one unfiltered watch per namespace,
+ *   held only while some workload there is not Current.
+ *
+ * Every read is as the controller's own identity: a PackageSync that impersonates a ServiceAccount must
+ * not see through the cache what its ServiceAccount may not read, so the engine does not use this for it.
+ */
+import type { Logger } from 'pino';
+import type { KubeObject } from '../../core/object.ts';
+import { OwnerLabel } from '../../core/plan/ownership.ts';
+import type { KubeClient } from './client.ts';
+import { resourcePath, type Discovery, type ResourceMapping } from './discovery.ts';
+import { Informer } from './informer.ts';
+
+/** What a holder needs watched: a kind in a namespace ('' = cluster-scoped kind), owned objects or all. */
+export interface WatchWant {
+  group: string;
+  kind: string;
+  namespace: string;
+  /** 'owned' = objects with the owner label (a package's objects); 'all' = children, unfiltered. */
+  objects: 'owned' | 'all';
+}
+
+/** The answer to a read: `synced` false = the watch has not delivered its first list yet, ask elsewhere. */
+export type CacheRead = { synced: true; items: KubeObject[] } | { synced: false };
+
+export interface WatchCacheOptions {
+  /** How long a watch nobody holds stays open, in case someone needs it again soon. Default 30 s. */
+  lingerMs?: number;
+  log?: Logger;
+}
+
+interface Watch {
+  key: string;
+  informer: Informer;
+  holders: Set<string>;
+  synced: boolean;
+  stopTimer?: NodeJS.Timeout;
+}
+
+type Listener = (watchKey: string) => void;
+
+const ACCESS_TTL_MS = 5 * 60_000;
+
+export class WatchCache {
+  private readonly client: KubeClient;
+  private readonly discovery: Discovery;
+  private readonly lingerMs: number;
+  private readonly log: Logger | undefined;
+  private readonly watches = new Map<string, Watch>();
+  private readonly held = new Map<string, Set<string>>();
+  private readonly listeners = new Set<Listener>();
+  private readonly clusterWide = new Map<string, { allowed: Promise<boolean>; at: number }>();
+
+  constructor(client: KubeClient, discovery: Discovery, opts: WatchCacheOptions = {}) {
+    this.client = client;
+    this.discovery = discovery;
+    this.lingerMs = opts.lingerMs ?? 30_000;
+    this.log = opts.log;
+  }
+
+  /**
+   * Declares everything `holder` needs now (replacing what it held before) and returns the watch keys that
+   * serve each want, in the order given (undefined for a kind the cluster does not serve).
+   */
+  async hold(holder: string, wants: readonly WatchWant[]): Promise<(string | undefined)[]> {
+    const keys = await Promise.all(wants.map((w) => this.watchKey(w)));
+    const next = new Set(keys.filter((k): k is string => k !== undefined));
+    const before = this.held.get(holder) ?? new Set<string>();
+    for (const spec of keys) if (spec && !before.has(spec)) this.acquire(spec, holder);
+    for (const key of before) if (!next.has(key)) this.releaseOne(key, holder);
+    if (next.size > 0) this.held.set(holder, next);
+    else this.held.delete(holder);
+    return keys;
+  }
+
+  /** Drops everything `holder` held (its wait ended, or its PackageSync is gone). */
+  release(holder: string): void {
+    for (const key of this.held.get(holder) ?? []) this.releaseOne(key, holder);
+    this.held.delete(holder);
+  }
+
+  /** The cached objects of a watch, in one namespace ('' = all it holds). */
+  read(watchKey: string, namespace: string): CacheRead {
+    const w = this.watches.get(watchKey);
+    if (!w?.synced) return { synced: false };
+    const items = [...w.informer.cache.values()];
+    return { synced: true, items: namespace ? items.filter((o) => o.metadata.namespace === namespace) : items };
+  }
+
+  /** Resolves once each of these watches has delivered its first list, or after `timeoutMs`. */
+  async synced(keys: readonly (string | undefined)[], timeoutMs: number): Promise<void> {
+    const pending = keys.flatMap((k) => {
+      const w = k ? this.watches.get(k) : undefined;
+      return w && !w.synced ? [w.informer.synced] : [];
+    });
+    if (pending.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)));
+    await Promise.race([Promise.all(pending), timeout]);
+    clearTimeout(timer);
+  }
+
+  /** Calls `listener` with the watch key of every add, update and delete; returns the unsubscribe. */
+  subscribe(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Watch keys running now, for tests and metrics. */
+  active(): string[] {
+    return [...this.watches.keys()].sort();
+  }
+
+  stop(): void {
+    for (const w of this.watches.values()) {
+      if (w.stopTimer) clearTimeout(w.stopTimer);
+      w.informer.stop();
+    }
+    this.watches.clear();
+    this.held.clear();
+  }
+
+  private async watchKey(want: WatchWant): Promise<string | undefined> {
+    const m = await this.discovery.mapping(want.group, want.kind);
+    if (!m) return undefined;
+    const owned = want.objects === 'owned';
+    let namespace = m.namespaced ? want.namespace : '';
+    if (owned && m.namespaced && (await this.mayWatchClusterWide(m))) namespace = '';
+    // group/version/resource names the collection; the selector marks owned-only watches
+    return `${m.group}/${m.version}/${m.resource}|${m.kind}|${m.namespaced ? 'ns' : 'cluster'}|${namespace}|${owned ? 'owned' : 'all'}`;
+  }
+
+  private acquire(key: string, holder: string): void {
+    let w = this.watches.get(key);
+    if (!w) {
+      w = this.start(key);
+      this.watches.set(key, w);
+    }
+    if (w.stopTimer) {
+      clearTimeout(w.stopTimer);
+      w.stopTimer = undefined;
+    }
+    w.holders.add(holder);
+  }
+
+  private releaseOne(key: string, holder: string): void {
+    const w = this.watches.get(key);
+    if (!w) return;
+    w.holders.delete(holder);
+    if (w.holders.size > 0 || w.stopTimer) return;
+    const stop = () => {
+      if (w.holders.size > 0) return;
+      w.informer.stop();
+      this.watches.delete(key);
+      this.log?.debug({ watch: key }, 'watch stopped: no PackageSync needs it');
+    };
+    if (this.lingerMs <= 0) return stop();
+    w.stopTimer = setTimeout(stop, this.lingerMs);
+    w.stopTimer.unref?.();
+  }
+
+  private start(key: string): Watch {
+    const [gvr, kind, scope, namespace, objects] = key.split('|') as [string, string, string, string, string];
+    const [group, version, resource] = gvr.split('/') as [string, string, string];
+    const path = resourcePath({ group, version, resource, namespaced: scope === 'ns' }, namespace || undefined);
+    const informer = new Informer(this.client, {
+      path,
+      labelSelector: objects === 'owned' ? OwnerLabel.name : undefined,
+      objectType: { apiVersion: group ? `${group}/${version}` : version, kind },
+      onError: (e) =>
+        this.log?.warn({ watch: key, err: e instanceof Error ? e.message : String(e) }, 'watch interrupted; resuming'),
+    });
+    const w: Watch = { key, informer, holders: new Set(), synced: false };
+    informer.on(() => {
+      for (const l of this.listeners) l(key);
+    });
+    void informer.synced.then(() => {
+      w.synced = true;
+      for (const l of this.listeners) l(key);
+    });
+    informer.start();
+    this.log?.debug({ watch: key }, 'watch started');
+    return w;
+  }
+
+  /** Whether one cluster-wide watch can replace one per namespace: asked once per kind, cached a while. */
+  private mayWatchClusterWide(m: ResourceMapping): Promise<boolean> {
+    const id = `${m.group}/${m.resource}`;
+    const known = this.clusterWide.get(id);
+    if (known && Date.now() - known.at < ACCESS_TTL_MS) return known.allowed;
+    const allowed = Promise.all(['list', 'watch'].map((verb) => this.allowed(verb, m))).then((a) => a.every(Boolean));
+    this.clusterWide.set(id, { allowed, at: Date.now() });
+    return allowed;
+  }
+
+  private async allowed(verb: string, m: ResourceMapping): Promise<boolean> {
+    try {
+      const review = await this.client.request<{ status?: { allowed?: boolean } }>(
+        'POST',
+        '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+        {
+          body: {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SelfSubjectAccessReview',
+            spec: { resourceAttributes: { verb, group: m.group, resource: m.resource } },
+          },
+        },
+      );
+      return review.status?.allowed === true;
+    } catch {
+      return false; // cannot tell: per-namespace watches work either way
+    }
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * `--help` of every command lists every flag with its default (or says what applies instead), and usage
+ * errors exit 2, not 1: 1 is an answer scripts act on (`diff` found changes).
+ */
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { CommanderError } from 'commander';
+import { KubeApiError } from '../adapters/kube/client.ts';
+import { program } from '../main.ts';
+import { CliError, ExitCode, exitCodeOf } from './exit-codes.ts';
+
+const run = promisify(execFile);
+const bin = resolve(import.meta.dirname, '../../bin/packagesync.js');
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args]);
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+describe('packagesync --help', () => {
+  it('has every command the docs promise', () => {
+    expect(program.commands.map((c) => c.name()).sort()).toEqual(
+      ['apply', 'controller', 'diff', 'reconcile', 'render', 'resume', 'status', 'suspend'].sort(),
+    );
+  });
+
+  it.each(program.commands.map((c) => [c.name(), c] as const))('%s: every flag shows its default', (_, command) => {
+    // commander prints "(default: …)" only for options with a value; the others must say it themselves
+    const silent = command.options
+      .filter((o) => o.defaultValue === undefined && !/\(default: |\(required\)/.test(o.description))
+      .map((o) => o.flags);
+    expect(silent).toEqual([]);
+    const help = command.helpInformation();
+    for (const o of command.options) expect(help).toContain(o.long!);
+  });
+
+  // Each spawn starts a Node process (about a second, more under load): few of them, and time to spare.
+  it('exits 2 on usage errors, through the real entry point', { timeout: 90_000 }, async () => {
+    const [missing, badValue] = await Promise.all([
+      cli('diff', 'some-dir'), // --name is required: commander's own error
+      cli('controller', '--concurrency', 'many'), // zod rejects it before anything starts
+    ]);
+    expect([missing.code, badValue.code]).toEqual([2, 2]);
+    expect(missing.stderr).toContain("required option '--name <name>'");
+    expect(badValue.stderr).toContain('--concurrency');
+  });
+
+  it('maps errors to exit codes', () => {
+    expect(exitCodeOf(new CommanderError(1, 'commander.unknownCommand', 'unknown command'))).toBe(2);
+    expect(exitCodeOf(new CommanderError(0, 'commander.helpDisplayed', '(outputHelp)'))).toBe(0);
+    expect(exitCodeOf(new CliError(ExitCode.Timeout, 'late'))).toBe(4);
+    expect(exitCodeOf(new KubeApiError(403, 'Forbidden', 'no'))).toBe(3);
+    expect(exitCodeOf(new TypeError('fetch failed'))).toBe(3);
+  });
+
+  it('exits 2 when the package directory cannot be read, saying why', { timeout: 60_000 }, async () => {
+    const r = await cli('render', resolve(import.meta.dirname, 'no-such-dir'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('is not a directory');
+  });
+});

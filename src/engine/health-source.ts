@@ -1,0 +1,207 @@
+/**
+ * Where the health wait reads live objects from, and what wakes it:
+ * - watchSource: the shared watches (adapters/kube/watch-cache.ts); wakes on a watch event for one of the
+ *   kinds it holds. Used for the controller's own identity.
+ * - listSource: labelled LISTs, polled with back-off. Used when a PackageSync impersonates a
+ *   ServiceAccount (reads must be that identity's, and the shared watches are the controller's), by the
+ *   CLI, and for a kind whose watch has not synced yet.
+ * Children (Pods, ReplicaSets) are read only for workloads that are not Current.
+ */
+import type { Objects } from '../adapters/kube/objects.ts';
+import type { WatchCache, WatchWant } from '../adapters/kube/watch-cache.ts';
+import { groupOf, refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
+import type { Owner } from '../core/plan/ownership.ts';
+import { ownerSelector } from './live.ts';
+
+export interface HealthSource {
+  /** The live copies of these objects, keyed by refKey; an absent key = not found. */
+  read(refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>>;
+  /** ReplicaSets and Pods that may explain these workloads (all of them not Current; [] = none). */
+  children(workloads: readonly KubeObject[]): Promise<KubeObject[]>;
+  /** Resolves at the next change worth a look, after `maxMs` at the latest, or at once on abort. */
+  changed(maxMs: number, signal: AbortSignal): Promise<void>;
+  /** Releases what the source holds (watches). */
+  close(): void;
+}
+
+interface ReadOptions {
+  impersonate?: string;
+  signal: AbortSignal;
+}
+
+/** Polls with labelled LISTs, one per (kind, namespace) of the package, backing off from 250 ms to 2 s. */
+export function listSource(objects: Objects, owner: Owner, opts: ReadOptions): HealthSource {
+  let delay = 250;
+  return {
+    read: (refs) => listOwned(objects, refs, ownerSelector(owner), opts),
+    children: async (workloads) => (await Promise.all(workloads.map((w) => listChildren(objects, w, opts)))).flat(),
+    changed: async (maxMs, signal) => {
+      await sleep(Math.min(delay, maxMs), signal);
+      delay = Math.min(delay * 2, 2000);
+    },
+    close: () => undefined,
+  };
+}
+
+/** How long a read waits for a just-started watch's first list before asking the API server itself. */
+const SYNC_WAIT_MS = 5_000;
+
+/**
+ * Reads from the shared watches on behalf of one PackageSync (`holder`), holding the package's kinds while
+ * the wait runs and Pods/ReplicaSets only while a workload is not Current. Falls back to `fallback` for a
+ * watch that has not delivered its first list in time.
+ */
+export function watchSource(cache: WatchCache, holder: string, fallback: HealthSource): HealthSource {
+  const objectsHolder = `${holder}#objects`;
+  const childrenHolder = `${holder}#children`;
+  // the watch keys each half holds now: only their events wake the wait
+  const tracked = { objects: new Set<string>(), children: new Set<string>() };
+  let dirty = false;
+  let wake: (() => void) | undefined;
+  const unsubscribe = cache.subscribe((key) => {
+    if (!tracked.objects.has(key) && !tracked.children.has(key)) return;
+    dirty = true;
+    wake?.();
+  });
+  const track = (keys: (string | undefined)[], purpose: keyof typeof tracked) => {
+    tracked[purpose] = new Set(keys.filter((k): k is string => k !== undefined));
+  };
+
+  return {
+    async read(refs) {
+      dirty = false;
+      const groups = groupByKind(refs);
+      const wants: WatchWant[] = groups.map((g) => ({ ...g.want, objects: 'owned' }));
+      const keys = await cache.hold(objectsHolder, wants);
+      track(keys, 'objects');
+      await cache.synced(keys, SYNC_WAIT_MS);
+      const out = new Map<string, KubeObject>();
+      const missed: ObjectRef[] = [];
+      groups.forEach((g, i) => {
+        const key = keys[i];
+        const got = key ? cache.read(key, g.want.namespace) : { synced: false as const };
+        if (!got.synced) return missed.push(...g.refs);
+        const wanted = new Set(g.refs.map(refKey));
+        for (const o of got.items) {
+          const k = refKey(refOf(o));
+          if (wanted.has(k)) out.set(k, o);
+        }
+      });
+      if (missed.length > 0) for (const [k, o] of await fallback.read(missed)) out.set(k, o);
+      return out;
+    },
+
+    async children(workloads) {
+      if (workloads.length === 0) {
+        cache.release(childrenHolder);
+        track([], 'children');
+        return [];
+      }
+      const wants = new Map<string, WatchWant>();
+      for (const w of workloads) {
+        const namespace = w.metadata.namespace ?? '';
+        wants.set(`Pod/${namespace}`, { group: '', kind: 'Pod', namespace, objects: 'all' });
+        if (w.kind === 'Deployment' && groupOf(w.apiVersion) === 'apps')
+          wants.set(`RS/${namespace}`, { group: 'apps', kind: 'ReplicaSet', namespace, objects: 'all' });
+      }
+      const list = [...wants.values()];
+      const keys = await cache.hold(childrenHolder, list);
+      track(keys, 'children');
+      await cache.synced(keys, SYNC_WAIT_MS);
+      const reads = list.map((want, i) => (keys[i] ? cache.read(keys[i], want.namespace) : { synced: false as const }));
+      if (reads.some((r) => !r.synced)) return fallback.children(workloads);
+      return reads.flatMap((r) => (r.synced ? r.items : []));
+    },
+
+    async changed(maxMs, signal) {
+      if (dirty || signal.aborted) return;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          wake = undefined;
+          resolve();
+        };
+        const timer = setTimeout(done, maxMs);
+        signal.addEventListener('abort', done);
+        wake = done;
+      });
+    },
+
+    close() {
+      unsubscribe();
+      cache.release(objectsHolder);
+      cache.release(childrenHolder);
+    },
+  };
+}
+
+interface KindGroup {
+  want: Omit<WatchWant, 'objects'>;
+  refs: ObjectRef[];
+}
+
+function groupByKind(refs: readonly ObjectRef[]): KindGroup[] {
+  const groups = new Map<string, KindGroup>();
+  for (const r of refs) {
+    const k = `${r.group}/${r.kind}/${r.namespace}`;
+    let g = groups.get(k);
+    if (!g) groups.set(k, (g = { want: { group: r.group, kind: r.kind, namespace: r.namespace }, refs: [] }));
+    g.refs.push(r);
+  }
+  return [...groups.values()];
+}
+
+async function listOwned(
+  objects: Objects,
+  refs: readonly ObjectRef[],
+  selector: string,
+  opts: ReadOptions,
+): Promise<Map<string, KubeObject>> {
+  const out = new Map<string, KubeObject>();
+  await Promise.all(
+    groupByKind(refs).map(async (g) => {
+      const m = await objects.discovery.mapping(g.want.group, g.want.kind);
+      if (!m) return;
+      const wanted = new Set(g.refs.map(refKey));
+      for (const o of await objects.list(m, m.namespaced ? g.want.namespace : '', selector, opts)) {
+        const k = refKey(refOf(o));
+        if (wanted.has(k)) out.set(k, o);
+      }
+    }),
+  );
+  return out;
+}
+
+/** The Pods (and ReplicaSets, for a Deployment) selected by a workload's selector. */
+async function listChildren(objects: Objects, workload: KubeObject, opts: ReadOptions): Promise<KubeObject[]> {
+  const spec = workload.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined;
+  const labels = spec?.selector?.matchLabels;
+  if (!labels || Object.keys(labels).length === 0) return [];
+  const selector = Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+  const ns = workload.metadata.namespace ?? '';
+  const kinds: [string, string][] = [['', 'Pod']];
+  if (workload.kind === 'Deployment') kinds.push(['apps', 'ReplicaSet']);
+  const lists = await Promise.all(
+    kinds.map(async ([group, kind]) => {
+      const m = await objects.discovery.mapping(group, kind);
+      return m ? objects.list(m, ns, selector, opts).catch(() => []) : [];
+    }),
+  );
+  return lists.flat();
+}
+
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
+}

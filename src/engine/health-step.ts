@@ -1,0 +1,121 @@
+/**
+ * Step 6 of the reconcile as the controller runs it: pick where live state comes from, keep status saying
+ * what is still in progress, and stop waiting as soon as a newer revision makes the wait pointless.
+ *
+ * A newer revision arrives three ways: a new generation or the trigger annotation (the manager aborts
+ * `superseded`), or a new commit on the followed ref, noticed here by re-resolving the source every
+ * spec.interval while the wait lasts longer than that.
+ */
+import type { Spec } from '../api/packagesync.ts';
+import type { Failure } from '../core/failure.ts';
+import type { HealthSummary } from '../core/health/index.ts';
+import type { KubeObject } from '../core/object.ts';
+import type { Owner } from '../core/plan/ownership.ts';
+import { listSource, sleep, watchSource } from './health-source.ts';
+import type { Ports } from './ports.ts';
+import { waitUntilHealthy } from './wait.ts';
+
+export interface HealthStepInput {
+  ports: Ports;
+  spec: Spec;
+  owner: Owner;
+  impersonate: string | undefined;
+  desired: readonly KubeObject[];
+  /** Copies from the live read and the apply, by refKey. */
+  known: ReadonlyMap<string, KubeObject>;
+  revision: string;
+  credentials: Record<string, string> | undefined;
+  timeoutMs: number;
+  /**
+   * Shutdown only. Not the reconcile's budget: the wait keeps its own deadline, so that running out of
+   * time reads as a timeout (named objects, Stalled) and never as a cancel.
+   */
+  signal: AbortSignal;
+  /** Fires when a new generation or the trigger annotation arrived for this PackageSync. */
+  superseded?: AbortSignal;
+  interval: number;
+  /** Writes the Reconciling message. */
+  progress(message: string): Promise<void>;
+}
+
+export type HealthStepResult =
+  | { kind: 'healthy'; summary: HealthSummary }
+  | { kind: 'unhealthy'; summary: HealthSummary; failure: Failure }
+  /** Stop now; `newRevision` = start over at once (a new commit), else the manager re-runs or shuts down. */
+  | { kind: 'cancelled'; newRevision?: string };
+
+/** Progress messages that only change numbers are written at most this often: each is a status write. */
+const PROGRESS_MIN_INTERVAL_MS = 2_000;
+
+export async function awaitHealth(input: HealthStepInput): Promise<HealthStepResult> {
+  const { ports, owner } = input;
+  const stop = new AbortController();
+  const signal = AbortSignal.any([input.signal, stop.signal, ...(input.superseded ? [input.superseded] : [])]);
+  const polling = listSource(ports.objects, owner, { impersonate: input.impersonate, signal });
+  // Shared watches read as the controller; a PackageSync that impersonates reads as its ServiceAccount.
+  const source =
+    ports.watches && !input.impersonate
+      ? watchSource(ports.watches, `${owner.namespace}/${owner.name}`, polling)
+      : polling;
+
+  let newRevision: string | undefined;
+  const poll = pollRevision(input, stop.signal).then((rev) => {
+    if (rev === undefined) return;
+    newRevision = rev;
+    stop.abort();
+  });
+
+  let lastKey = '';
+  let lastWrite = 0;
+  const cancelled = (): HealthStepResult => ({ kind: 'cancelled', ...(newRevision ? { newRevision } : {}) });
+  try {
+    const waited = await waitUntilHealthy(source, input.desired, {
+      signal,
+      timeoutMs: input.timeoutMs,
+      known: input.known,
+      ...(source === polling ? { recheckMs: 2_000 } : {}),
+      onProgress: async (s) => {
+        // A new object to name or a new count is worth a write at once; a changed number in the same
+        // object's message can wait a little.
+        const key = `${s.status}|${JSON.stringify(s.counts)}|${s.first ? JSON.stringify(s.first.object) : ''}`;
+        if (key === lastKey && Date.now() - lastWrite < PROGRESS_MIN_INTERVAL_MS) return;
+        lastKey = key;
+        lastWrite = Date.now();
+        await input.progress(`Applied revision ${input.revision}; waiting for health: ${s.message}`);
+      },
+    });
+    if (waited.ok) return { kind: 'healthy', summary: waited.summary };
+    if ('failure' in waited) return { kind: 'unhealthy', summary: waited.summary, failure: waited.failure };
+    return cancelled();
+  } catch (e) {
+    if (signal.aborted) return cancelled(); // a read cut short by the cancel itself
+    throw e;
+  } finally {
+    stop.abort();
+    await poll;
+    source.close();
+  }
+}
+
+/**
+ * Re-resolves the source every spec.interval while the wait runs (only when the wait can outlast it);
+ * resolves with the new revision when the followed ref moved, undefined when stopped first.
+ */
+async function pollRevision(input: HealthStepInput, stop: AbortSignal): Promise<string | undefined> {
+  if (input.interval <= 0 || input.interval >= input.timeoutMs) return undefined;
+  const signal = AbortSignal.any([stop, input.signal]);
+  for (;;) {
+    await sleep(input.interval, signal);
+    if (signal.aborted) return undefined;
+    const fetched = await input.ports.source.fetch(input.spec.source, input.credentials, signal).catch(() => undefined);
+    if (signal.aborted) return undefined;
+    // a failed fetch proves nothing: keep waiting for what was applied
+    if (fetched?.ok && fetched.value.revision !== input.revision) {
+      input.ports.log.info(
+        { revision: input.revision, newRevision: fetched.value.revision },
+        'new revision while waiting for health: starting over',
+      );
+      return fetched.value.revision;
+    }
+  }
+}

@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest';
+import { refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
+import type { HealthSource } from './health-source.ts';
+import { newest, waitUntilHealthy } from './wait.ts';
+
+const deployment = (
+  name: string,
+  status: Record<string, unknown>,
+  generation = 1,
+  uid = `uid-${name}`,
+): KubeObject => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, namespace: 'team-a', generation, uid },
+  spec: { replicas: 1, selector: { matchLabels: { app: name } } },
+  status,
+});
+const available = {
+  observedGeneration: 1,
+  replicas: 1,
+  updatedReplicas: 1,
+  readyReplicas: 1,
+  availableReplicas: 1,
+  conditions: [{ type: 'Available', status: 'True' }],
+};
+const starting = { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 0, availableReplicas: 0 };
+const gadget = (ready: 'True' | 'False'): KubeObject => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Gadget',
+  metadata: { name: 'g', namespace: 'team-a' },
+  status: { conditions: [{ type: 'Ready', status: ready, reason: 'Backend', message: 'backend refused' }] },
+});
+
+/** A source whose live state the test changes; `changed` resolves when the test calls `change`. */
+function fakeSource(initial: KubeObject[], children: KubeObject[] = []) {
+  let live = initial;
+  let wake: (() => void) | undefined;
+  const calls = { reads: 0, children: [] as number[] };
+  const source: HealthSource = {
+    read: async (refs: readonly ObjectRef[]) => {
+      calls.reads++;
+      const wanted = new Set(refs.map(refKey));
+      return new Map(live.filter((o) => wanted.has(refKey(refOf(o)))).map((o) => [refKey(refOf(o)), o]));
+    },
+    children: async (workloads) => (calls.children.push(workloads.length), workloads.length ? children : []),
+    changed: (maxMs, signal) =>
+      new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, maxMs);
+        wake = () => (clearTimeout(t), resolve());
+        signal.addEventListener('abort', () => wake?.());
+      }),
+    close: () => undefined,
+  };
+  return {
+    source,
+    calls,
+    change(next: KubeObject[]) {
+      live = next;
+      wake?.();
+    },
+  };
+}
+
+const opts = (signal = new AbortController().signal) => ({ signal, timeoutMs: 5_000, known: new Map() });
+
+describe('waitUntilHealthy', () => {
+  it('wakes on a change instead of polling, and ends when everything is Current', async () => {
+    const f = fakeSource([deployment('web', starting)]);
+    const progress: string[] = [];
+    const waiting = waitUntilHealthy(f.source, [deployment('web', {})], {
+      ...opts(),
+      onProgress: (s) => void progress.push(s.message),
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(f.calls.reads).toBe(1); // asleep until the source says something changed
+    f.change([deployment('web', available)]);
+    const done = await waiting;
+    expect(done.ok).toBe(true);
+    expect(f.calls.reads).toBe(2);
+    expect(progress).toEqual(['1 object in progress: Deployment/team-a/web (0 of 1 replicas available)']);
+    // children were asked for while the Deployment was not Current, and let go once it was
+    expect(f.calls.children).toEqual([1, 0]);
+  });
+
+  it('ends at once when an object fails, naming it', async () => {
+    const crashing: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'web-1',
+        namespace: 'team-a',
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: 'rs', controller: true }],
+      },
+      status: { phase: 'Failed', reason: 'Evicted', message: 'low on memory' },
+    };
+    const f = fakeSource([deployment('web', starting), gadget('False'), crashing], [crashing]);
+    const started = Date.now();
+    const done = await waitUntilHealthy(f.source, [deployment('web', {}), { ...crashing }, gadget('False')], opts());
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(done).toMatchObject({
+      ok: false,
+      failure: {
+        reason: 'HealthCheckFailed',
+        message: 'health check failed: Pod/team-a/web-1 (Evicted: low on memory) (also 2 objects not Current yet)',
+      },
+    });
+  });
+
+  it('at the timeout, names every object that is not Current with its cause', async () => {
+    const f = fakeSource([deployment('web', starting), gadget('False'), deployment('api', available)]);
+    const done = await waitUntilHealthy(
+      f.source,
+      [deployment('api', {}), deployment('web', {}), gadget('False'), deployment('gone', {})],
+      { ...opts(), timeoutMs: 100 },
+    );
+    expect(done).toMatchObject({
+      ok: false,
+      failure: {
+        message:
+          'timeout waiting for health: 3 objects not Current: Deployment/team-a/gone (object not found); ' +
+          'Deployment/team-a/web (0 of 1 replicas available); Gadget.example.com/team-a/g (backend refused)',
+      },
+    });
+    if (!done.ok && 'failure' in done) expect(done.failure.object).toMatchObject({ name: 'gone' });
+  });
+
+  it('stops when its signal fires, without a failure', async () => {
+    const f = fakeSource([gadget('False')]);
+    const cancel = new AbortController();
+    const waiting = waitUntilHealthy(f.source, [gadget('False')], opts(cancel.signal));
+    await new Promise((r) => setTimeout(r, 20));
+    cancel.abort();
+    expect(await waiting).toMatchObject({ ok: false, cancelled: true });
+  });
+
+  it('uses the copy the apply returned while the watch has not delivered the change yet', async () => {
+    const applied = deployment('web', available, 2);
+    // the cache still holds generation 1, Available: without the floor this would be Current too early
+    const f = fakeSource([deployment('web', available, 1)]);
+    const waiting = waitUntilHealthy(f.source, [applied], {
+      ...opts(),
+      known: new Map([[refKey(refOf(applied)), applied]]),
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    f.change([deployment('web', { ...available, observedGeneration: 2 }, 2)]);
+    expect((await waiting).ok).toBe(true);
+    expect(f.calls.reads).toBe(2);
+  });
+});
+
+describe('newest', () => {
+  const at = (o: KubeObject, created: string): KubeObject => ({
+    ...o,
+    metadata: { ...o.metadata, creationTimestamp: created },
+  });
+  const gen1 = deployment('web', {}, 1);
+  const gen2 = deployment('web', {}, 2);
+  it.each([
+    ['the read copy when it is as new', gen2, gen2, true, gen2],
+    ['the known copy when the read one is of an older generation', gen1, gen2, false, gen2],
+    ['the read copy when it is of a newer generation', gen2, gen1, false, gen2],
+    ['the known copy for a missing read, during the grace', undefined, gen1, true, gen1],
+    ['nothing for a missing read after the grace (deleted)', undefined, gen1, false, undefined],
+    [
+      'the later creation when recreated',
+      at(deployment('web', {}, 1, 'new'), '2026-01-01T00:00:05Z'),
+      at(gen1, '2026-01-01T00:00:00Z'),
+      false,
+      at(deployment('web', {}, 1, 'new'), '2026-01-01T00:00:05Z'),
+    ],
+  ])('picks %s', (_what, read, known, grace, expected) => {
+    expect(newest(read, known, grace)).toEqual(expected);
+  });
+});
