@@ -13,6 +13,7 @@
  *   --no-wait-cleanup       delete namespaces without waiting for them to go (smoke runs)
  *   --merge                 keep the rows this run does not measure from the previous run's results
  *   --flux-cap <seconds>    stop waiting for Flux's fleet then (its time is reported as a lower bound)
+ *   --tools packagesync,flux  which tools the fleet runs (with --merge, a Flux-only rerun keeps the rest)
  *   --render-only           rewrite the report from the last results (bench/.work/results-latest.json)
  */
 import { execFileSync } from 'node:child_process';
@@ -51,6 +52,7 @@ const { values: args } = parseArgs({
     merge: { type: 'boolean', default: false },
     'flux-cap': { type: 'string', default: '0' },
     'render-only': { type: 'boolean', default: false },
+    tools: { type: 'string', default: 'packagesync,flux' },
   },
 });
 
@@ -60,6 +62,7 @@ const fleetSizes = sizes(args.fleet, quick ? [20, 100] : [100, 500, 1000]);
 const bigSizes = sizes(args.big, quick ? [200, 1000] : [1000, 10_000]);
 const samples = Number(args.samples ?? (quick ? 3 : 10));
 const only = new Set(args.only.split(','));
+const tools = new Set(args.tools.split(','));
 const fluxCap = Number(args['flux-cap']);
 const started = Date.now();
 const log = (msg: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
@@ -79,7 +82,7 @@ async function main(): Promise<void> {
   log(`cluster: ${kubeconfig}`);
   kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', resolve(root, 'crds'));
   let flux: BenchContext['flux'];
-  const useFlux = !args['no-flux'] && only.has('fleet');
+  const useFlux = !args['no-flux'] && only.has('fleet') && tools.has('flux');
   if (useFlux) {
     log('building Flux (cached after the first time)');
     const paths = execFileSync(resolve(root, 'bench/build-flux.sh'), ['all'], {
@@ -150,10 +153,12 @@ async function main(): Promise<void> {
       const largest = Math.max(...fleetSizes);
       const idle = quick ? 5 : 30;
       for (const n of fleetSizes) {
-        log(`fleet ${n}: PackageSync`);
-        fleet.push(await runFleetPackageSync(ctx, n, n === largest ? idle : 0));
-        log(`  ${fleet.at(-1)!.seconds.toFixed(1)} s, peak ${fleet.at(-1)!.peakMiB.toFixed(0)} MiB`);
-        publish();
+        if (tools.has('packagesync')) {
+          log(`fleet ${n}: PackageSync`);
+          fleet.push(await runFleetPackageSync(ctx, n, n === largest ? idle : 0));
+          log(`  ${fleet.at(-1)!.seconds.toFixed(1)} s, peak ${fleet.at(-1)!.peakMiB.toFixed(0)} MiB`);
+          publish();
+        }
         if (flux) {
           log(`fleet ${n}: Flux`);
           fleet.push(await runFleetFlux(ctx, n, n === largest ? idle : 0, fluxCap));

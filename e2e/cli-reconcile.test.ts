@@ -85,7 +85,7 @@ describe.concurrent('packagesync status and reconcile', () => {
     const r = await packagesync('reconcile', 'app', '-n', ns, '--timeout', '60s');
     expect(r.stdout).toContain(`Ready=False (DependencyNotReady) dependency ${ns}/infra does not exist`);
     expect(r.code).toBe(1);
-    expect(Date.now() - started).toBeLessThan(40_000);
+    expect(Date.now() - started).toBeLessThan(55_000);
   });
 
   it('times out (4) without an answer, and refuses a suspended PackageSync (2)', async ({ expect }) => {
@@ -96,7 +96,7 @@ describe.concurrent('packagesync status and reconcile', () => {
     const r = await packagesync('reconcile', 'orphan', '-n', ns, '--timeout', '3s');
     expect(r.code).toBe(4);
     expect(r.stderr).toMatch(/within 3s/);
-    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(Date.now() - started).toBeLessThan(120_000);
 
     expect((await packagesync('suspend', 'orphan', '-n', ns)).code).toBe(0);
     expect((await getPackageSync(ns, 'orphan'))?.spec.suspend).toBe(true);

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { BENCH_LABEL } from './units.ts';
 import { root, sumCounter, workDir, type VerbCounts } from './cluster.ts';
 
 export interface Proc {
@@ -99,6 +100,10 @@ export function startPackageSync(o: PackageSyncOptions): Proc {
     '--kubeconfig',
     o.kubeconfig,
     '--allow-insecure-http',
+    // only the harness's own PackageSyncs: the smoke run shares the cluster with the e2e suite
+    '--watch-label-selector',
+    `${BENCH_LABEL}=true`,
+    '--allow-cross-namespace-objects',
     '--git-cache-dir',
     cache,
     '--concurrency',

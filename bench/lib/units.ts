@@ -20,11 +20,19 @@ export interface UnitSpec {
   wait: boolean;
 }
 
+/** The bench controller watches only PackageSyncs with this label, so it never touches anyone else's. */
+export const BENCH_LABEL = 'bench.packagesync.io/harness';
+
 export function packageSyncOf(ns: string, u: UnitSpec, annotations?: Record<string, string>): KubeObject {
   return {
     apiVersion: 'packagesync.io/v1alpha1',
     kind: 'PackageSync',
-    metadata: { name: u.name, namespace: ns, ...(annotations ? { annotations } : {}) },
+    metadata: {
+      name: u.name,
+      namespace: ns,
+      labels: { [BENCH_LABEL]: 'true' },
+      ...(annotations ? { annotations } : {}),
+    },
     spec: {
       source: { url: u.url, ref: { branch: 'main' }, path: u.path },
       interval: u.interval,

@@ -89,10 +89,11 @@ export async function runController(config: ControllerConfig): Promise<void> {
                   })
                 ).items,
           readSecret: (ns, name) => secrets.read(ns, name),
-          // the leader queues at once; a standby asks the leader through the reconcile-requested-at annotation
+          // A push is a newer revision: the leader queues at once, stopping a run still waiting for the old
+          // revision's health; a standby asks the leader through the reconcile-requested-at annotation.
           trigger: async (refs) => {
             for (const r of refs) {
-              if (watchSynced) manager.queue.add(`${r.namespace}/${r.name}`);
+              if (watchSynced) manager.queue.supersede(`${r.namespace}/${r.name}`);
               else
                 await ports.packageSyncs.setAnnotation(
                   r.namespace,
