@@ -170,7 +170,10 @@ describe('a PackageSync on a branch', () => {
     // the restarted controller reconciles everything once: wait for that to have happened
     await new Promise((r) => setTimeout(r, 4000));
     const psAfter = await getPackageSync(ns, 'r');
-    expect(psAfter?.metadata.resourceVersion).toBe(ready.metadata.resourceVersion);
+    // If this fails, the message shows what the restarted controller wrote (e.g. an InternalError under load).
+    expect(psAfter?.metadata.resourceVersion, JSON.stringify(psAfter?.status?.conditions)).toBe(
+      ready.metadata.resourceVersion,
+    );
     expect((await get(`/api/v1/namespaces/${ns}/configmaps/one`))?.metadata.resourceVersion).toBe(
       cmBefore?.metadata.resourceVersion,
     );
