@@ -24,7 +24,7 @@ import {
 } from './support/controller.ts';
 import { installCRDs } from './support/crds.ts';
 import { startFreezableProxy } from './support/freezable-proxy.ts';
-import { cmPath, configMap, ready, safetyFixture, sleep } from './support/safety.ts';
+import { cmPath, configMap, ready, safetyFixture } from './support/safety.ts';
 
 let fx: Awaited<ReturnType<typeof safetyFixture>>;
 let dir: string;
@@ -44,38 +44,8 @@ const createConfigMap = async (ns: string, name: string) =>
   (await kube()).request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name } } });
 
 describe('the informer', () => {
-  it('relists once on 410 Gone and watches on, without looping', async () => {
-    const ns = await fx.namespace('inf-410');
-    let lists = 0;
-    const client = await KubeClient.create({
-      kubeconfig: kubeconfig(),
-      onRequest: (verb) => void (verb === 'GET' && lists++),
-    });
-    const errors: unknown[] = [];
-    const informer = new Informer(client, {
-      path: `/api/v1/namespaces/${ns}/configmaps`,
-      watchTimeoutSeconds: 1, // the server ends each watch after 1 s; the informer resumes from its resourceVersion
-      onError: (e) => errors.push(e),
-    });
-    try {
-      await createConfigMap(ns, 'before');
-      informer.start();
-      await informer.synced;
-      expect(lists).toBe(1);
-      expect(informer.cache.has(`${ns}/before`)).toBe(true);
-      // as if the informer had been away long enough for its resourceVersion to be compacted
-      (informer as unknown as { resourceVersion: string }).resourceVersion = '1';
-      await eventually('the relist', async () => lists === 2, { timeoutMs: 10_000 });
-      await createConfigMap(ns, 'after');
-      await eventually('the event after the relist', async () => informer.cache.has(`${ns}/after`));
-      await sleep(3000); // three more server-side watch timeouts: each resumes, none relists
-      expect(lists).toBe(2);
-      expect(errors).toEqual([]);
-    } finally {
-      informer.stop();
-      await client.close();
-    }
-  });
+  // 410 Gone handling is unit-tested (test/safety/informer.test.ts): on a freshly started control plane the API
+  // server still serves an old resourceVersion, so a 410 cannot be provoked here deterministically.
 
   it('notices a watch that went silent (a frozen connection) and restarts it', async () => {
     const ns = await fx.namespace('inf-dead');
