@@ -18,6 +18,7 @@ import {
   type ControllerHandle,
 } from './support/controller.ts';
 import { installCRDs } from './support/crds.ts';
+import { configMap, deployment } from './support/git-env.ts';
 
 let controller: ControllerHandle;
 let repos: Awaited<ReturnType<typeof createRepoRoot>>;
@@ -46,25 +47,6 @@ async function namespace(prefix: string): Promise<string> {
   namespaces.push(ns);
   return ns;
 }
-
-const configMap = (name: string, data: Record<string, string>) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n${Object.entries(data)
-    .map(([k, v]) => `  ${k}: "${v}"`)
-    .join('\n')}\n`;
-
-const deployment = (name: string, replicas = 1) =>
-  [
-    'apiVersion: apps/v1',
-    'kind: Deployment',
-    `metadata: {name: ${name}}`,
-    'spec:',
-    `  replicas: ${replicas}`,
-    `  selector: {matchLabels: {app: ${name}}}`,
-    '  template:',
-    `    metadata: {labels: {app: ${name}}}`,
-    `    spec: {containers: [{name: app, image: "registry.local/${name}:1"}]}`,
-    '',
-  ].join('\n');
 
 type Live = KubeObject & { data?: Record<string, string>; status?: Record<string, unknown> };
 
