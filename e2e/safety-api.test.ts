@@ -100,6 +100,32 @@ describe('status writes', () => {
     expect(withFinalizer?.metadata.annotations?.touched).toBe('yes');
     await syncs.setFinalizer(withFinalizer as PackageSync, 'example.com/test', false);
   });
+
+  it('a late write from a stale copy never drops inventory entries written meanwhile', async () => {
+    const ns = await fx.namespace('status-rv');
+    const ps = await createPackageSync(
+      packageSync(ns, 'rv', 'nobody', { source: { url: 'https://example.com/x.git' } }),
+    );
+    const syncs = new PackageSyncs(await kube());
+    const entry = (name: string) => ({ id: `${ns}_${name}__ConfigMap`, v: 'v1' });
+    // one writer saves old ∪ new ({a, b}) …
+    const first = (await syncs.writeStatus(ps, { inventory: { entries: [entry('a'), entry('b')] } })) as PackageSync;
+    expect(Number(first.metadata.resourceVersion)).toBeGreaterThan(Number(ps.metadata.resourceVersion));
+    // … and a write built from the copy read before it ({a} only) arrives afterwards: the guard refuses it,
+    // the retry keeps b
+    const late = await syncs.writeStatus(ps, {
+      inventory: { entries: [entry('a')] },
+      lastAttemptedRevision: 'late',
+    });
+    expect(late?.status?.inventory?.entries.map((e) => e.id)).toEqual([entry('a').id, entry('b').id]);
+    expect(late?.status?.lastAttemptedRevision).toBe('late');
+
+    // a change of metadata only (a trigger annotation) is not another writer: ours is written as it is
+    await syncs.setAnnotation(ns, 'rv', 'packagesync.io/reconcile-requested-at', 'now');
+    const shrunk = await syncs.writeStatus(late as PackageSync, { inventory: { entries: [entry('b')] } });
+    expect(shrunk?.status?.inventory?.entries.map((e) => e.id)).toEqual([entry('b').id]);
+    expect(shrunk?.metadata.annotations?.['packagesync.io/reconcile-requested-at']).toBe('now');
+  });
 });
 
 describe('a hanging git server', () => {

@@ -112,6 +112,8 @@ class Run {
   readonly impersonate: string | undefined;
   readonly started = new Date();
   status: Status;
+  /** The PackageSync as last read or written: its resourceVersion guards the next status write. */
+  latest: PackageSync;
   /** The reconcile's child logger; the revision is bound once the source resolved it. */
   log: Logger;
 
@@ -124,6 +126,7 @@ class Run {
     const sa = spec.serviceAccountName ?? opts.defaultServiceAccount;
     this.impersonate = sa ? `system:serviceaccount:${ps.metadata.namespace}:${sa}` : undefined;
     this.status = ps.status ?? {};
+    this.latest = ps;
     this.log = ports.log;
   }
 
@@ -328,8 +331,10 @@ class Run {
     // inventory old ∪ new), which is what the next leader starts from.
     if (this.opts.signal.aborted) return;
     const next = reduceStatus(this.status, this.ps.metadata.generation ?? 0, outcome, new Date().toISOString());
-    this.status = next;
-    await this.ports.packageSyncs.writeStatus(this.ps, next);
+    const written = await this.ports.packageSyncs.writeStatus(this.latest, next);
+    // a conflict may have added another writer's inventory entries (core/status-rebase.ts): keep them
+    this.status = written?.status ?? next;
+    if (written) this.latest = written;
   }
 }
 

@@ -1,5 +1,6 @@
 /** Reads and writes PackageSync objects themselves: status, finalizer, events. */
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION, type PackageSync, type Status } from '../../api/packagesync.ts';
+import { rebaseStatus } from '../../core/status-rebase.ts';
 import { KubeApiError, isConflict, isNotFound, type KubeClient } from './client.ts';
 
 const base = `/apis/${GROUP}/${VERSION}`;
@@ -27,24 +28,31 @@ export class PackageSyncs {
   }
 
   /**
-   * One merge patch of the status subresource. Retries on conflict; a PackageSync deleted meanwhile
-   * is not an error.
+   * One merge patch of the status subresource, guarded by the resourceVersion `ps` was read at, so a
+   * write that arrives late can never overwrite a newer one. On a conflict it reads the PackageSync
+   * again and retries with core/status-rebase.ts deciding what to write (ours; plus the inventory
+   * entries another writer added meanwhile). Returns the PackageSync as written; a PackageSync deleted
+   * meanwhile is not an error (undefined).
    */
   async writeStatus(ps: PackageSync, status: Status): Promise<PackageSync | undefined> {
+    let current = ps;
+    let next = status;
     for (let attempt = 0; ; attempt++) {
+      const { namespace, name, resourceVersion } = current.metadata;
       try {
-        return await this.client.request<PackageSync>(
-          'PATCH',
-          `${objectPath(ps.metadata.namespace, ps.metadata.name)}/status`,
-          {
-            contentType: 'application/merge-patch+json',
-            body: { status },
-          },
-        );
+        return await this.client.request<PackageSync>('PATCH', `${objectPath(namespace, name)}/status`, {
+          contentType: 'application/merge-patch+json',
+          body: { metadata: resourceVersion ? { resourceVersion } : {}, status: next },
+        });
       } catch (e) {
         if (isNotFound(e)) return undefined;
-        if (isConflict(e) && attempt < 5) continue;
-        throw e;
+        if (!isConflict(e) || attempt >= 10) throw e;
+        // several writers racing (a test, a CLI next to the controller): spread the retries out
+        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.random() * 50 * attempt));
+        const fresh = await this.get(namespace, name);
+        if (!fresh) return undefined;
+        next = rebaseStatus(next, current.status, fresh.status);
+        current = fresh;
       }
     }
   }
