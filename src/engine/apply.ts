@@ -68,12 +68,11 @@ export async function applyWaves(
       (o) => o.kind === 'CustomResourceDefinition' && o.apiVersion.startsWith('apiextensions.k8s.io/'),
     );
     if (crds.length > 0) {
-      const failure = await waitEstablished(objects, crds, opts);
+      const failure = (await waitEstablished(objects, crds, opts)) ?? (await waitServed(objects, crds, opts));
       if (failure) {
         result.failures.push(failure);
         return result;
       }
-      await objects.discovery.refresh();
     }
   }
   return result;
@@ -154,4 +153,31 @@ async function waitEstablished(objects: Objects, crds: KubeObject[], opts: Apply
     }
   }
   return undefined;
+}
+
+/**
+ * Established is not the end: the API server's discovery documents lag a moment behind it. Refresh our
+ * discovery until every new CRD's kind is served, so the next wave's custom resources find their REST
+ * mapping instead of failing with UnknownKind and a back-off.
+ */
+async function waitServed(objects: Objects, crds: KubeObject[], opts: ApplyOptions): Promise<Failure | undefined> {
+  const deadline = Date.now() + (opts.establishTimeoutMs ?? 30_000);
+  const kinds = crds.map((crd) => {
+    const spec = (crd.spec ?? {}) as { group?: string; names?: { kind?: string } };
+    return { crd, group: spec.group ?? '', kind: spec.names?.kind ?? '' };
+  });
+  for (;;) {
+    await objects.discovery.refresh();
+    const missing = kinds.find((k) => objects.discovery.isNamespaced(k.group, k.kind) === undefined);
+    if (!missing) return undefined;
+    if (Date.now() > deadline || opts.signal.aborted) {
+      return {
+        reason: Reason.ApplyFailed,
+        message: `${describeRef(refOf(missing.crd))} is Established but the API server does not serve kind ${missing.kind} yet; its custom resources were not applied`,
+        object: refOf(missing.crd),
+        terminal: false,
+      };
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
