@@ -153,10 +153,17 @@ describe('a PackageSync on a branch', () => {
     // the restarted controller reconciles everything once: wait for that to have happened
     await new Promise((r) => setTimeout(r, 4000));
     const psAfter = await getPackageSync(ns, 'r');
-    // If this fails, the message shows what the restarted controller wrote (e.g. an InternalError under load).
-    expect(psAfter?.metadata.resourceVersion, JSON.stringify(psAfter?.status?.conditions)).toBe(
-      ready.metadata.resourceVersion,
-    );
+    // If this fails, the message shows what the restarted controller wrote (e.g. an InternalError under load)
+    // next to the Deployment before and after and its Pods' conditions.
+    const pods = await (await kube()).request<{ items: Live[] }>('GET', `/api/v1/namespaces/${ns}/pods`);
+    const diag = JSON.stringify({
+      written: psAfter?.status?.conditions,
+      readyWas: ready.status?.conditions,
+      deployBefore: deployBefore?.status,
+      deployAfter: (await get(`/apis/apps/v1/namespaces/${ns}/deployments/api`))?.status,
+      pods: pods.items.map((p) => ({ name: p.metadata.name, status: p.status })),
+    });
+    expect(psAfter?.metadata.resourceVersion, diag).toBe(ready.metadata.resourceVersion);
     expect((await get(`/api/v1/namespaces/${ns}/configmaps/one`))?.metadata.resourceVersion).toBe(
       cmBefore?.metadata.resourceVersion,
     );
