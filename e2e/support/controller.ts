@@ -4,7 +4,7 @@
  * reconcile each other's PackageSyncs.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { API_VERSION, KIND, type PackageSync, type SpecInput } from '../../src/api/packagesync.ts';
@@ -33,6 +33,11 @@ export interface ControllerOptions {
   kubeconfig?: string;
   /** Join an existing shard (e.g. a second replica) instead of starting a new one. */
   shard?: string;
+  /** Run this main.ts instead of the checkout's (e.g. one laid out as the image lays it out). */
+  entry?: string;
+  /** Run as this uid:gid, with this environment (as the image's USER and ENV do). */
+  user?: { uid: number; gid: number };
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function startController(opts: ControllerOptions = {}): Promise<ControllerHandle> {
@@ -42,12 +47,13 @@ export async function startController(opts: ControllerOptions = {}): Promise<Con
   ];
   const shard = opts.shard ?? uniqueName('shard');
   const cache = mkdtempSync(join(tmpdir(), 'psync-e2e-cache-'));
+  if (opts.user) chownSync(cache, opts.user.uid, opts.user.gid);
   const logs: string[] = [];
   const launch = () => {
     const child = spawn(
       process.execPath,
       [
-        join(root, 'src/main.ts'),
+        opts.entry ?? join(root, 'src/main.ts'),
         'controller',
         '--kubeconfig',
         opts.kubeconfig ?? kubeconfig(),
@@ -64,7 +70,7 @@ export async function startController(opts: ControllerOptions = {}): Promise<Con
         'debug',
         ...extraArgs,
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.user ?? {}), ...(opts.env ? { env: opts.env } : {}) },
     );
     const keep = (b: Buffer) => {
       logs.push(...b.toString('utf8').split('\n').filter(Boolean));
