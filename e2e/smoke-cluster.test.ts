@@ -30,6 +30,30 @@ describe('the local control plane', () => {
     expect(ready.length).toBeGreaterThan(0);
   });
 
+  it('keeps the kwok Node alive the way a kubelet does: a Lease renewed well within its duration', async () => {
+    // Without it the node lifecycle controller marks the Node NotReady every minute and every Pod on it
+    // Ready=False for good (nothing makes them Ready again): health waits then fail at random.
+    const client = await kube();
+    const nodes = await client.request<{ items: Obj[] }>('GET', '/api/v1/nodes');
+    for (const node of nodes.items) {
+      const lease = await client.request<{ spec: { renewTime?: string; leaseDurationSeconds?: number } }>(
+        'GET',
+        `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${node.metadata.name}`,
+      );
+      const duration = lease.spec.leaseDurationSeconds ?? 0;
+      expect(duration).toBeGreaterThan(0);
+      const renewed = await eventually(`Lease of ${node.metadata.name} renewed`, async () => {
+        const l = await client.request<{ spec: { renewTime?: string } }>(
+          'GET',
+          `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${node.metadata.name}`,
+        );
+        const age = Date.now() - Date.parse(l.spec.renewTime ?? '1970-01-01T00:00:00Z');
+        return age < (duration * 1000) / 2 && age;
+      });
+      expect(renewed).toBeLessThan((duration * 1000) / 2);
+    }
+  });
+
   it('rolls out a Deployment with 2 replicas until it is Available', async () => {
     const ns = await createNamespace('smoke-deploy');
     namespaces.push(ns);

@@ -126,7 +126,13 @@ start_kwok() {
     stages+=("--config=$KWOK_DIR/stages/$f")
   done
   for f in "$here"/kwok-stages/*.yaml; do [[ -f "$f" ]] && stages+=("--config=$f"); done
+  # --node-lease-duration-seconds: kwok renews the Node's Lease in kube-node-lease (every 10 s), as a kubelet
+  # does; the heartbeat-with-lease stage rewrites the Node status only every 10-20 minutes. Without the
+  # Lease the node lifecycle controller saw no heartbeat within its 50 s grace period, marked the Node
+  # NotReady for a few seconds every minute and every Pod on it Ready=False, and no stage made them Ready
+  # again: Deployments went unavailable mid-test.
   start kwok "$KWOK_PORT" "$KWOK_DIR/kwok" --kubeconfig="$kubeconfig" --manage-all-nodes=true \
+    --node-lease-duration-seconds=40 \
     --cidr=10.244.0.0/16 --node-ip=127.0.0.1 --server-address="127.0.0.1:$KWOK_PORT" "${stages[@]}"
 }
 
