@@ -153,10 +153,9 @@ describe.concurrent('packagesync diff and apply', () => {
   it('exits 4 when --wait runs out of time, and 1 when an object is refused', async ({ expect }) => {
     const ns = await env.namespace('e2e-cli-wait');
     const pkg = await packageDir({ 'claim.yaml': unboundClaim('data') });
-    const started = Date.now();
+    // the claim never binds: only the 4 s budget can end this command, and it must say so with exit 4
     const r = await packagesync('apply', pkg.dir, '--name', 'w', '-n', ns, '--wait', '--timeout', '4s');
     expect(r.code).toBe(4);
-    expect(Date.now() - started).toBeLessThan(30_000);
     expect(r.stderr).toContain(`PersistentVolumeClaim/${ns}/data`);
     const invalid = await packageDir({ 'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_Valid}\n' });
     const refused = await packagesync('apply', invalid.dir, '--name', 'w', '-n', ns);

@@ -6,12 +6,10 @@
  * Where the inventory lives: src/cli/inventory-store.ts.
  */
 import { Option, type Command } from 'commander';
-import { refOfEntry } from '../api/inventory.ts';
 import type { InventoryEntry } from '../api/packagesync.ts';
-import { describeRef, refKey, refOf, type ObjectRef } from '../core/object.ts';
-import { summarizeChanges, type Change } from '../core/plan/changeset.ts';
-import { applyWaves } from '../engine/apply.ts';
-import { pruneObjects } from '../engine/prune.ts';
+import { describeRef } from '../core/object.ts';
+import { summarizeChanges } from '../core/plan/changeset.ts';
+import { applyAndPrune } from '../engine/act.ts';
 import { waitForHealth } from '../engine/wait.ts';
 import { kubeconfigOption, withCluster, type Cluster } from './cluster.ts';
 import { ExitCode } from './exit-codes.ts';
@@ -52,37 +50,29 @@ async function applyPackage(cluster: Cluster, dir: string, flags: ApplyFlags, ti
   const signal = AbortSignal.timeout(timeoutMs);
   const p = await planPackage(cluster, dir, flags, true);
   const { plan, owner, inventory } = p;
-  const prune = flags.prune ? plan.prune : [];
   const out = (line: string) => process.stdout.write(`${line}\n`);
+  let saved = inventory.entries;
 
-  if (plan.toApply.size > 0 || prune.length > 0 || !sameEntries(inventory.entries, plan.inventoryDuringApply))
-    await inventory.save(plan.inventoryDuringApply);
-  const applied = await applyWaves(cluster.objects, plan.waves, (o) => plan.toApply.has(refKey(refOf(o))), {
+  const acted = await applyAndPrune(cluster.objects, plan, p.live, owner, {
+    prune: flags.prune,
     force: flags.force,
     signal,
     concurrency: APPLY_CONCURRENCY,
+    // written only when it changes: a no-op apply writes nothing
+    saveInventory: async (entries) => {
+      if (!sameEntries(saved, entries)) await inventory.save(entries);
+      saved = entries;
+    },
   });
-  const changes: Change[] = [...applied.changes];
-  for (const c of applied.changes) if (c.action !== 'unchanged') out(`${describeRef(c.ref)} ${c.action}`);
-  if (applied.failures.length > 0) {
-    for (const f of applied.failures) process.stderr.write(`error: ${f.reason}: ${f.message}\n`);
+  const { changes } = acted;
+  for (const c of changes) if (c.action !== 'unchanged') out(`${describeRef(c.ref)} ${c.action}`);
+  if (acted.applyFailures.length > 0) {
+    for (const f of acted.applyFailures) process.stderr.write(`error: ${f.reason}: ${f.message}\n`);
     out(`apply failed: nothing pruned; ${inventory.where} lists every object that may exist`);
     return signal.aborted ? ExitCode.Timeout : ExitCode.No;
   }
-
-  const pruned = await pruneObjects(cluster.objects, prune, p.live, owner, { signal });
-  for (const ref of pruned.pruned) {
-    out(`${describeRef(ref)} pruned`);
-    changes.push({ ref, action: 'pruned' });
-  }
-  // As the reconcile does: a failed delete keeps its entry so the next apply retries it; with --no-prune,
-  // objects that left the package are released from the inventory and left in the cluster.
-  const kept = pruned.kept.map((r) => plan.inventoryDuringApply.find((e) => sameRef(e, r))!).filter(Boolean);
-  const after = [...plan.inventoryAfter, ...kept];
-  if (!sameEntries(after, plan.inventoryDuringApply) || !sameEntries(inventory.entries, after))
-    await inventory.save(after);
-  if (pruned.failure) {
-    process.stderr.write(`error: ${pruned.failure.reason}: ${pruned.failure.message}\n`);
+  if (acted.failure) {
+    process.stderr.write(`error: ${acted.failure.reason}: ${acted.failure.message}\n`);
     out(`prune failed: ${summarizeChanges(changes)}`);
     return ExitCode.No;
   }
@@ -104,14 +94,9 @@ async function applyPackage(cluster: Cluster, dir: string, flags: ApplyFlags, ti
   const unchanged = changes.filter((c) => c.action === 'unchanged').length;
   out(
     `${summarizeChanges(changes)}, ${unchanged} unchanged${flags.wait ? ', all healthy' : ''} ` +
-      `(inventory: ${inventory.where}, ${after.length} objects)`,
+      `(inventory: ${inventory.where}, ${acted.inventory.length} objects)`,
   );
   return ExitCode.Ok;
-}
-
-function sameRef(entry: InventoryEntry, ref: ObjectRef): boolean {
-  const r = refOfEntry(entry);
-  return r.ok && refKey(r.value) === refKey(ref);
 }
 
 function sameEntries(a: InventoryEntry[], b: InventoryEntry[]): boolean {

@@ -8,7 +8,6 @@
  * applied and nothing pruned (the inventory saved before applying still lists every object that might
  * exist). Only src/core/status.ts turns outcomes into conditions.
  */
-import { refOfEntry } from '../api/inventory.ts';
 import {
   durationMs,
   FINALIZER,
@@ -23,7 +22,7 @@ import {
 import { Reason } from '../api/reasons.ts';
 import type { Logger } from 'pino';
 import type { Failure } from '../core/failure.ts';
-import { refKey, refOf, type ObjectRef } from '../core/object.ts';
+import { refKey, refOf } from '../core/object.ts';
 import { planChanges } from '../core/plan/plan-changes.ts';
 import { planPrune } from '../core/plan/prune.ts';
 import { checkNamespacePolicy, type NamespacePolicy } from '../core/plan/namespace-policy.ts';
@@ -31,7 +30,7 @@ import { summarizeChanges, type Change } from '../core/plan/changeset.ts';
 import { renderPackage } from '../core/render/index.ts';
 import type { HealthSummary } from '../core/health/index.ts';
 import { isReadyFor, reduceStatus, sameStatus, type Outcome } from '../core/status.ts';
-import { applyWaves } from './apply.ts';
+import { applyAndPrune } from './act.ts';
 import { readLiveState } from './live.ts';
 import type { Ports } from './ports.ts';
 import { pruneObjects } from './prune.ts';
@@ -184,40 +183,35 @@ class Run {
     if (settled && !triggered && sameInventory(inventory, plan.inventoryAfter))
       return { failed: false, requeueAfterMs: interval };
 
-    // 5. act: save old ∪ new first, so a crash at any instant leaves no object unknown to the inventory
-    this.status = { ...this.status, inventory: { entries: plan.inventoryDuringApply } };
-    await this.write({ kind: 'progressing', revision, message: `Applying revision ${revision}` });
-    const applied = await applyWaves(ports.objects, plan.waves, (o) => plan.toApply.has(refKey(refOf(o))), {
+    // 5. act: save old ∪ new first, so a crash at any instant leaves no object unknown to the inventory;
+    // apply in waves; only after a fully successful apply prune what left the package (engine/act.ts)
+    const acted = await applyAndPrune(ports.objects, plan, live.value.byKey, this.owner, {
+      prune: spec.prune,
       impersonate: this.impersonate,
       force: spec.force,
-      adopt: plan.adopt,
       signal,
       concurrency: this.opts.applyConcurrency,
+      saveInventory: async (entries, phase) => {
+        this.status = { ...this.status, inventory: { entries } };
+        // the shrunk inventory goes out with the next status write (waiting, succeeded or failed)
+        if (phase === 'applying') {
+          await this.write({ kind: 'progressing', revision, message: `Applying revision ${revision}` });
+        }
+      },
     });
-    const changes: Change[] = [...applied.changes];
-    ports.observe?.applied?.(changes.filter((c) => c.action !== 'unchanged').length);
-    if (applied.failures.length > 0) return this.fail(applied.failures[0]!, revision, retry);
-
-    // only after a fully successful apply: prune what left the package, then shrink the inventory
-    const pruned = await pruneObjects(ports.objects, prune, live.value.byKey, this.owner, {
-      impersonate: this.impersonate,
-      signal,
-    });
-    // A failed delete keeps its entry so the next reconcile retries it. With prune: false, objects that left
-    // the package are released from the inventory and left in the cluster, as Flux does.
-    const survivors = pruned.kept.map((r) => plan.inventoryDuringApply.find((e) => sameRef(e, r))!).filter(Boolean);
-    this.status = { ...this.status, inventory: { entries: [...plan.inventoryAfter, ...survivors] } };
-    ports.observe?.pruned?.(pruned.pruned.length);
-    for (const ref of pruned.pruned) changes.push({ ref, action: 'pruned' });
+    const { changes } = acted;
+    ports.observe?.applied?.(changes.filter((c) => c.action !== 'unchanged' && c.action !== 'pruned').length);
+    if (acted.applyFailures.length > 0) return this.fail(acted.failure!, revision, retry);
+    ports.observe?.pruned?.(acted.pruned.length);
     const summary = summarizeChanges(changes);
     if (changes.some((c) => c.action !== 'unchanged')) {
       this.log.info({ changes: summary }, 'applied');
       await ports.packageSyncs.event(ps, 'Normal', 'Applied', `Revision ${revision}: ${summary}`);
     }
-    if (pruned.failure) return this.fail(pruned.failure, revision, retry, changes, rendered.value.digest);
+    if (acted.failure) return this.fail(acted.failure, revision, retry, changes, rendered.value.digest);
 
     // 6. health: Ready only when every applied object is Current (see health-step.ts)
-    const known = new Map([...live.value.byKey, ...applied.stored]);
+    const known = new Map([...live.value.byKey, ...acted.stored]);
     let health: HealthSummary = healthOf(desired.flatMap((d) => known.get(refKey(refOf(d))) ?? []));
     if (spec.wait && desired.length > 0) {
       await this.write({
@@ -389,11 +383,6 @@ async function finalize(ps: PackageSync, ports: Ports, opts: ReconcileOptions): 
   }
   await ports.packageSyncs.setFinalizer(ps, FINALIZER, false);
   return { failed: false };
-}
-
-function sameRef(entry: InventoryEntry, ref: ObjectRef): boolean {
-  const r = refOfEntry(entry);
-  return r.ok && refKey(r.value) === refKey(ref);
 }
 
 function sameInventory(a: InventoryEntry[], b: InventoryEntry[]): boolean {
