@@ -192,13 +192,27 @@ describe('packagesync apply on a PackageSync', () => {
     ]);
     expect(await get(`/api/v1/namespaces/${ns}/configmaps/packagesync-inventory-web`)).toBeUndefined();
 
+    // a second hotfix swaps extra for extra2: two status writes in one run (old ∪ new, then the shrunk
+    // inventory), the second guarded by the resourceVersion the first returned
+    const swap = await packageDir({
+      'a.yaml': configMap('a', { v: 'hotfix' }),
+      'extra2.yaml': configMap('extra2', { v: '1' }),
+    });
+    const swapped = await packagesync('apply', swap.dir, '--name', 'web', '-n', ns);
+    expect(swapped.code, swapped.stderr).toBe(0);
+    expect(await get(`/api/v1/namespaces/${ns}/configmaps/extra`)).toBeUndefined();
+    expect((await getPackageSync(ns, 'web'))?.status?.inventory?.entries.map((e) => e.id)).toEqual([
+      `${ns}_a__ConfigMap`,
+      `${ns}_extra2__ConfigMap`,
+    ]);
+
     // resuming hands back to git: the hotfix is reverted and what only the hotfix added is pruned
     const resumed = await packagesync('resume', 'web', '-n', ns, '--timeout', '60s');
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toMatch(/Ready=True \(ReconciliationSucceeded\)/);
     expect((await get(`/api/v1/namespaces/${ns}/configmaps/a`))?.data?.v).toBe('git');
-    expect(await get(`/api/v1/namespaces/${ns}/configmaps/extra`)).toBeUndefined();
-    await pkg.dispose();
+    expect(await get(`/api/v1/namespaces/${ns}/configmaps/extra2`)).toBeUndefined();
+    await Promise.all([pkg.dispose(), swap.dispose()]);
   });
 
   it('renders exactly what the controller applied: labels, namespaces, digest', async () => {

@@ -47,14 +47,16 @@ export async function openInventory(cluster: Cluster, owner: Owner, forWrite: bo
   return configMapInventory(cluster, owner);
 }
 
-function packageSyncInventory(cluster: Cluster, ps: PackageSync): InventoryStore {
+function packageSyncInventory(cluster: Cluster, read: PackageSync): InventoryStore {
+  // the PackageSync as last written: its resourceVersion guards the next write (docs/adr/0008)
+  let ps = read;
   return {
     where: `PackageSync ${ps.metadata.namespace}/${ps.metadata.name} (status.inventory)`,
     entries: ps.status?.inventory?.entries ?? [],
     exists: true,
     async save(entries) {
       // A merge patch of status.inventory alone: conditions and revisions stay the controller's.
-      await cluster.packageSyncs.writeStatus(ps, { inventory: { entries: sortEntries(entries) } });
+      ps = (await cluster.packageSyncs.writeStatus(ps, { inventory: { entries: sortEntries(entries) } })) ?? ps;
     },
   };
 }
