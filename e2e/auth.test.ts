@@ -11,7 +11,7 @@ import {
   type GitHttpServer,
   type GitSshServer,
 } from '../test/support/git/index.ts';
-import { createNamespace, kube } from './support/cluster.ts';
+import { createNamespace, deleteNamespace, kube } from './support/cluster.ts';
 import {
   createPackageSync,
   packageSync,
@@ -49,10 +49,7 @@ afterAll(async () => {
   await http?.stop();
   await ssh?.stop();
   await repos?.dispose();
-  const client = await kube();
-  await Promise.all(
-    namespaces.map((ns) => client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined)),
-  );
+  await Promise.all(namespaces.map((ns) => deleteNamespace(ns)));
 });
 
 async function secret(ns: string, name: string, data: Record<string, string>): Promise<void> {

@@ -7,7 +7,7 @@ import { startGitHttpServer, type GitHttpServer } from '../test/support/git/inde
 import type { KubeObject } from '../src/core/object.ts';
 import { FIELD_MANAGER } from '../src/api/packagesync.ts';
 import { isNotFound } from '../src/adapters/kube/client.ts';
-import { createNamespace, eventually, kube, kubectl } from './support/cluster.ts';
+import { createNamespace, deleteNamespace, eventually, kube, kubectl } from './support/cluster.ts';
 import {
   createPackageSync,
   getPackageSync,
@@ -37,10 +37,7 @@ afterAll(async () => {
   await controller?.stop();
   await server?.stop();
   await repos?.dispose();
-  const client = await kube();
-  await Promise.all(
-    namespaces.map((ns) => client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined)),
-  );
+  await Promise.all(namespaces.map((ns) => deleteNamespace(ns)));
 });
 
 async function namespace(prefix: string): Promise<string> {

@@ -15,7 +15,7 @@ import {
   type GitHttpServer,
   type GitSshServer,
 } from '../test/support/git/index.ts';
-import { createNamespace, kube } from './support/cluster.ts';
+import { createNamespace, deleteNamespace, kube } from './support/cluster.ts';
 import {
   createPackageSync,
   packageSync,
@@ -66,8 +66,7 @@ afterAll(async () => {
   await controller?.stop();
   await Promise.all([basic?.stop(), bearer?.stop(), ssh?.stop()]);
   await repos?.dispose();
-  const client = await kube();
-  await Promise.all(namespaces.map((n) => client.request('DELETE', `/api/v1/namespaces/${n}`).catch(() => undefined)));
+  await Promise.all(namespaces.map((n) => deleteNamespace(n)));
 });
 
 describe('credentials', () => {

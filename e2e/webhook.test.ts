@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isNotFound } from '../src/adapters/kube/client.ts';
 import { WEBHOOK_SECRET_ANNOTATION } from '../src/server/webhook.ts';
 import { commitFiles, createRepoRoot, startGitHttpServer, type GitHttpServer } from '../test/support/git/index.ts';
-import { createNamespace, eventually, kube } from './support/cluster.ts';
+import { createNamespace, deleteNamespace, eventually, kube } from './support/cluster.ts';
 import {
   createPackageSync,
   packageSync,
@@ -51,7 +51,7 @@ afterAll(async () => {
   await controller?.stop();
   await server?.stop();
   await repos?.dispose();
-  if (ns) await (await kube()).request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
+  if (ns) await deleteNamespace(ns);
 });
 
 const configMap = (color: string) =>

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { KubeClient } from '../../src/adapters/kube/client.ts';
+import { packageSyncCollectionPath } from '../../src/adapters/kube/packagesyncs.ts';
 
 const run = promisify(execFile);
 
@@ -53,4 +54,26 @@ export async function eventually<T>(
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/**
+ * Deletes a namespace, first releasing the finalizers of the PackageSyncs in it: with no controller left
+ * to finalize them, they would hold the namespace in Terminating for good.
+ */
+export async function deleteNamespace(ns: string): Promise<void> {
+  const client = await kube();
+  const list = await client
+    .request<{ items: { metadata: { name: string } }[] }>('GET', packageSyncCollectionPath(ns))
+    .catch(() => ({ items: [] }));
+  await Promise.all(
+    list.items.map((ps) =>
+      client
+        .request('PATCH', `${packageSyncCollectionPath(ns)}/${ps.metadata.name}`, {
+          contentType: 'application/merge-patch+json',
+          body: { metadata: { finalizers: null } },
+        })
+        .catch(() => undefined),
+    ),
+  );
+  await client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
 }

@@ -3,8 +3,9 @@
  * namespaces it created (deleted at the end). Used by the CLI, RBAC, sharding and shutdown tests.
  */
 import { commitFiles, createRepoRoot, startGitHttpServer, type TestRepo } from '../../test/support/git/index.ts';
-import { packageSyncCollectionPath } from '../../src/adapters/kube/packagesyncs.ts';
-import { createNamespace, kube } from './cluster.ts';
+import { createNamespace, deleteNamespace } from './cluster.ts';
+
+export { deleteNamespace };
 import { startController, type ControllerHandle, type ControllerOptions } from './controller.ts';
 import { installCRDs } from './crds.ts';
 
@@ -42,28 +43,6 @@ export async function startGitEnv(controller: ControllerOptions | false = {}): P
       await Promise.all(namespaces.map((ns) => deleteNamespace(ns)));
     },
   };
-}
-
-/**
- * Deletes a namespace, first releasing the finalizers of the PackageSyncs in it: with no controller left
- * to finalize them, they would hold the namespace in Terminating for good.
- */
-export async function deleteNamespace(ns: string): Promise<void> {
-  const client = await kube();
-  const list = await client
-    .request<{ items: { metadata: { name: string } }[] }>('GET', packageSyncCollectionPath(ns))
-    .catch(() => ({ items: [] }));
-  await Promise.all(
-    list.items.map((ps) =>
-      client
-        .request('PATCH', `${packageSyncCollectionPath(ns)}/${ps.metadata.name}`, {
-          contentType: 'application/merge-patch+json',
-          body: { metadata: { finalizers: null } },
-        })
-        .catch(() => undefined),
-    ),
-  );
-  await client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
 }
 
 export const configMap = (name: string, data: Record<string, string>) =>

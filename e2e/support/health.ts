@@ -7,7 +7,7 @@ import { commitFiles, createRepoRoot, startGitHttpServer, type TestRepo } from '
 import type { GitHttpServer } from '../../test/support/git/index.ts';
 import type { PackageSync } from '../../src/api/packagesync.ts';
 import { conditionOf } from '../../src/core/status.ts';
-import { createNamespace, kube } from './cluster.ts';
+import { createNamespace, deleteNamespace } from './cluster.ts';
 import { getPackageSync, startController, type ControllerHandle, type ControllerOptions } from './controller.ts';
 import { installCRDs } from './crds.ts';
 
@@ -46,10 +46,7 @@ export async function startHealthEnv(opts: ControllerOptions = {}): Promise<Heal
       if (process.env.E2E_CONTROLLER_LOG) writeFileSync(process.env.E2E_CONTROLLER_LOG, controller.logs.join('\n'));
       await server.stop();
       await repos.dispose();
-      const client = await kube();
-      await Promise.all(
-        namespaces.map((ns) => client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined)),
-      );
+      await Promise.all(namespaces.map((ns) => deleteNamespace(ns)));
     },
   };
 }

@@ -11,7 +11,7 @@ import {
   type TestRepo,
 } from '../../test/support/git/index.ts';
 import type { GitHttpServer } from '../../test/support/git/index.ts';
-import { createNamespace, kube } from './cluster.ts';
+import { createNamespace, deleteNamespace, kube } from './cluster.ts';
 import { patchPackageSync } from './controller.ts';
 
 export type Live = KubeObject & { data?: Record<string, string>; spec?: Record<string, unknown> };
@@ -68,10 +68,7 @@ export async function safetyFixture() {
     async dispose(): Promise<void> {
       await server.stop();
       await repos.dispose();
-      const client = await kube();
-      await Promise.all(
-        namespaces.map((ns) => client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined)),
-      );
+      await Promise.all(namespaces.map((ns) => deleteNamespace(ns)));
     },
   };
 }
