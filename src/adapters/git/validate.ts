@@ -124,7 +124,6 @@ const NON_ASCII_HOST =
   'has a host with non-ASCII characters; write an internationalised host in its xn-- (punycode) form';
 
 function isAsciiHost(host: string): boolean {
-  // eslint-disable-next-line no-control-regex
   return /^[\x21-\x7e]*$/.test(host);
 }
 
