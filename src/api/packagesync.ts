@@ -41,11 +41,8 @@ export const GitRefSchema = z
       .max(255)
       .optional()
       .meta({ description: 'A semver range: the highest matching tag is applied.' }),
-    commit: z
-      .string()
-      .regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, 'commit must be a full 40 or 64 character hex SHA')
-      .optional()
-      .meta({ description: 'A full commit SHA, pinned.' }),
+    // Checked by the controller (InvalidRef on the PackageSync's status), not at admission: see validateRef.
+    commit: z.string().min(1).max(255).optional().meta({ description: 'A full commit SHA (40 or 64 hex), pinned.' }),
   })
   .refine((r) => [r.branch, r.tag, r.semver, r.commit].filter((x) => x !== undefined).length <= 1, {
     message: 'set exactly one of branch, tag, semver, commit (or none for the remote HEAD)',
@@ -66,20 +63,10 @@ export const SourceSchema = z.object({
       'Git URL: https://, ssh://, or the scp form git@host:path (http:// only when the controller allows it).',
   }),
   ref: GitRefSchema.optional(),
-  path: z
-    .string()
-    .max(1024)
-    .refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), 'path must be relative and must not contain ..')
-    .default('.')
-    .meta({
-      description: 'Directory inside the repository holding the package. Default ".".',
-      'x-kubernetes-validations': [
-        {
-          rule: "!self.startsWith('/') && !self.split('/').exists(s, s == '..')",
-          message: 'path must be relative and must not contain ..',
-        },
-      ],
-    }),
+  // Checked by the controller (InvalidPath on the PackageSync's status), not at admission: see validatePackagePath.
+  path: z.string().max(1024).default('.').meta({
+    description: 'Directory inside the repository holding the package: relative, no "..", not .git. Default ".".',
+  }),
   secretRef: z.object({ name }).optional().meta({
     description:
       'A Secret in the same namespace with git credentials: username and password, or bearerToken, or identity and known_hosts.',
