@@ -106,6 +106,20 @@ describe('renderPackage: failures', () => {
     expect(f.message).not.toMatch(/p4ss|w0rd/);
   });
 
+  it.each([
+    ['a duplicate key', 'stringData:\n  password: hunter2\n  password: hunter3\n', 'RenderFailed'],
+    ['a !!binary value', 'data:\n  password: !!binary aHVudGVyMg==\n', 'RenderFailed'],
+    ['an unterminated string', 'stringData:\n  password: "hunter2\n', 'RenderFailed'],
+    ['a non-JSON value next to it', 'stringData: {password: hunter2, x: .inf}\n', 'RenderFailed'],
+    ['a label that is not a string', 'stringData: {password: hunter2}\nmetadata: {name: s, labels: {a: 1}}\n', ''],
+  ])('names the file and document of a bad Secret, never its data (%s)', (_name, body, reason) => {
+    const head = 'apiVersion: v1\nkind: Secret\n' + (body.includes('metadata:') ? '' : 'metadata: {name: s}\n');
+    const f = failed({ 'ok.yaml': cm('a'), 'secret.yaml': cm('b') + '---\n' + head + body });
+    if (reason) expect(f.reason).toBe(reason);
+    expect(f.message).toContain('secret.yaml (document 2)');
+    for (const form of ['hunter', 'aHVudGVy']) expect(f.message).not.toContain(form);
+  });
+
   it.each<[string, Record<string, string>, Partial<RenderOptions>, string, string]>([
     [
       'in two files',
