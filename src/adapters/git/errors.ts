@@ -44,6 +44,8 @@ const NOT_FOUND_PATTERNS = [
   /returned error: 404/i,
   /does not appear to be a git repository/i,
 ];
+/** With credentials git follows no redirect (git-command.ts): the server's answer is the 3xx itself. */
+const REDIRECT_PATTERNS = [/returned error: 30[12378]\b/];
 const UNREACHABLE_PATTERNS = [
   /Could not resolve host/i,
   /Connection refused/i,
@@ -79,6 +81,13 @@ export function gitFailure(err: unknown, ctx: GitFailureContext): Failure {
     return failure(
       Reason.AuthenticationFailed,
       `authentication failed ${where}: check the credentials in the secret named by secretRef`,
+    );
+  }
+  if (REDIRECT_PATTERNS.some((p) => p.test(raw))) {
+    return failure(
+      Reason.FetchFailed,
+      `the git server answered with a redirect ${where}; credentials are never sent where a redirect points: ` +
+        "set spec.source.url to the repository's final URL",
     );
   }
   if (MISSING_OBJECT_PATTERNS.some((p) => p.test(raw))) {
