@@ -108,6 +108,9 @@ describe('hostile sources', () => {
       ['hanging', { url: `http://127.0.0.1:${port}/never.git` }, 'SourceTimeout', 'timed out after 4s'],
       ['no-secret', { url, secretRef: { name: 'absent' } }, 'AuthSecretNotFound', `Secret ${ns}/absent`],
       ['wrong-keys', { url, secretRef: { name: 'wrong-keys' } }, 'InvalidAuthSecret', 'has none of the keys'],
+      // dot segments: the URL would name the namespace or the Secret list instead of a Secret
+      ['dotdot-secret', { url, secretRef: { name: '..' } }, 'AuthSecretNotFound', `Secret ${ns}/..`],
+      ['dot-secret', { url, secretRef: { name: '.' } }, 'AuthSecretNotFound', `Secret ${ns}/.`],
       ['scp-no-key', { url: 'git@127.0.0.1:repo.git' }, 'InvalidAuthSecret', 'ssh sources need a secretRef'],
     ];
     for (const [name, source] of cases) {
