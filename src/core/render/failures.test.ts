@@ -55,6 +55,28 @@ describe('renderPackage: failures', () => {
       'generateName cannot be applied declaratively',
     ],
     ['empty name', { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ""}\n' }, 'has no metadata.name'],
+    [
+      'a name that is a dot segment',
+      { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ".."}\n' },
+      'a.yaml (document 1): ConfigMap has metadata.name "..": a name may not be "." or "..", nor contain "/" or "%"',
+    ],
+    ['a name that is "."', { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: .}\n' }, 'metadata.name "."'],
+    [
+      'a name with a slash',
+      { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a/../../x}\n' },
+      'metadata.name "a/../../x"',
+    ],
+    ['a name with a %', { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "%2e%2e"}\n' }, '"%2e%2e"'],
+    [
+      'a namespace that is a dot segment',
+      { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: ".."}\n' },
+      'ConfigMap x has metadata.namespace "..": a namespace is a DNS label',
+    ],
+    [
+      'a namespace with a slash',
+      { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: "a/b"}\n' },
+      'metadata.namespace "a/b"',
+    ],
     ['a number as kind', { 'a.yaml': 'apiVersion: v1\nkind: 3\nmetadata: {name: x}\n' }, 'no kind'],
     [
       'a non-string namespace',
