@@ -36,6 +36,9 @@ describe('parseSpec', () => {
   it.each([
     [{ source: { url: 'https://x/y.git', ref: { branch: 'main', tag: 'v1' } } }, 'spec.source.ref: set exactly one'],
     [{ source: { url: 'https://x/y.git' }, interval: '5 minutes' }, 'spec.interval: '],
+    // it becomes a segment of every object's URL: ".." would be a dot segment
+    [{ source: { url: 'https://x/y.git' }, targetNamespace: '..' }, 'spec.targetNamespace: targetNamespace must be'],
+    [{ source: { url: 'https://x/y.git' }, targetNamespace: 'a/b' }, 'spec.targetNamespace: targetNamespace must be'],
   ])('rejects %j naming the field', (raw, message) => {
     const r = parseSpec(raw);
     expect(r.ok).toBe(false);

@@ -86,7 +86,9 @@ export const SpecSchema = z.object({
     .default(true)
     .meta({ description: 'Ready only when every applied object is healthy. Default true.' }),
   suspend: z.boolean().default(false).meta({ description: 'Stop all work on this PackageSync.' }),
-  targetNamespace: name
+  targetNamespace: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'targetNamespace must be a namespace name (a DNS label)')
     .optional()
     .meta({ description: 'Namespace for namespaced objects of the package that name none.' }),
   serviceAccountName: name.optional().meta({ description: 'Apply as this ServiceAccount of the same namespace.' }),
