@@ -14,6 +14,8 @@ export interface GitFailureContext {
   secrets: readonly string[];
   timedOut: boolean;
   timeoutMs: number;
+  /** The caller's signal ended by a deadline of its own (the reconcile's spec.timeout), not a cancel. */
+  callerTimedOut?: boolean;
 }
 
 const MAX_DETAIL = 300;
@@ -58,12 +60,12 @@ const UNREACHABLE_PATTERNS = [
 export function gitFailure(err: unknown, ctx: GitFailureContext): Failure {
   const raw = errorText(err);
   const where = `${ctx.action} ${ctx.url}`;
-  if (ctx.timedOut || /abort/i.test(pluginOf(err))) {
-    return failure(
-      ctx.timedOut ? Reason.SourceTimeout : Reason.FetchFailed,
-      ctx.timedOut ? `timed out after ${Math.round(ctx.timeoutMs / 1000)}s ${where}` : `cancelled ${where}`,
-    );
+  if (ctx.timedOut)
+    return failure(Reason.SourceTimeout, `timed out after ${Math.round(ctx.timeoutMs / 1000)}s ${where}`);
+  if (ctx.callerTimedOut) {
+    return failure(Reason.SourceTimeout, `timed out ${where}: the reconcile's deadline (spec.timeout) passed first`);
   }
+  if (/abort/i.test(pluginOf(err))) return failure(Reason.FetchFailed, `cancelled ${where}`);
   if (HOST_KEY_PATTERNS.some((p) => p.test(raw))) {
     return failure(
       Reason.AuthenticationFailed,

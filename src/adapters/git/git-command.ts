@@ -131,6 +131,7 @@ export async function withGitOperation<T>(
           secrets: material.value.secrets,
           timedOut: deadline.aborted,
           timeoutMs: opts.timeoutMs,
+          callerTimedOut: opts.signal?.aborted === true && isTimeout(opts.signal.reason),
         }),
       git: (cwd = dir, extraEnv = {}) =>
         simpleGit({
@@ -151,6 +152,11 @@ export async function withGitOperation<T>(
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** AbortSignal.timeout aborts with a TimeoutError; a caller's abort() with an AbortError. */
+function isTimeout(reason: unknown): boolean {
+  return (reason as { name?: unknown } | null)?.name === 'TimeoutError';
 }
 
 function passThrough(): Record<string, string> {
