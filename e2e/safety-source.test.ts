@@ -93,6 +93,8 @@ describe('hostile sources', () => {
       ['dotdot-path', { url, path: 'app/../..' }, 'InvalidPath', 'must not contain ".." segments'],
       ['absolute-path', { url, path: '/etc' }, 'InvalidPath', 'must be relative'],
       ['short-commit', { url, ref: { commit: 'a'.repeat(39) } }, 'InvalidRef', '40 or 64 hex'],
+      ['empty-url', { url: '' }, 'InvalidURL', 'is empty'],
+      ['empty-branch', { url, ref: { branch: '' } }, 'InvalidRef', 'not a valid git ref name: empty'],
       ['long-commit', { url, ref: { commit: 'a'.repeat(41) } }, 'InvalidRef', '40 or 64 hex'],
       ['missing-path', { url, path: 'nowhere' }, 'PathNotFound', 'path "nowhere" does not exist'],
       ['escape-dir', { url: escapeDir.url, path: 'linked' }, 'PathEscape', 'resolves outside the repository'],

@@ -54,10 +54,19 @@ describe('parseSpec', () => {
     [{ ref: { commit: 'abc' } }],
     [{ ref: { commit: 'a'.repeat(39) } }],
     [{ ref: { commit: 'a'.repeat(65) } }],
-  ])('leaves %j to the git source (InvalidPath / InvalidRef), in the CRD too', (source) => {
+    [{ ref: { commit: '' } }],
+    [{ ref: { branch: '' } }],
+    [{ ref: { tag: '' } }],
+    [{ ref: { semver: '' } }],
+    [{ url: '' }],
+  ])('leaves %j to the git source (InvalidURL / InvalidPath / InvalidRef), in the CRD too', (source) => {
     expect(parseSpec({ source: { url: 'https://x/y.git', ...source } }).ok).toBe(true);
     const crd = crdYaml();
     expect(crd).not.toContain('path must be relative');
     expect(crd).not.toContain('pattern: ^([0-9a-f]{40}');
+    // url and ref (everything in source before path) carry size bounds only
+    const urlAndRef = /\n {16}source:\n[\s\S]*?\n {20}path:/.exec(crd)?.[0] ?? '';
+    expect(urlAndRef).toContain('maxLength: 2048');
+    expect(urlAndRef).not.toContain('minLength');
   });
 });

@@ -33,16 +33,16 @@ const name = z.string().min(1).max(253);
 
 export const GitRefSchema = z
   .object({
-    branch: z.string().min(1).max(255).optional().meta({ description: 'A branch: its head is applied.' }),
-    tag: z.string().min(1).max(255).optional().meta({ description: 'An exact tag.' }),
+    // Values are checked by the controller (InvalidRef on the PackageSync's status, as issue 5 names it), not
+    // at admission: see validateRef. Only a size bound stays here.
+    branch: z.string().max(255).optional().meta({ description: 'A branch: its head is applied.' }),
+    tag: z.string().max(255).optional().meta({ description: 'An exact tag.' }),
     semver: z
       .string()
-      .min(1)
       .max(255)
       .optional()
       .meta({ description: 'A semver range: the highest matching tag is applied.' }),
-    // Checked by the controller (InvalidRef on the PackageSync's status), not at admission: see validateRef.
-    commit: z.string().min(1).max(255).optional().meta({ description: 'A full commit SHA (40 or 64 hex), pinned.' }),
+    commit: z.string().max(255).optional().meta({ description: 'A full commit SHA (40 or 64 hex), pinned.' }),
   })
   .refine((r) => [r.branch, r.tag, r.semver, r.commit].filter((x) => x !== undefined).length <= 1, {
     message: 'set exactly one of branch, tag, semver, commit (or none for the remote HEAD)',
@@ -58,7 +58,8 @@ export const GitRefSchema = z
   });
 
 export const SourceSchema = z.object({
-  url: z.string().min(1).max(2048).meta({
+  // Checked by the controller (InvalidURL on status, even when empty), not at admission: see validateSourceURL.
+  url: z.string().max(2048).meta({
     description:
       'Git URL: https://, ssh://, or the scp form git@host:path (http:// only when the controller allows it).',
   }),
