@@ -21,6 +21,7 @@ import {
   type ControllerHandle,
 } from './support/controller.ts';
 import { installCRDs } from './support/crds.ts';
+import type { SpecInput } from '../src/api/packagesync.ts';
 
 const PASSWORD = 's3cr3t-Pa55word';
 let controller: ControllerHandle;
@@ -96,6 +97,22 @@ describe('git credentials from a Secret', () => {
     );
     const ps = await waitCondition(ns, 'nosecret', 'Ready', 'False', 'AuthSecretNotFound');
     expect(ps.status?.conditions?.[0]?.message).toContain(`${ns}/absent`);
+  });
+
+  it('reads the Secret only from its own namespace: the same name elsewhere → AuthSecretNotFound, git never asked', async () => {
+    const elsewhere = await createNamespace('e2e-secret-elsewhere');
+    const ns = await createNamespace('e2e-secret-here');
+    namespaces.push(elsewhere, ns);
+    // the right credentials, in another namespace, and a secretRef that tries to point there
+    await secret(elsewhere, 'git-auth', { username: 'platform', password: PASSWORD });
+    const url = http.url('never-asked');
+    const source = { url, secretRef: { name: 'git-auth', namespace: elsewhere } } as SpecInput['source'];
+    await createPackageSync(packageSync(ns, 'elsewhere', controller.shard, { source, retryInterval: '2s' }));
+    const ps = await waitCondition(ns, 'elsewhere', 'Ready', 'False', 'AuthSecretNotFound');
+    expect(ps.status?.conditions?.[0]?.message).toContain(`Secret ${ns}/git-auth`);
+    expect(ps.status?.conditions?.[0]?.message).not.toContain(elsewhere);
+    await new Promise((r) => setTimeout(r, 3000)); // a retry or two: still no anonymous attempt
+    expect(http.requests.filter((r) => r.path.includes('never-asked'))).toEqual([]);
   });
 
   it('fetches over SSH with a key and known_hosts', async () => {

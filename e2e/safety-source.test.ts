@@ -81,14 +81,38 @@ describe('hostile sources', () => {
       ['option-url', { url: '--upload-pack=touch' }, 'InvalidURL'],
       ['option-branch', { url, ref: { branch: '--upload-pack=touch' } }, 'InvalidRef', 'starts with "-"'],
       ['dotdot-tag', { url, ref: { tag: 'v1..2' } }, 'InvalidRef', 'contains ".."'],
+      [
+        'password-behind-encoded-colon',
+        { url: 'https://alice%3Ahunter2@git.example.com/x.git' },
+        'InvalidURL',
+        'must not contain a password',
+      ],
       ['git-dir', { url, path: '.git' }, 'InvalidPath', 'must not point into .git'],
+      ['git-dir-nested', { url, path: './app/.git/' }, 'InvalidPath', 'must not point into .git'],
+      // not refused at admission: the API server stores them, the controller names the reason
+      ['dotdot-path', { url, path: 'app/../..' }, 'InvalidPath', 'must not contain ".." segments'],
+      ['absolute-path', { url, path: '/etc' }, 'InvalidPath', 'must be relative'],
+      ['short-commit', { url, ref: { commit: 'a'.repeat(39) } }, 'InvalidRef', '40 or 64 hex'],
+      ['empty-url', { url: '' }, 'InvalidURL', 'is empty'],
+      ['empty-branch', { url, ref: { branch: '' } }, 'InvalidRef', 'not a valid git ref name: empty'],
+      ['long-commit', { url, ref: { commit: 'a'.repeat(41) } }, 'InvalidRef', '40 or 64 hex'],
       ['missing-path', { url, path: 'nowhere' }, 'PathNotFound', 'path "nowhere" does not exist'],
       ['escape-dir', { url: escapeDir.url, path: 'linked' }, 'PathEscape', 'resolves outside the repository'],
+      // through the symlink to something absent outside: still an escape, so the host's files cannot be probed
+      [
+        'escape-middle',
+        { url: escapeDir.url, path: 'linked/psync-no-such-dir' },
+        'PathEscape',
+        'resolves outside the repository',
+      ],
       ['escape-file', { url: escapeFile.url, path: 'app' }, 'PathEscape', '"app/passwd.yaml" is a symlink'],
       ['too-many', { url: big.url, path: 'app' }, 'ArtifactTooLarge', 'more than 20 manifest files'],
       ['hanging', { url: `http://127.0.0.1:${port}/never.git` }, 'SourceTimeout', 'timed out after 4s'],
       ['no-secret', { url, secretRef: { name: 'absent' } }, 'AuthSecretNotFound', `Secret ${ns}/absent`],
       ['wrong-keys', { url, secretRef: { name: 'wrong-keys' } }, 'InvalidAuthSecret', 'has none of the keys'],
+      // dot segments: the URL would name the namespace or the Secret list instead of a Secret
+      ['dotdot-secret', { url, secretRef: { name: '..' } }, 'AuthSecretNotFound', `Secret ${ns}/..`],
+      ['dot-secret', { url, secretRef: { name: '.' } }, 'AuthSecretNotFound', `Secret ${ns}/.`],
       ['scp-no-key', { url: 'git@127.0.0.1:repo.git' }, 'InvalidAuthSecret', 'ssh sources need a secretRef'],
     ];
     for (const [name, source] of cases) {

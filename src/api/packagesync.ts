@@ -33,19 +33,16 @@ const name = z.string().min(1).max(253);
 
 export const GitRefSchema = z
   .object({
-    branch: z.string().min(1).max(255).optional().meta({ description: 'A branch: its head is applied.' }),
-    tag: z.string().min(1).max(255).optional().meta({ description: 'An exact tag.' }),
+    // Values are checked by the controller (InvalidRef on the PackageSync's status, as issue 5 names it), not
+    // at admission: see validateRef. Only a size bound stays here.
+    branch: z.string().max(255).optional().meta({ description: 'A branch: its head is applied.' }),
+    tag: z.string().max(255).optional().meta({ description: 'An exact tag.' }),
     semver: z
       .string()
-      .min(1)
       .max(255)
       .optional()
       .meta({ description: 'A semver range: the highest matching tag is applied.' }),
-    commit: z
-      .string()
-      .regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, 'commit must be a full 40 or 64 character hex SHA')
-      .optional()
-      .meta({ description: 'A full commit SHA, pinned.' }),
+    commit: z.string().max(255).optional().meta({ description: 'A full commit SHA (40 or 64 hex), pinned.' }),
   })
   .refine((r) => [r.branch, r.tag, r.semver, r.commit].filter((x) => x !== undefined).length <= 1, {
     message: 'set exactly one of branch, tag, semver, commit (or none for the remote HEAD)',
@@ -61,25 +58,16 @@ export const GitRefSchema = z
   });
 
 export const SourceSchema = z.object({
-  url: z.string().min(1).max(2048).meta({
+  // Checked by the controller (InvalidURL on status, even when empty), not at admission: see validateSourceURL.
+  url: z.string().max(2048).meta({
     description:
       'Git URL: https://, ssh://, or the scp form git@host:path (http:// only when the controller allows it).',
   }),
   ref: GitRefSchema.optional(),
-  path: z
-    .string()
-    .max(1024)
-    .refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), 'path must be relative and must not contain ..')
-    .default('.')
-    .meta({
-      description: 'Directory inside the repository holding the package. Default ".".',
-      'x-kubernetes-validations': [
-        {
-          rule: "!self.startsWith('/') && !self.split('/').exists(s, s == '..')",
-          message: 'path must be relative and must not contain ..',
-        },
-      ],
-    }),
+  // Checked by the controller (InvalidPath on the PackageSync's status), not at admission: see validatePackagePath.
+  path: z.string().max(1024).default('.').meta({
+    description: 'Directory inside the repository holding the package: relative, no "..", not .git. Default ".".',
+  }),
   secretRef: z.object({ name }).optional().meta({
     description:
       'A Secret in the same namespace with git credentials: username and password, or bearerToken, or identity and known_hosts.',
@@ -99,7 +87,9 @@ export const SpecSchema = z.object({
     .default(true)
     .meta({ description: 'Ready only when every applied object is healthy. Default true.' }),
   suspend: z.boolean().default(false).meta({ description: 'Stop all work on this PackageSync.' }),
-  targetNamespace: name
+  targetNamespace: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'targetNamespace must be a namespace name (a DNS label)')
     .optional()
     .meta({ description: 'Namespace for namespaced objects of the package that name none.' }),
   serviceAccountName: name.optional().meta({ description: 'Apply as this ServiceAccount of the same namespace.' }),

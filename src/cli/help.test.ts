@@ -41,6 +41,29 @@ describe('packagesync --help', () => {
     for (const o of command.options) expect(help).toContain(o.long!);
   });
 
+  it('controller --help lists the safety flags with their defaults', () => {
+    const help = program.commands
+      .find((c) => c.name() === 'controller')!
+      .helpInformation()
+      .replace(/\s+/g, ' ');
+    for (const [flag, shown] of [
+      ['--allow-insecure-http', '(default: false)'],
+      ['--allow-cross-namespace-objects', '(default: false)'],
+      ['--git-timeout <duration>', '(default: "90s")'],
+      ['--max-files <n>', '(default: 10000)'],
+      ['--max-file-bytes <n>', `(default: ${4 << 20})`],
+      ['--max-total-bytes <n>', `(default: ${64 << 20})`],
+      ['--git-cache-dir <dir>', '(default: $TMPDIR/packagesync-git)'],
+      ['--default-service-account <name>', '(default: none'],
+      ['--concurrency <n>', '(default: 8)'],
+    ] as const) {
+      const at = help.indexOf(flag);
+      expect(at, flag).toBeGreaterThanOrEqual(0);
+      const end = help.indexOf(' --', at + flag.length);
+      expect(help.slice(at, end < 0 ? undefined : end), flag).toContain(shown);
+    }
+  });
+
   // Each spawn starts a Node process (about a second, more under load): few of them, and time to spare.
   it('exits 2 on usage errors, through the real entry point', { timeout: 90_000 }, async () => {
     const [missing, badValue] = await Promise.all([

@@ -128,6 +128,28 @@ describe('the shared checkout cache', () => {
     }
   });
 
+  it("the caller's own deadline (the reconcile's spec.timeout) → SourceTimeout too; a cancel → FetchFailed", async () => {
+    const sockets = new Set<Socket>();
+    const blackhole: Server = createServer((s) => sockets.add(s));
+    await new Promise<void>((r) => blackhole.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(blackhole.address() as AddressInfo).port}/never.git`;
+    try {
+      const fetcher = fetcherAt(join(cacheRoot, 'caller-timeout'), 60_000);
+      const started = Date.now();
+      const late = await fetcher.resolveRef(url, undefined, undefined, { signal: AbortSignal.timeout(800) });
+      expect(late).toMatchObject({ ok: false, failure: { reason: Reason.SourceTimeout } });
+      expect(!late.ok && late.failure.message).toContain('spec.timeout');
+      const cancel = new AbortController();
+      setTimeout(() => cancel.abort(), 300);
+      const cancelled = await fetcher.fetchRevision(url, first, undefined, { signal: cancel.signal });
+      expect(cancelled).toMatchObject({ ok: false, failure: { reason: Reason.FetchFailed } });
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => blackhole.close(() => r()));
+    }
+  });
+
   it('sweepStaleTemp removes crash leftovers and keeps finished checkouts', async () => {
     const root = join(cacheRoot, 'sweep');
     const fetcher = fetcherAt(root);

@@ -39,6 +39,10 @@ describe('readPackageFiles on a real checkout', () => {
         'escape-dir/etc': { symlink: '/etc' },
         'escape-other/README': { symlink: '/etc/passwd' },
         'pkg-link': { symlink: '/etc' },
+        'inner-link': { symlink: 'ok' },
+        'probe/gone.yaml': { symlink: '../pkg-link/psync-no-such-file-4711.yaml' },
+        'loop-pair/a.yaml': { symlink: 'b.yaml' },
+        'loop-pair/b.yaml': { symlink: 'a.yaml' },
         'dangling-inside/gone.yaml': { symlink: '../shared/missing.yaml' },
         'dangling-outside/gone.yaml': { symlink: '/nonexistent/x.yaml' },
         'a-file.yaml': 'x: 1\n',
@@ -89,6 +93,8 @@ describe('readPackageFiles on a real checkout', () => {
     ['escape-dir', 'escape-dir/etc'],
     ['escape-other', 'escape-other/README'],
     ['dangling-outside', 'dangling-outside/gone.yaml'],
+    // dangling, but only through a symlinked directory that leaves the checkout: still an escape
+    ['probe', 'probe/gone.yaml'],
   ])('%s → PathEscape naming %s', async (path, file) => {
     const r = await readPackageFiles(dir, path, limits);
     expect(r.ok).toBe(false);
@@ -102,10 +108,36 @@ describe('readPackageFiles on a real checkout', () => {
     expect(!r.ok && r.failure.reason).toBe(Reason.PathEscape);
   });
 
-  it.each([['missing'], ['a-file.yaml'], ['dangling-inside']])('%s → PathNotFound', async (path) => {
-    const r = await readPackageFiles(dir, path, limits);
-    expect(!r.ok && r.failure.reason).toBe(Reason.PathNotFound);
+  // Whether the target exists outside must not matter: "not found" would let a spec probe the controller's files.
+  it.each([['pkg-link/passwd'], ['pkg-link/psync-no-such-dir-4711'], ['escape-dir/etc'], ['escape-dir/etc/x/y']])(
+    'a symlink out in the middle or at the end of the package path (%s) → PathEscape',
+    async (path) => {
+      const r = await readPackageFiles(dir, path, limits);
+      expect(!r.ok && r.failure.reason).toBe(Reason.PathEscape);
+      expect(!r.ok && r.failure.message).not.toContain('root:');
+    },
+  );
+
+  it('a symlinked directory in the middle of the package path that stays inside is followed', async () => {
+    expect(await readPackageFiles(dir, 'inner-link/sub', limits)).toEqual({
+      ok: true,
+      value: [{ path: 'b.yml', content: 'b: 2\n' }],
+    });
   });
+
+  it('a symlink loop → PathNotFound naming the file, without hanging', async () => {
+    const r = await readPackageFiles(dir, 'loop-pair', limits);
+    expect(!r.ok && r.failure.reason).toBe(Reason.PathNotFound);
+    expect(!r.ok && r.failure.message).toContain('"loop-pair/a.yaml"');
+  });
+
+  it.each([['missing'], ['a-file.yaml'], ['dangling-inside'], ['ok/no-such'], ['a-file.yaml/x']])(
+    '%s → PathNotFound',
+    async (path) => {
+      const r = await readPackageFiles(dir, path, limits);
+      expect(!r.ok && r.failure.reason).toBe(Reason.PathNotFound);
+    },
+  );
 
   it('an invalid path → InvalidPath', async () => {
     const r = await readPackageFiles(dir, '../etc', limits);

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -52,6 +52,33 @@ describe('the engine SourcePort over git', () => {
     await writeFile(join(cacheRoot, 'tmp', 'op-stale', 'password'), 'x');
     await createGitSource(config, pino({ level: 'silent' }));
     expect(await readdir(join(cacheRoot, 'tmp'))).toEqual([]);
+  });
+
+  it('keeps the cache root private: made 0700, and refused when others may write it or it is a symlink', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'psync-root-'));
+    const log = pino({ level: 'silent' });
+    try {
+      const fresh = join(base, 'fresh');
+      await createGitSource({ ...config, gitCacheDir: fresh }, log);
+      expect((await stat(fresh)).mode & 0o777).toBe(0o700);
+
+      const readable = join(base, 'readable');
+      await mkdir(readable, { mode: 0o755 });
+      await chmod(readable, 0o755);
+      await createGitSource({ ...config, gitCacheDir: readable }, log);
+      expect((await stat(readable)).mode & 0o777).toBe(0o700);
+
+      const shared = join(base, 'shared');
+      await mkdir(shared);
+      await chmod(shared, 0o777);
+      await expect(createGitSource({ ...config, gitCacheDir: shared }, log)).rejects.toThrow('writable by others');
+
+      const linked = join(base, 'linked');
+      await symlink(fresh, linked);
+      await expect(createGitSource({ ...config, gitCacheDir: linked }, log)).rejects.toThrow('not a directory');
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
   });
 
   it('resolves, fetches and reads the package: revision and package-relative files', async () => {

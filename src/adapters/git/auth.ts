@@ -85,7 +85,7 @@ async function writeBasicMaterial(
 async function writeBearerMaterial(token: string, source: SourceURL, home: string): Promise<Result<AuthMaterial>> {
   // A line break would let the token inject further headers or config lines.
   if (token === '' || /[\r\n\0]/.test(token)) return invalidSecret('bearerToken is empty or contains a line break');
-  // Scoped to the source URL: a redirect to another host does not receive the token.
+  // Only requests to the source URL carry it: with credentials git follows no redirect (git-command.ts).
   const config = `[http ${configQuote(source.url)}]\n\textraHeader = ${configQuote(`Authorization: Bearer ${token}`)}\n`;
   await mkdir(home, { recursive: true, mode: 0o700 });
   await writeFile(join(home, '.gitconfig'), config, { mode: 0o600 });

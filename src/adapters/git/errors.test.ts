@@ -32,6 +32,16 @@ describe('gitFailure', () => {
     expect(gitFailure(new Error(stderr), ctx).reason).toBe(reason);
   });
 
+  it('a redirect (never followed with credentials) → FetchFailed saying so', () => {
+    const f = gitFailure(
+      new Error("fatal: unable to access 'https://git.example.com/r.git/': The requested URL returned error: 301"),
+      ctx,
+    );
+    expect(f.reason).toBe(Reason.FetchFailed);
+    expect(f.message).toContain('redirect');
+    expect(f.message).toContain("the repository's final URL");
+  });
+
   it('a deadline is SourceTimeout', () => {
     expect(gitFailure(new Error('killed'), { ...ctx, timedOut: true }).reason).toBe(Reason.SourceTimeout);
   });

@@ -14,6 +14,8 @@ export interface GitFailureContext {
   secrets: readonly string[];
   timedOut: boolean;
   timeoutMs: number;
+  /** The caller's signal ended by a deadline of its own (the reconcile's spec.timeout), not a cancel. */
+  callerTimedOut?: boolean;
 }
 
 const MAX_DETAIL = 300;
@@ -44,6 +46,8 @@ const NOT_FOUND_PATTERNS = [
   /returned error: 404/i,
   /does not appear to be a git repository/i,
 ];
+/** With credentials git follows no redirect (git-command.ts): the server's answer is the 3xx itself. */
+const REDIRECT_PATTERNS = [/returned error: 30[12378]\b/];
 const UNREACHABLE_PATTERNS = [
   /Could not resolve host/i,
   /Connection refused/i,
@@ -56,12 +60,12 @@ const UNREACHABLE_PATTERNS = [
 export function gitFailure(err: unknown, ctx: GitFailureContext): Failure {
   const raw = errorText(err);
   const where = `${ctx.action} ${ctx.url}`;
-  if (ctx.timedOut || /abort/i.test(pluginOf(err))) {
-    return failure(
-      ctx.timedOut ? Reason.SourceTimeout : Reason.FetchFailed,
-      ctx.timedOut ? `timed out after ${Math.round(ctx.timeoutMs / 1000)}s ${where}` : `cancelled ${where}`,
-    );
+  if (ctx.timedOut)
+    return failure(Reason.SourceTimeout, `timed out after ${Math.round(ctx.timeoutMs / 1000)}s ${where}`);
+  if (ctx.callerTimedOut) {
+    return failure(Reason.SourceTimeout, `timed out ${where}: the reconcile's deadline (spec.timeout) passed first`);
   }
+  if (/abort/i.test(pluginOf(err))) return failure(Reason.FetchFailed, `cancelled ${where}`);
   if (HOST_KEY_PATTERNS.some((p) => p.test(raw))) {
     return failure(
       Reason.AuthenticationFailed,
@@ -79,6 +83,13 @@ export function gitFailure(err: unknown, ctx: GitFailureContext): Failure {
     return failure(
       Reason.AuthenticationFailed,
       `authentication failed ${where}: check the credentials in the secret named by secretRef`,
+    );
+  }
+  if (REDIRECT_PATTERNS.some((p) => p.test(raw))) {
+    return failure(
+      Reason.FetchFailed,
+      `the git server answered with a redirect ${where}; credentials are never sent where a redirect points: ` +
+        "set spec.source.url to the repository's final URL",
     );
   }
   if (MISSING_OBJECT_PATTERNS.some((p) => p.test(raw))) {

@@ -31,6 +31,13 @@ const HARDENED_CONFIG = [
   'advice.detachedHead=false',
 ];
 
+/**
+ * With credentials, redirects are not followed: git would ask the askpass helper again for the new host (and
+ * get the same password) and add the bearer token's http.extraHeader to every later request, wherever the
+ * redirect pointed. Anonymous fetches may follow the first redirect (git's default): nothing to leak.
+ */
+const NO_REDIRECTS = 'http.followRedirects=false';
+
 const ALLOWED_ENV = [
   'GIT_TERMINAL_PROMPT',
   'GIT_ALLOW_PROTOCOL',
@@ -95,6 +102,7 @@ export async function withGitOperation<T>(
     await mkdir(home, { mode: 0o700 });
     const material = await writeAuthMaterial(opts.auth, opts.source, dir, home);
     if (!material.ok) return material;
+    const config = opts.auth === undefined ? HARDENED_CONFIG : [...HARDENED_CONFIG, NO_REDIRECTS];
 
     const deadline = AbortSignal.timeout(opts.timeoutMs);
     const signal = opts.signal ? AbortSignal.any([deadline, opts.signal]) : deadline;
@@ -123,11 +131,12 @@ export async function withGitOperation<T>(
           secrets: material.value.secrets,
           timedOut: deadline.aborted,
           timeoutMs: opts.timeoutMs,
+          callerTimedOut: opts.signal?.aborted === true && isTimeout(opts.signal.reason),
         }),
       git: (cwd = dir, extraEnv = {}) =>
         simpleGit({
           baseDir: cwd,
-          config: HARDENED_CONFIG,
+          config,
           abort: signal,
           maxConcurrentProcesses: 1,
           allowEnvironment: ALLOWED_ENV,
@@ -143,6 +152,11 @@ export async function withGitOperation<T>(
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** AbortSignal.timeout aborts with a TimeoutError; a caller's abort() with an AbortError. */
+function isTimeout(reason: unknown): boolean {
+  return (reason as { name?: unknown } | null)?.name === 'TimeoutError';
 }
 
 function passThrough(): Record<string, string> {

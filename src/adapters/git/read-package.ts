@@ -1,5 +1,5 @@
-import { lstat, readFile, readdir, readlink, realpath, stat } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { readFile, readdir, readlink, realpath, stat } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { Reason } from '../../api/reasons.ts';
 import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
@@ -36,15 +36,13 @@ export async function readPackageFiles(
   const start = valid.value === '.' ? root : join(root, valid.value);
   const shown = JSON.stringify(valid.value);
 
-  try {
-    await lstat(start);
-  } catch {
-    return fail(Reason.PathNotFound, `path ${shown} does not exist at this revision`);
-  }
+  // Resolved component by component: a symlink anywhere along the path (not only at its end) that leaves the
+  // checkout is an escape, even when what it points to does not exist (no probing the host's files).
   const real = await realpathInside(root, start);
   if (real === undefined)
     return fail(Reason.PathEscape, `path ${shown} resolves outside the repository (symlink)`, { terminal: true });
-  if (real === null || !(await stat(real)).isDirectory()) {
+  if (real === null) return fail(Reason.PathNotFound, `path ${shown} does not exist at this revision`);
+  if (!(await stat(real)).isDirectory()) {
     return fail(Reason.PathNotFound, `path ${shown} is not a directory at this revision`);
   }
 
@@ -122,23 +120,37 @@ export async function readPackageFiles(
   return ok(files);
 }
 
+/** Symlinks followed at most, like the kernel's own limit (ELOOP): a longer chain counts as not resolving. */
+const MAX_SYMLINK_HOPS = 40;
+
 /**
  * The real path of `path` if it lies inside `root`; undefined if it escapes; null if it does not resolve
- * (dangling symlink) but its target, as written, stays inside.
+ * (missing, dangling, a loop) while every symlink on the way stays inside. A dangling symlink is judged by
+ * where it would lead: its target's deepest existing ancestor, resolved for real, so a link through a
+ * symlinked directory to a missing file outside is an escape, not "not found".
  */
-async function realpathInside(root: string, path: string): Promise<string | null | undefined> {
+async function realpathInside(root: string, path: string, hops = 0): Promise<string | null | undefined> {
   try {
     const real = await realpath(path);
     return isInside(root, real) ? real : undefined;
   } catch {
-    // Dangling: judge the link text itself, resolved lexically against the link's own directory.
-    try {
-      const text = await readlink(path);
-      return isInside(root, resolve(dirname(path), text)) ? null : undefined;
-    } catch {
-      return null;
-    }
+    // does not resolve: find out where it would lead, one component at a time
   }
+  if (hops > MAX_SYMLINK_HOPS) return null;
+  const parent = dirname(path);
+  if (parent === path) return undefined;
+  const realParent = await realpathInside(root, parent, hops);
+  if (realParent === null || realParent === undefined) return realParent;
+  const candidate = join(realParent, basename(path));
+  if (!isInside(root, candidate)) return undefined;
+  let text: string;
+  try {
+    text = await readlink(candidate);
+  } catch {
+    return null; // not a symlink: simply missing (or under a file)
+  }
+  const next = await realpathInside(root, resolve(realParent, text), hops + 1);
+  return next === undefined ? undefined : null;
 }
 
 function isInside(root: string, path: string): boolean {

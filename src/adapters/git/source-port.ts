@@ -9,7 +9,7 @@ import { authFromSecret } from './auth.ts';
 import { readPackageFiles } from './read-package.ts';
 import { createGitFetcher } from './source.ts';
 import type { GitFetcher } from './source.ts';
-import { sweepStaleTemp } from './sweep.ts';
+import { ensurePrivateRoot, sweepStaleTemp } from './sweep.ts';
 import { validatePackagePath, validateRef, validateSourceURL } from './validate.ts';
 
 /**
@@ -27,6 +27,7 @@ export async function createGitSource(
   config: GitSourceConfig,
   log: Logger,
 ): Promise<SourcePort & { fetcher: GitFetcher }> {
+  await ensurePrivateRoot(config.gitCacheDir);
   // Leftovers of a crashed process: secret material, half-made checkouts, stale git locks.
   const swept = await sweepStaleTemp(config.gitCacheDir);
   if (swept.length > 0) log.info({ removed: swept.length }, 'removed stale git cache leftovers');

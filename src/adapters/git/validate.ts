@@ -36,6 +36,8 @@ const MAX_PATH_LENGTH = 4096;
 const INVISIBLE_OR_SPACE = /[\p{C}\s]/u;
 /** A percent-encoded control character: git would decode it into the same thing we refuse in clear. */
 const ENCODED_CONTROL = /%(?:[01][0-9a-f]|7f)/i;
+/** Decoded, these are refused too: C1 controls, bidi and zero-width format characters, line separators. */
+const DECODED_INVISIBLE = /[\p{C}\u2028\u2029]/u;
 /** `foo::address` makes git run the remote helper git-remote-foo (ext:: runs arbitrary commands). */
 const REMOTE_HELPER = /^[a-z][a-z0-9+.-]*::/i;
 /** scp-like syntax as git reads it: user@host:path, no slash before the colon. */
@@ -52,6 +54,9 @@ export function validateSourceURL(url: string, opts: { allowInsecureHttp?: boole
   if (url.length > MAX_URL_LENGTH) return invalidURL(`is longer than ${MAX_URL_LENGTH} characters`);
   if (INVISIBLE_OR_SPACE.test(url)) return invalidURL('contains whitespace or control characters');
   if (ENCODED_CONTROL.test(url)) return invalidURL('contains a percent-encoded control character');
+  const decoded = percentDecode(url);
+  if (decoded === undefined) return invalidURL('has a malformed percent-encoding');
+  if (DECODED_INVISIBLE.test(decoded)) return invalidURL('contains a percent-encoded control or invisible character');
   // Never valid raw in a URL (RFC 3986); refusing them also keeps the URL inert where git uses it as a
   // config subsection (the bearer token's http.<url>.extraHeader).
   if (/["<>\\^`{|}]/.test(url)) return invalidURL('contains a character that must be percent-encoded ("<>\\^`{|})');
@@ -64,7 +69,10 @@ export function validateSourceURL(url: string, opts: { allowInsecureHttp?: boole
   const scp = SCP_LIKE.exec(url);
   if (scp) {
     const [, user = '', host = '', path = ''] = scp;
-    if (user.startsWith('-') || host.startsWith('-')) return invalidURL('has a user or host starting with "-"');
+    if (user.startsWith('-') || host.replace(/^\[/, '').startsWith('-')) {
+      return invalidURL('has a user or host starting with "-"');
+    }
+    if (!isAsciiHost(host)) return invalidURL(NON_ASCII_HOST);
     if (path.startsWith('-')) return invalidURL('has a repository path starting with "-"');
     if (user.includes('%') || host.includes('%')) return invalidURL('has a percent-encoded user or host');
     return ok({ url, transport: 'ssh', host });
@@ -96,6 +104,12 @@ function validateSchemeURL(url: string, scheme: string, allowHttp: boolean): Res
   }
   const host = parsed.hostname;
   if (host === '') return invalidURL('has no host');
+  // The host as written, not as WHATWG URL normalises it (fullwidth letters, IDN): git connects to what is written.
+  if (!isAsciiHost(/^[^/]*\/\/(?:[^/@]*@)?([^/?#]*)/.exec(url)?.[1] ?? '')) return invalidURL(NON_ASCII_HOST);
+  // A user name that decodes to user:password is a password in the URL all the same.
+  if (percentDecode(parsed.username)?.includes(':')) {
+    return invalidURL('must not contain a password; put credentials in the secret named by secretRef');
+  }
   if (host.startsWith('-') || parsed.username.startsWith('-'))
     return invalidURL('has a user or host starting with "-"');
   if (scheme === 'ssh' && (host.includes('%') || parsed.username.includes('%'))) {
@@ -104,6 +118,22 @@ function validateSchemeURL(url: string, scheme: string, allowHttp: boolean): Res
   if (parsed.hash !== '' || url.includes('#')) return invalidURL('must not contain a fragment ("#")');
   if (parsed.pathname === '' || parsed.pathname === '/') return invalidURL('names no repository path');
   return ok({ url, transport: scheme as Transport, host });
+}
+
+const NON_ASCII_HOST =
+  'has a host with non-ASCII characters; write an internationalised host in its xn-- (punycode) form';
+
+function isAsciiHost(host: string): boolean {
+  return /^[\x21-\x7e]*$/.test(host);
+}
+
+/** decodeURIComponent, or undefined when a % is not followed by two hex digits or the bytes are not UTF-8. */
+function percentDecode(s: string): string | undefined {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The URL with any userinfo replaced by "***", for messages about URLs that failed validation. */

@@ -112,6 +112,13 @@ export function resourcePath(
   namespace?: string,
   name?: string,
 ): string {
+  // encodeURIComponent keeps dots, and URL parsing resolves "." and ".." (also as %2e) as dot segments: a
+  // ConfigMap named ".." would turn into its namespace, "." into the whole collection.
+  for (const segment of [namespace, name]) {
+    if (segment !== undefined && /^(?:\.|%2e){1,2}$/i.test(segment)) {
+      throw new Error(`${JSON.stringify(segment)} is not a valid object or namespace name`);
+    }
+  }
   const base = m.group ? `/apis/${m.group}/${m.version}` : `/api/${m.version}`;
   const ns = m.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
   return `${base}${ns}/${m.resource}${name ? `/${encodeURIComponent(name)}` : ''}`;

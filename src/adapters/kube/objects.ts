@@ -61,6 +61,7 @@ export class Objects {
   async get(ref: ObjectRef, opts: ObjectsOptions = {}): Promise<KubeObject | undefined> {
     const m = await this.discovery.mapping(ref.group, ref.kind);
     if (!m) return undefined;
+    if (scopeChanged(m, ref.namespace)) return undefined; // a namespaced object of a now cluster-scoped kind
     try {
       return await this.client.request<KubeObject>('GET', resourcePath(m, ref.namespace, ref.name), {
         impersonate: opts.impersonate,
@@ -79,6 +80,17 @@ export class Objects {
   ): Promise<{ created: boolean; object: KubeObject }> {
     const m = await this.mappingFor(groupOf(obj.apiVersion), obj.kind, versionOf(obj.apiVersion));
     if ('reason' in m) throw new KubeApiError(404, 'NotFound', m.message);
+    // Render judged the scope (and the namespace policy what it may place) from discovery as it was then. A kind
+    // that became cluster-scoped since must not be applied with its namespace silently dropped: for a tenant
+    // that would be a cluster-scoped object the policy never saw. The next reconcile renders it as it is now.
+    if (scopeChanged(m, obj.metadata.namespace)) {
+      throw new KubeApiError(
+        409,
+        'Conflict',
+        `the cluster serves ${obj.kind} cluster-scoped, but it was rendered as namespaced (in ` +
+          `${obj.metadata.namespace}) when discovery did not know it yet; not applied, the next reconcile renders it again`,
+      );
+    }
     const res = await this.client.requestWithStatus<KubeObject>(
       'PATCH',
       resourcePath(m, obj.metadata.namespace, obj.metadata.name),
@@ -104,6 +116,9 @@ export class Objects {
   async delete(ref: ObjectRef, opts: ObjectsOptions & { uid?: string } = {}): Promise<DeleteOutcome> {
     const m = await this.discovery.mapping(ref.group, ref.kind);
     if (!m) return { gone: true }; // the kind is gone (its CRD was deleted): nothing left to delete
+    // the kind is cluster-scoped now: the namespaced object the entry names is gone, and its cluster-scoped
+    // namesake is not ours to delete
+    if (scopeChanged(m, ref.namespace)) return { gone: true };
     try {
       const res = await this.client.request<KubeObject | { kind: 'Status' }>(
         'DELETE',
@@ -130,6 +145,11 @@ export class Objects {
       throw e;
     }
   }
+}
+
+/** True when a ref or object names a namespace but the cluster serves its kind cluster-scoped. */
+function scopeChanged(m: ResourceMapping, namespace: string | undefined): boolean {
+  return !m.namespaced && namespace !== undefined && namespace !== '';
 }
 
 export type DeleteOutcome = { gone: true } | { gone: false; finalizers: string[] };

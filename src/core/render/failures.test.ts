@@ -55,6 +55,28 @@ describe('renderPackage: failures', () => {
       'generateName cannot be applied declaratively',
     ],
     ['empty name', { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ""}\n' }, 'has no metadata.name'],
+    [
+      'a name that is a dot segment',
+      { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ".."}\n' },
+      'a.yaml (document 1): ConfigMap has metadata.name "..": a name may not be "." or "..", nor contain "/" or "%"',
+    ],
+    ['a name that is "."', { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: .}\n' }, 'metadata.name "."'],
+    [
+      'a name with a slash',
+      { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a/../../x}\n' },
+      'metadata.name "a/../../x"',
+    ],
+    ['a name with a %', { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "%2e%2e"}\n' }, '"%2e%2e"'],
+    [
+      'a namespace that is a dot segment',
+      { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: ".."}\n' },
+      'ConfigMap x has metadata.namespace "..": a namespace is a DNS label',
+    ],
+    [
+      'a namespace with a slash',
+      { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: "a/b"}\n' },
+      'metadata.namespace "a/b"',
+    ],
     ['a number as kind', { 'a.yaml': 'apiVersion: v1\nkind: 3\nmetadata: {name: x}\n' }, 'no kind'],
     [
       'a non-string namespace',
@@ -104,6 +126,20 @@ describe('renderPackage: failures', () => {
     });
     expect(f.reason).toBe('RenderFailed');
     expect(f.message).not.toMatch(/p4ss|w0rd/);
+  });
+
+  it.each([
+    ['a duplicate key', 'stringData:\n  password: hunter2\n  password: hunter3\n', 'RenderFailed'],
+    ['a !!binary value', 'data:\n  password: !!binary aHVudGVyMg==\n', 'RenderFailed'],
+    ['an unterminated string', 'stringData:\n  password: "hunter2\n', 'RenderFailed'],
+    ['a non-JSON value next to it', 'stringData: {password: hunter2, x: .inf}\n', 'RenderFailed'],
+    ['a label that is not a string', 'stringData: {password: hunter2}\nmetadata: {name: s, labels: {a: 1}}\n', ''],
+  ])('names the file and document of a bad Secret, never its data (%s)', (_name, body, reason) => {
+    const head = 'apiVersion: v1\nkind: Secret\n' + (body.includes('metadata:') ? '' : 'metadata: {name: s}\n');
+    const f = failed({ 'ok.yaml': cm('a'), 'secret.yaml': cm('b') + '---\n' + head + body });
+    if (reason) expect(f.reason).toBe(reason);
+    expect(f.message).toContain('secret.yaml (document 2)');
+    for (const form of ['hunter', 'aHVudGVy']) expect(f.message).not.toContain(form);
   });
 
   it.each<[string, Record<string, string>, Partial<RenderOptions>, string, string]>([

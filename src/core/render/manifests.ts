@@ -71,10 +71,24 @@ function checkObject(value: Record<string, unknown>, where: SourceLocation): Res
       ownField(metadata, 'generateName') === undefined ? '' : ' (generateName cannot be applied declaratively)';
     return invalid(where, `${kind} has no metadata.name; set metadata.name${hint}`);
   }
+  // Names end up as one segment of a URL path: "." and ".." would be dot segments (the URL would name the
+  // collection or the namespace instead), "/" would add segments. No Kubernetes object can be named so.
+  if (name === '.' || name === '..' || /[/%]/.test(name)) {
+    return invalid(
+      where,
+      `${kind} has metadata.name ${JSON.stringify(name)}: a name may not be "." or "..", nor contain "/" or "%"`,
+    );
+  }
   const label = `${kind} ${name}`;
   const namespace = ownField(metadata, 'namespace');
   if (namespace !== undefined && namespace !== null && typeof namespace !== 'string') {
     return invalid(where, `${label} has a metadata.namespace that is not a string`);
+  }
+  if (typeof namespace === 'string' && namespace !== '' && !NAMESPACE.test(namespace)) {
+    return invalid(
+      where,
+      `${label} has metadata.namespace ${JSON.stringify(namespace)}: a namespace is a DNS label (lowercase letters, digits, "-")`,
+    );
   }
   for (const field of ['labels', 'annotations']) {
     const problem = stringMapProblem(ownField(metadata, field));
@@ -82,6 +96,9 @@ function checkObject(value: Record<string, unknown>, where: SourceLocation): Res
   }
   return ok(value as KubeObject);
 }
+
+/** A namespace name: an RFC 1123 DNS label. */
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 function stringMapProblem(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;

@@ -60,6 +60,14 @@ describe('parseManifestFile: rejected input', () => {
     ],
     ['custom tag', 'a: !vault secret/db\n', 'unknown or custom tag'],
     ['!!binary', 'a: !!binary aGVsbG8=\n', 'unknown or custom tag'],
+    ['!!js/function', "a: !!js/function 'function () { return 1 }'\n", 'unknown or custom tag'],
+    ['!!python/object', 'a: !!python/object/apply:os.system [id]\n', 'unknown or custom tag'],
+    ['verbatim js tag', 'a: !<tag:yaml.org,2002:js/undefined> x\n', 'unknown or custom tag'],
+    ['%TAG shorthand', '%TAG !e! tag:example.com,2000:\n---\na: !e!foo x\n', 'unknown or custom tag'],
+    ['!!omap', 'a: !!omap [b: 1]\n', 'unknown or custom tag'],
+    ['duplicate key, quoted and plain', "a: 1\n'a': 2\n", 'duplicate mapping key at line 2, column 1'],
+    ['duplicate key, number and string', '1: x\n"1": y\n', 'duplicate mapping key at line 2, column 1'],
+    ['duplicate key, explicit form', '? a\n: 1\na: 2\n', 'duplicate mapping key at line 3, column 1'],
     ['!!timestamp', 'a: !!timestamp 2001-12-14\n', 'unknown or custom tag'],
     ['!!set', 'a: !!set {x: null}\n', 'unknown or custom tag'],
     ['collection key', '? [a, b]\n: 1\n', 'mapping key must be a scalar'],
@@ -112,6 +120,19 @@ describe('parseManifestFile: __proto__', () => {
     );
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
     expect((value as { polluted?: unknown }).polluted).toBeUndefined();
+  });
+
+  it('keeps constructor and prototype keys as plain data', () => {
+    const result = parse('constructor:\n  prototype: {polluted: true}\nprototype: {polluted: true}\n');
+    expect(result.ok).toBe(true);
+    const value = result.ok ? (result.value[0]?.value as Record<string, unknown>) : {};
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect(JSON.parse(JSON.stringify(value))).toEqual({
+      constructor: { prototype: { polluted: true } },
+      prototype: { polluted: true },
+    });
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+    expect((Object.prototype as Record<string, unknown>)['polluted']).toBeUndefined();
   });
 
   it('does not pollute through merge keys either', () => {

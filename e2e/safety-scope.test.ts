@@ -1,0 +1,92 @@
+/**
+ * The namespace policy decides on what render saw; render knows a kind's scope from discovery, loaded when
+ * the controller started. A cluster-scoped kind installed later is unknown to render, so an object of it
+ * that names the tenant's namespace looks namespaced and passes the policy. Applying it must not then
+ * quietly drop the namespace and create a cluster-scoped object on the tenant's behalf.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kube, uniqueName } from './support/cluster.ts';
+import {
+  createPackageSync,
+  packageSync,
+  startController,
+  waitCondition,
+  type ControllerHandle,
+} from './support/controller.ts';
+import { installCRDs } from './support/crds.ts';
+import { configMap, get, ready, safetyFixture } from './support/safety.ts';
+
+let confined: ControllerHandle;
+let fx: Awaited<ReturnType<typeof safetyFixture>>;
+const group = `${uniqueName('scope')}.e2e.packagesync.io`;
+const crdName = `gadgets.${group}`;
+
+beforeAll(async () => {
+  await installCRDs();
+  fx = await safetyFixture();
+  // started (and its discovery loaded) before the cluster-scoped kind exists
+  confined = await startController({ allowCrossNamespace: false });
+  for (let i = 0; i < 300 && !confined.logs.some((l) => l.includes('PackageSync watch synced')); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+});
+
+afterAll(async () => {
+  await confined?.stop();
+  await fx?.dispose();
+  const client = await kube();
+  await client.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crdName}`).catch(() => 0);
+});
+
+describe('a cluster-scoped kind the controller learns of after rendering', () => {
+  it('is never applied cluster-scoped for a tenant, even when the object names the tenant namespace', async () => {
+    const client = await kube();
+    await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      body: {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: crdName },
+        spec: {
+          group,
+          scope: 'Cluster',
+          names: { kind: 'Gadget', plural: 'gadgets', singular: 'gadget', listKind: 'GadgetList' },
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+            },
+          ],
+        },
+      },
+    });
+    for (let i = 0; i < 100; i++) {
+      const crd = await get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crdName}`);
+      const conditions = (crd?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions;
+      if (conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
+    const tenant = await fx.namespace('scope-tenant');
+    const gadget = uniqueName('gadget');
+    const { url } = await fx.repo('scope', {
+      'a.yaml': configMap('a', { k: 'v' }),
+      'g.yaml': `apiVersion: ${group}/v1\nkind: Gadget\nmetadata: {name: ${gadget}, namespace: ${tenant}}\n`,
+    });
+    await createPackageSync(packageSync(tenant, 'scope', confined.shard, { source: { url }, retryInterval: '1s' }));
+
+    // the first attempt is refused at apply; once render knows the scope, the policy names it
+    const ps = await waitCondition(tenant, 'scope', 'Ready', 'False', 'NamespaceNotAllowed');
+    expect(ready(ps)?.message).toContain(`Gadget.${group}/${gadget} is in cluster scope`);
+    expect(await get(`/apis/${group}/v1/gadgets/${gadget}`)).toBeUndefined();
+    // the attempt before named the reason it was refused (a partial apply: its inventory keeps old ∪ new)
+    const events = await client.request<{ items: { reason: string; message: string }[] }>(
+      'GET',
+      `/api/v1/namespaces/${tenant}/events`,
+    );
+    const refused = events.items.filter((e) => e.message.includes('rendered as namespaced'));
+    expect(refused.map((e) => e.reason)).toEqual(['ApplyFailed']);
+    expect(ps.status?.lastAppliedRevision).toBeUndefined();
+  });
+});
