@@ -22,7 +22,7 @@ import {
 import { Reason } from '../api/reasons.ts';
 import type { Logger } from 'pino';
 import type { Failure } from '../core/failure.ts';
-import { refKey, refOf } from '../core/object.ts';
+import { groupOf, refKey, refOf, type KubeObject } from '../core/object.ts';
 import { planChanges } from '../core/plan/plan-changes.ts';
 import { planPrune } from '../core/plan/prune.ts';
 import { checkNamespacePolicy, type NamespacePolicy } from '../core/plan/namespace-policy.ts';
@@ -31,6 +31,7 @@ import { renderPackage } from '../core/render/index.ts';
 import type { HealthSummary } from '../core/health/index.ts';
 import { isReadyFor, reduceStatus, sameStatus, type Outcome } from '../core/status.ts';
 import { applyAndPrune } from './act.ts';
+import { interruptionMessage } from '../adapters/kube/failures.ts';
 import { readLiveState } from './live.ts';
 import type { Ports } from './ports.ts';
 import { pruneObjects } from './prune.ts';
@@ -145,14 +146,23 @@ class Run {
     const { revision } = source.value;
     this.log = this.log.child({ revision });
 
-    // 3. render: files → objects (pure)
-    const rendered = renderPackage(source.value.files, {
-      owner: this.owner,
-      defaultNamespace: ps.metadata.namespace,
-      targetNamespace: spec.targetNamespace,
-      isNamespaced: (g, k) => ports.objects.discovery.isNamespaced(g, k),
-      allowEmpty: spec.allowEmpty,
-    });
+    // 3. render: files → objects (pure). Scope comes from discovery: a kind it does not know (a CRD
+    // installed since it was loaded) gets one refresh and a second render.
+    const discovery = ports.objects.discovery;
+    const render = () =>
+      renderPackage(source.value.files, {
+        owner: this.owner,
+        defaultNamespace: ps.metadata.namespace,
+        targetNamespace: spec.targetNamespace,
+        isNamespaced: (g, k) => discovery.isNamespaced(g, k),
+        allowEmpty: spec.allowEmpty,
+      });
+    let rendered = render();
+    const unknownKind = (o: KubeObject) => discovery.isNamespaced(groupOf(o.apiVersion), o.kind) === undefined;
+    if (rendered.ok && rendered.value.objects.some(unknownKind)) {
+      await discovery.refresh();
+      rendered = render();
+    }
     if (!rendered.ok) return this.fail(rendered.failure, revision, retry);
     const desired = rendered.value.objects;
     const outside = checkNamespacePolicy(desired, ps.metadata.namespace, this.opts.namespacePolicy);
@@ -264,8 +274,7 @@ class Run {
   }
 
   async failUnexpectedly(e: unknown): Promise<void> {
-    const text = e instanceof Error ? e.message : String(e);
-    const message = `reconcile interrupted: ${text.length > 300 ? `${text.slice(0, 300)}…` : text}`;
+    const message = `reconcile interrupted: ${interruptionMessage(e)}; retrying`;
     await this.write({ kind: 'failed', failure: { reason: Reason.InternalError, message, terminal: false } });
   }
 

@@ -108,3 +108,18 @@ function apiMessage(e: KubeApiError, secret: boolean): string {
 function trimMessage(message: string, max = 400): string {
   return message.length > max ? `${message.slice(0, max)}…` : message;
 }
+
+/**
+ * An exception that ended a reconcile mid-way (the API server restarting, a connection reset, a request
+ * timeout), as status and events may say it: the kind of fault, never the raw message — an API server's
+ * message can quote what it was sent, and a network error can carry a URL.
+ */
+export function interruptionMessage(e: unknown): string {
+  if (e instanceof KubeApiError) return `the API server answered ${e.status}${e.reason ? ` ${e.reason}` : ''}`;
+  const err = e as { name?: unknown; code?: unknown; cause?: { code?: unknown } } | undefined;
+  const code = [err?.code, err?.cause?.code].find((c) => typeof c === 'string' && /^[A-Z][A-Z0-9_]*$/.test(c));
+  if (err?.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+    return 'a request to the API server timed out';
+  if (code) return `no answer from the API server (${String(code)})`;
+  return `an unexpected error (${typeof err?.name === 'string' && /^\w+$/.test(err.name) ? err.name : 'Error'}); see the controller log`;
+}
