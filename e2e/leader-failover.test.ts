@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from './support/cluster.ts';
-import { createPackageSync, getPackageSync, packageSync, startController, waitReady } from './support/controller.ts';
+import { createPackageSync, packageSync, startController, waitReady } from './support/controller.ts';
 import type { ControllerHandle } from './support/controller.ts';
 import { configMap, startGitEnv, type GitEnv } from './support/git-env.ts';
 import { get, trigger } from './support/safety.ts';
@@ -61,7 +61,7 @@ describe('two replicas', () => {
     // the leader dies without releasing its Lease
     const killedAt = Date.now();
     await a.stop('SIGKILL');
-    await env.commit(repo, { 'cm.yaml': configMap('settings', { color: 'green' }) });
+    const sha = await env.commit(repo, { 'cm.yaml': configMap('settings', { color: 'green' }) });
     await trigger(ns, 'app');
     await eventually('the standby leads', async () => leads(b), {
       timeoutMs: LEASE_DURATION_MS + 4 * RETRY_PERIOD_MS + 10_000,
@@ -69,12 +69,9 @@ describe('two replicas', () => {
     const tookOver = Date.now() - killedAt;
     // not before the lease expired (a standby must not steal a live lease) …
     expect(tookOver).toBeGreaterThanOrEqual(LEASE_DURATION_MS - 1_000);
-    await eventually(
-      'the new leader applied the commit',
-      async () => (await get(`/api/v1/namespaces/${ns}/configmaps/settings`))?.data?.color === 'green',
-    );
+    // the new leader applied the commit and says so
+    await waitReady(ns, 'app', (ps) => ps.status?.lastAppliedRevision === `main@sha1:${sha}`);
+    expect((await get(`/api/v1/namespaces/${ns}/configmaps/settings`))?.data?.color).toBe('green');
     expect(reconciled(b, 'app')).toBe(true);
-    const ps = await getPackageSync(ns, 'app');
-    expect(ps?.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
   });
 });
