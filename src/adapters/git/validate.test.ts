@@ -7,7 +7,6 @@ describe('validateSourceURL', () => {
   it.each([
     ['https://github.com/org/repo.git', 'https', 'github.com'],
     ['https://git.example.com:8443/platform/packages', 'https', 'git.example.com'],
-    ['https://deploy@git.example.com/org/repo.git', 'https', 'git.example.com'],
     ['ssh://git@github.com/org/repo.git', 'ssh', 'github.com'],
     ['ssh://git@127.0.0.1:2222/srv/repos/web.git', 'ssh', '127.0.0.1'],
     ['ssh://git@[::1]:22/repo.git', 'ssh', '[::1]'],
@@ -74,6 +73,9 @@ describe('validateSourceURL', () => {
     ['https://example.com/`id`.git', 'backtick'],
     ['git@host:a|b', 'pipe'],
     ['https://user:hunter2@example.com/repo.git', 'password in URL'],
+    ['https://ghp_0123456789abcdef@github.com/org/repo.git', 'token as the user name'],
+    ['https://deploy@git.example.com/org/repo.git', 'user name in an https URL'],
+    ['http://@git.example.com/org/repo.git', 'empty userinfo'],
     ['https://user:@example.com/repo.git', 'empty password in URL'],
     ['ssh://git:hunter2@example.com/repo.git', 'password in ssh URL'],
     ['https://user%3Ahunter2@example.com/repo.git', 'password behind an encoded colon'],
