@@ -1,12 +1,11 @@
 // Golden files: each fixture package under testdata/ renders to testdata/<name>.golden.yaml.
 // Update with `npx vitest run --project unit src/core/render -u` and review the diff.
-// eslint-disable-next-line no-restricted-imports -- tests read their fixtures; the code under test does not
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { renderPackage } from './render.ts';
-import type { RenderOptions, SourceFile } from './types.ts';
+import { renderPackage } from '../../src/core/render/render.ts';
+import type { RenderOptions, SourceFile } from '../../src/core/render/types.ts';
 
 const testdata = join(import.meta.dirname, 'testdata');
 const manifest = /\.(ya?ml|json)$/;
