@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from './support/cluster.ts';
-import { createPackageSync, packageSync, startController, waitReady } from './support/controller.ts';
+import { createPackageSync, httpBase, packageSync, startController, waitReady } from './support/controller.ts';
 import type { ControllerHandle } from './support/controller.ts';
 import { configMap, startGitEnv, type GitEnv } from './support/git-env.ts';
 import { get, trigger } from './support/safety.ts';
@@ -15,15 +15,6 @@ const RETRY_PERIOD_MS = 2_000;
 let env: GitEnv;
 let a: ControllerHandle;
 let b: ControllerHandle;
-
-/** The /readyz URL of a controller, from the address it logs. */
-async function probeUrl(c: ControllerHandle): Promise<string> {
-  const line = await eventually('probes listening', async () =>
-    c.logs.find((l) => l.includes('serving metrics and probes')),
-  );
-  const { addresses } = JSON.parse(line) as { addresses: string[] };
-  return `http://127.0.0.1:${addresses[0]!.split(':').pop()}/readyz`;
-}
 
 const leads = (c: ControllerHandle) => c.logs.some((l) => l.includes('controller started'));
 const reconciled = (c: ControllerHandle, name: string) =>
@@ -55,8 +46,8 @@ describe('two replicas', () => {
     expect(reconciled(a, 'app')).toBe(true);
     expect(reconciled(b, 'app')).toBe(false);
     expect(leads(b)).toBe(false);
-    expect((await fetch(await probeUrl(a))).status).toBe(200);
-    expect((await fetch(await probeUrl(b))).status).toBe(200);
+    expect((await fetch(`${await httpBase(a)}/readyz`)).status).toBe(200);
+    expect((await fetch(`${await httpBase(b)}/readyz`)).status).toBe(200);
 
     // the leader dies without releasing its Lease
     const killedAt = Date.now();

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from './support/cluster.ts';
-import { createPackageSync, packageSync, waitReady } from './support/controller.ts';
+import { createPackageSync, httpBase, packageSync, waitReady } from './support/controller.ts';
 import { configMap, startGitEnv, type GitEnv } from './support/git-env.ts';
 import { ready, trigger } from './support/safety.ts';
 import { getPackageSync } from './support/controller.ts';
@@ -18,14 +18,7 @@ beforeAll(async () => {
   env = await startGitEnv({
     args: ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
   });
-  const logs = env.controller!.logs;
-  // the controller logs where it listens (port 0 = any free port)
-  const line = await eventually('the controller serves metrics', async () =>
-    logs.find((l) => l.includes('serving metrics and probes')),
-  );
-  const { addresses } = JSON.parse(line) as { addresses: string[] };
-  const port = addresses[0]!.split(':').pop();
-  base = `http://127.0.0.1:${port}`;
+  base = await httpBase(env.controller!);
 });
 
 afterAll(async () => {

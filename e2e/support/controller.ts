@@ -189,3 +189,12 @@ export async function waitCondition(
     });
   }
 }
+
+/** http://127.0.0.1:PORT of a controller's metrics/probe server, from the address it logs (port 0 = any). */
+export async function httpBase(c: ControllerHandle): Promise<string> {
+  const line = await eventually('the controller serves metrics and probes', async () =>
+    c.logs.find((l) => l.includes('serving metrics and probes')),
+  );
+  const { addresses } = JSON.parse(line) as { addresses: string[] };
+  return `http://127.0.0.1:${addresses[0]!.split(':').pop()}`;
+}
