@@ -102,11 +102,6 @@ function validateSchemeURL(url: string, scheme: string, allowHttp: boolean): Res
   if (parsed.password !== '' || /^[^/]*\/\/[^/@]*:[^/@]*@/.test(url)) {
     return invalidURL('must not contain a password; put credentials in the secret named by secretRef');
   }
-  // An https user name is either useless (the secret carries the user name for basic auth) or a token
-  // (https://<token>@host is a common way to write one), which would then be shown wherever the URL is.
-  if (scheme !== 'ssh' && (parsed.username !== '' || /^[^/]*\/\/[^/]*@/.test(url))) {
-    return invalidURL('must not contain a user name; put credentials in the secret named by secretRef');
-  }
   const host = parsed.hostname;
   if (host === '') return invalidURL('has no host');
   // The host as written, not as WHATWG URL normalises it (fullwidth letters, IDN): git connects to what is written.
@@ -114,6 +109,11 @@ function validateSchemeURL(url: string, scheme: string, allowHttp: boolean): Res
   // A user name that decodes to user:password is a password in the URL all the same.
   if (percentDecode(parsed.username)?.includes(':')) {
     return invalidURL('must not contain a password; put credentials in the secret named by secretRef');
+  }
+  // An https user name is either useless (the secret carries the user name for basic auth) or a token
+  // (https://<token>@host is a common way to write one), which would then be shown wherever the URL is.
+  if (scheme !== 'ssh' && (parsed.username !== '' || /^[^/]*\/\/[^/]*@/.test(url))) {
+    return invalidURL('must not contain a user name; put credentials in the secret named by secretRef');
   }
   if (host.startsWith('-') || parsed.username.startsWith('-'))
     return invalidURL('has a user or host starting with "-"');
