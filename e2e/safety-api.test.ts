@@ -79,6 +79,29 @@ describe('the informer', () => {
       await proxy.close();
     }
   });
+
+  it('caches objects without managedFields, from the list and from the watch', async () => {
+    const ns = await fx.namespace('inf-slim');
+    await createConfigMap(ns, 'listed');
+    const informer = new Informer(await kube(), { path: `/api/v1/namespaces/${ns}/configmaps` });
+    try {
+      informer.start();
+      await informer.synced;
+      await createConfigMap(ns, 'watched');
+      await eventually('the watched object', async () => informer.cache.has(`${ns}/watched`), { timeoutMs: 10_000 });
+      const live = await (
+        await kube()
+      ).request<{ metadata: { managedFields?: unknown[] } }>('GET', `/api/v1/namespaces/${ns}/configmaps/watched`);
+      expect(live.metadata.managedFields?.length).toBeGreaterThan(0); // the server has them
+      for (const name of ['listed', 'watched']) {
+        const cached = informer.cache.get(`${ns}/${name}`)!;
+        expect(cached.metadata.name).toBe(name);
+        expect(cached.metadata).not.toHaveProperty('managedFields');
+      }
+    } finally {
+      informer.stop();
+    }
+  });
 });
 
 describe('status writes', () => {

@@ -2,6 +2,10 @@
  * List-then-watch with a local cache, the way client-go's informers work: one LIST, then a WATCH from
  * its resourceVersion with bookmarks. A 410 Gone relists once; a watch that ends (server timeout, dead
  * connection) resumes from the last resourceVersion seen, so reconnects do not re-list.
+ *
+ * Cached objects lose metadata.managedFields on arrival (controller-runtime's TransformStripManagedFields):
+ * nothing reads them from a cache, and they are often half of a small object's JSON, so a fleet's idle
+ * memory would otherwise hold them for every PackageSync and every watched object.
  */
 import type { KubeObject } from '../../core/object.ts';
 import { KubeApiError, type KubeClient } from './client.ts';
@@ -27,6 +31,12 @@ export interface InformerOptions {
 }
 
 const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+/** Drops metadata.managedFields in place (the object is the informer's own copy, parsed from the wire). */
+export function slim(o: KubeObject): KubeObject {
+  if (o.metadata && 'managedFields' in o.metadata) delete (o.metadata as { managedFields?: unknown }).managedFields;
+  return o;
+}
 
 export class Informer {
   readonly cache = new Map<string, KubeObject>();
@@ -99,7 +109,7 @@ export class Informer {
         signal: this.abort.signal,
       });
       const type = this.opts.objectType;
-      for (const item of page.items) seen.set(keyOf(item), type ? { ...item, ...type } : item);
+      for (const item of page.items) seen.set(keyOf(item), slim(type ? { ...item, ...type } : item));
       cont = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion;
     } while (cont);
@@ -160,6 +170,7 @@ export class Informer {
     }
     if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
     if (ev.type === 'BOOKMARK') return;
+    slim(obj);
     const k = keyOf(obj);
     const old = this.cache.get(k);
     if (ev.type === 'DELETED') {
