@@ -48,6 +48,13 @@ program
     new Option('--git-cache-dir <dir>', 'where fetched revisions are cached (default: $TMPDIR/packagesync-git)'),
   )
   .addOption(new Option('--git-timeout <duration>', 'deadline for one git fetch').default('90s'))
+  .addOption(
+    new Option(
+      '--git-ref-cache-ttl <duration>',
+      'reuse a resolved ref for PackageSyncs on the same URL, credentials and ref this long (0 = only concurrent ' +
+        'resolves share one ls-remote); a push webhook or a requested reconcile asks git again at once',
+    ).default('2s'),
+  )
   .addOption(new Option('--max-files <n>', 'most manifest files a package may hold').default(10_000))
   .addOption(new Option('--max-file-bytes <n>', 'largest manifest file').default(4 << 20))
   .addOption(new Option('--max-total-bytes <n>', 'largest package').default(64 << 20))
@@ -97,6 +104,7 @@ program
     try {
       config = parseControllerConfig(raw);
       durationMs(config.gitTimeout);
+      durationMs(config.gitRefCacheTtl);
       durationMs(config.shutdownGrace);
     } catch (e) {
       throw new CliError(ExitCode.Invalid, errorMessage(e));

@@ -17,6 +17,7 @@ export const ControllerConfigSchema = z.object({
   allowCrossNamespaceObjects: z.boolean().default(false),
   gitCacheDir: z.string().default(join(tmpdir(), 'packagesync-git')),
   gitTimeout: z.string().default('90s'),
+  gitRefCacheTtl: z.string().default('2s'),
   maxFiles: z.coerce.number().int().min(1).default(10_000),
   maxFileBytes: z.coerce
     .number()

@@ -93,6 +93,10 @@ export async function runController(config: ControllerConfig): Promise<void> {
           // revision's health; a standby asks the leader through the reconcile-requested-at annotation.
           trigger: async (refs) => {
             for (const r of refs) {
+              // a push moved a ref: no PackageSync may reuse what ls-remote said before it
+              const url = (manager.informer.cache.get(`${r.namespace}/${r.name}`) as PackageSync | undefined)?.spec
+                ?.source?.url;
+              if (url) ports.source.forget?.(url);
               if (watchSynced) manager.queue.supersede(`${r.namespace}/${r.name}`);
               else
                 await ports.packageSyncs.setAnnotation(

@@ -27,6 +27,8 @@ export interface SourcePort {
     credentials: Record<string, string> | undefined,
     signal: AbortSignal,
   ): Promise<Result<FetchedSource>>;
+  /** Forgets what it recently learnt about this URL's refs: the next fetch asks the git server. */
+  forget?(url: string): void;
 }
 
 export interface SecretsPort {

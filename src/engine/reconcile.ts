@@ -139,6 +139,8 @@ class Run {
     if (triggered) this.status = { ...this.status, lastHandledReconcileAt: trigger };
 
     // 2. source: resolve the ref, fetch (cached per URL and commit), read the package's files
+    // A requested reconcile means "now": whatever was learnt about the ref a moment ago is not enough.
+    if (triggered) ports.source.forget?.(spec.source.url);
     const credentials = await this.readCredentials();
     if ('reason' in credentials) return this.fail(credentials, undefined, retry);
     const source = await ports.source.fetch(spec.source, credentials.data, signal);

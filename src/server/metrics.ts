@@ -130,6 +130,7 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
             observeGitFetch((performance.now() - started) / 1000);
           }
         },
+        forget: (url) => source.forget?.(url),
       };
     },
     setConditions(ps) {

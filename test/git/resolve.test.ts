@@ -108,3 +108,78 @@ describe('ref resolution against a real server', () => {
     expect(!r.ok && r.failure.reason).toBe(Reason.RefNotFound);
   });
 });
+
+describe('resolves shared between PackageSyncs on one repository', () => {
+  let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+  let repo: TestRepo;
+  let server: GitHttpServer;
+  let cacheRoot: string;
+
+  beforeAll(async () => {
+    repos = await createRepoRoot();
+    repo = await repos.createRepo('fleet');
+    await commitFiles(repo, 'main', { 'a.yaml': '1' }, 'one');
+    server = await startGitHttpServer({ root: repos.root });
+    cacheRoot = await mkdtemp(join(tmpdir(), 'psync-cache-'));
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await repos?.dispose();
+    if (cacheRoot) await rm(cacheRoot, { recursive: true, force: true });
+  });
+
+  const advertisements = () => server.requests.filter((r) => r.path.includes('/info/refs')).length;
+  const fetcherWith = (refCacheTtlMs: number) =>
+    createGitFetcher({ cacheRoot, allowInsecureHttp: true, timeoutMs: 20_000, refCacheTtlMs });
+
+  it('concurrent resolves of one URL and ref run one ls-remote', async () => {
+    const fetcher = fetcherWith(0);
+    const before = advertisements();
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => fetcher.resolveRef(server.url('fleet'), { branch: 'main' }, undefined)),
+    );
+    expect(new Set(results.map((r) => r.ok && r.value.commit)).size).toBe(1);
+    expect(fetcher.stats().lsRemotes).toBe(1);
+    expect(advertisements() - before).toBe(1);
+    // without a TTL, the next resolve asks again
+    await fetcher.resolveRef(server.url('fleet'), { branch: 'main' }, undefined);
+    expect(fetcher.stats().lsRemotes).toBe(2);
+  });
+
+  it('within the TTL a moved branch is seen only after forget(url); another ref or credential never shares', async () => {
+    const fetcher = fetcherWith(60_000);
+    const url = server.url('fleet');
+    const first = await fetcher.resolveRef(url, { branch: 'main' }, undefined);
+    const moved = await commitFiles(repo, 'main', { 'a.yaml': '2' }, 'two');
+    const reused = await fetcher.resolveRef(url, { branch: 'main' }, undefined);
+    expect(reused).toEqual(first);
+    expect(fetcher.stats().lsRemotes).toBe(1);
+    // a different ref is a different question; so is the same ref asked with credentials
+    await fetcher.resolveRef(url, undefined, undefined);
+    await fetcher.resolveRef(url, { branch: 'main' }, { username: 'u', password: 'p' });
+    expect(fetcher.stats().lsRemotes).toBe(3);
+    fetcher.forget(url);
+    const fresh = await fetcher.resolveRef(url, { branch: 'main' }, undefined);
+    expect(fresh.ok && fresh.value.commit).toBe(moved);
+    expect(fetcher.stats().lsRemotes).toBe(4);
+  });
+
+  it('a failed resolve is not reused', async () => {
+    const fetcher = fetcherWith(60_000);
+    const missing = server.url('no-such-repo');
+    expect((await fetcher.resolveRef(missing, { branch: 'main' }, undefined)).ok).toBe(false);
+    expect((await fetcher.resolveRef(missing, { branch: 'main' }, undefined)).ok).toBe(false);
+    expect(fetcher.stats().lsRemotes).toBe(2);
+  });
+
+  it('a shared resolve cancelled by its first caller does not fail the others', async () => {
+    const fetcher = fetcherWith(0);
+    const cancel = new AbortController();
+    const first = fetcher.resolveRef(server.url('fleet'), { branch: 'main' }, undefined, { signal: cancel.signal });
+    const second = fetcher.resolveRef(server.url('fleet'), { branch: 'main' }, undefined);
+    cancel.abort();
+    expect((await first).ok).toBe(false);
+    expect((await second).ok).toBe(true);
+  });
+});

@@ -21,7 +21,8 @@ import { validatePackagePath, validateRef, validateSourceURL } from './validate.
 export type GitSourceConfig = Pick<
   ControllerConfig,
   'gitCacheDir' | 'gitTimeout' | 'allowInsecureHttp' | 'maxFiles' | 'maxFileBytes' | 'maxTotalBytes'
->;
+> &
+  Partial<Pick<ControllerConfig, 'gitRefCacheTtl'>>;
 
 export async function createGitSource(
   config: GitSourceConfig,
@@ -37,6 +38,7 @@ export async function createGitSource(
     cacheRoot: config.gitCacheDir,
     timeoutMs: durationMs(config.gitTimeout),
     allowInsecureHttp,
+    refCacheTtlMs: config.gitRefCacheTtl === undefined ? 0 : durationMs(config.gitRefCacheTtl),
   });
   const limits = { maxFiles: config.maxFiles, maxFileBytes: config.maxFileBytes, maxTotalBytes: config.maxTotalBytes };
 
@@ -66,5 +68,5 @@ export async function createGitSource(
     return ok({ revision, commit, files: files.value });
   }
 
-  return { fetch, fetcher };
+  return { fetch, forget: (url) => fetcher.forget(url), fetcher };
 }

@@ -30,6 +30,13 @@ export interface GitFetcherOptions {
   timeoutMs?: number;
   /** Accept plain http:// URLs (off by default; tests use it for the loopback server). */
   allowInsecureHttp?: boolean;
+  /**
+   * How long a resolved ref is reused by other callers with the same URL, credentials and ref (default 0:
+   * only concurrent calls share one `git ls-remote`). A fleet of PackageSyncs on one repository then costs
+   * about one ls-remote per this period instead of one per PackageSync; `forget(url)` (a push, a requested
+   * reconcile) ends the reuse at once.
+   */
+  refCacheTtlMs?: number;
 }
 
 export interface GitCallOptions {
@@ -64,7 +71,18 @@ export interface GitFetcher {
     auth: GitAuth | undefined,
     opts?: GitCallOptions,
   ): Promise<Result<Checkout>>;
+  /** Drops resolved refs of this URL (reused or in flight), so the next resolve asks the server. */
+  forget(url: string): void;
   stats(): GitFetchStats;
+}
+
+interface SharedResolve {
+  url: string;
+  result: Promise<Result<ResolvedRef>>;
+  /** The signal of the call that runs it: a failure after it aborted says nothing to the others. */
+  signal: AbortSignal | undefined;
+  /** When the result came back; undefined while in flight. */
+  at?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 120_000;
@@ -75,6 +93,8 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
   const counters: GitFetchStats = { lsRemotes: 0, fetches: 0, checkouts: 0, cacheHits: 0 };
   const inFlight = new Map<string, Promise<Result<Checkout>>>();
   const repoLocks = new Map<string, Promise<unknown>>();
+  const resolves = new Map<string, SharedResolve>();
+  const refCacheTtlMs = options.refCacheTtlMs ?? 0;
   let fingerprintKey: Promise<Buffer> | undefined;
   const fingerprint = async (auth: GitAuth | undefined): Promise<string> =>
     credentialFingerprint(auth, await (fingerprintKey ??= loadFingerprintKey(options.cacheRoot)));
@@ -184,21 +204,64 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
       if (!checkout.ok) return checkout;
       return ok({ commit: wanted.commit, refLabel: undefined, revision: formatRevision(wanted.commit, undefined) });
     }
+    let credential: string;
+    try {
+      credential = await fingerprint(auth);
+    } catch (err) {
+      return fail(Reason.FetchFailed, `cannot use the git cache directory: ${errorName(err)}`);
+    }
+    // Same URL, credentials and ref: the answer is the same, so concurrent callers (and, within the TTL,
+    // later ones) share one ls-remote. Keyed by credential too: a result obtained with one tenant's
+    // credentials is never handed to a caller without them.
+    const key = `${source.value.url}\n${credential}\n${JSON.stringify(wanted ?? null)}`;
+    const shared = resolves.get(key);
+    if (shared && (shared.at === undefined || Date.now() - shared.at < refCacheTtlMs)) {
+      const result = await shared.result;
+      // the call we joined was cancelled by its own caller: that proves nothing about this one
+      if (result.ok || !shared.signal?.aborted || opts?.signal?.aborted) return result;
+    }
+    const entry: SharedResolve = {
+      url: source.value.url,
+      signal: opts?.signal,
+      result: listRefs(source.value, wanted, auth, opts),
+    };
+    resolves.set(key, entry);
+    const result = await entry.result;
+    if (resolves.get(key) === entry) {
+      if (result.ok && refCacheTtlMs > 0) entry.at = Date.now();
+      else resolves.delete(key);
+    }
+    return result;
+  }
+
+  function listRefs(
+    source: SourceURL,
+    wanted: Exclude<SourceRef, { commit: string }> | undefined,
+    auth: GitAuth | undefined,
+    opts?: GitCallOptions,
+  ): Promise<Result<ResolvedRef>> {
     counters.lsRemotes++;
-    return withGitOperation(operation(source.value, auth, opts), async (op) => {
+    return withGitOperation(operation(source, auth, opts), async (op) => {
       let stdout: string;
       try {
-        stdout = await op.git().raw(lsRemoteArgs(source.value.url, wanted));
+        stdout = await op.git().raw(lsRemoteArgs(source.url, wanted));
       } catch (err) {
         return { ok: false, failure: op.failure(err, 'listing refs of') };
       }
-      return selectRef(parseLsRemote(stdout), wanted, source.value.url);
+      return selectRef(parseLsRemote(stdout), wanted, source.url);
     }).catch((err: unknown) =>
-      fail<ResolvedRef>(Reason.FetchFailed, `listing refs of ${url} failed: ${errorName(err)}`),
+      fail<ResolvedRef>(Reason.FetchFailed, `listing refs of ${source.url} failed: ${errorName(err)}`),
     );
   }
 
-  return { resolveRef, fetchRevision, stats: () => ({ ...counters }) };
+  function forget(url: string): void {
+    const normalised = validateSourceURL(url, { allowInsecureHttp });
+    for (const [key, entry] of resolves) {
+      if (entry.url === url || (normalised.ok && entry.url === normalised.value.url)) resolves.delete(key);
+    }
+  }
+
+  return { resolveRef, fetchRevision, forget, stats: () => ({ ...counters }) };
 }
 
 /** Only the error's class and code: an unexpected error's message could quote a path or a value. */
