@@ -1,6 +1,7 @@
 /**
  * Reads the live copies the planner needs, in as few requests as the data allows:
- * - one labelled LIST per (kind, namespace) finds every object this PackageSync already owns;
+ * - one labelled LIST per (kind, namespace) the inventory lists objects in finds every object this
+ *   PackageSync already owns (a new package costs no LIST, only the reads below);
  * - desired objects that LIST did not return may exist unowned (adopt) or owned by another PackageSync
  *   (conflict): a few are read with GET; many in one (kind, namespace) with one unlabelled LIST instead.
  *   This includes objects already in the inventory: one another PackageSync took over (both applied it
@@ -82,7 +83,10 @@ export async function readLiveState(
           return;
         }
         const ns = m.namespaced ? g.namespace : '';
-        const owned = await objects.list(m, ns, selector, opts);
+        // The labelled LIST finds what the inventory lists; a kind and namespace the inventory has nothing
+        // in (a new package, a new kind) holds nothing to find that the reads below would not.
+        const inventoried = g.refs.length > g.fresh.length;
+        const owned = inventoried ? await objects.list(m, ns, selector, opts) : [];
         for (const o of owned)
           byKey.set(refKey(refOf({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? '' } })), o);
         const unseen = g.desired.filter((r) => !byKey.has(refKey(r)));
