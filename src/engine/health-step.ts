@@ -34,6 +34,8 @@ export interface HealthStepInput {
   /** Fires when a new generation or the trigger annotation arrived for this PackageSync. */
   superseded?: AbortSignal;
   interval: number;
+  /** What Reconciling says once the wait outlasts WAITING_WRITE_GRACE_MS and no object has been named yet. */
+  waitingMessage: string;
   /** Writes the Reconciling message. */
   progress(message: string): Promise<void>;
 }
@@ -46,6 +48,12 @@ export type HealthStepResult =
 
 /** Progress messages that only change numbers are written at most this often: each is a status write. */
 const PROGRESS_MIN_INTERVAL_MS = 2_000;
+
+/**
+ * A wait that ends sooner writes no progress at all: status goes from "Applying revision …" straight to the
+ * outcome, one status write fewer per reconcile (most of a fleet's objects are healthy within a second).
+ */
+export const WAITING_WRITE_GRACE_MS = 1_000;
 
 export async function awaitHealth(input: HealthStepInput): Promise<HealthStepResult> {
   const { ports, owner } = input;
@@ -67,6 +75,21 @@ export async function awaitHealth(input: HealthStepInput): Promise<HealthStepRes
 
   let lastKey = '';
   let lastWrite = 0;
+  // Progress writes go out one after another, and all are done before this step returns: the outcome's
+  // status write must be the last.
+  let writes: Promise<void> = Promise.resolve();
+  const write = (message: string) => {
+    lastWrite = Date.now();
+    const next = writes.catch(() => undefined).then(() => input.progress(message));
+    writes = next;
+    return next;
+  };
+  let pending: string | undefined = input.waitingMessage;
+  const waitStarted = Date.now();
+  const grace = setTimeout(() => {
+    if (pending !== undefined) void write(pending).catch(() => undefined);
+    pending = undefined;
+  }, WAITING_WRITE_GRACE_MS);
   const cancelled = (): HealthStepResult => ({ kind: 'cancelled', ...(newRevision ? { newRevision } : {}) });
   try {
     const waited = await waitUntilHealthy(source, input.desired, {
@@ -80,8 +103,13 @@ export async function awaitHealth(input: HealthStepInput): Promise<HealthStepRes
         const key = `${s.status}|${JSON.stringify(s.counts)}|${s.first ? JSON.stringify(s.first.object) : ''}`;
         if (key === lastKey && Date.now() - lastWrite < PROGRESS_MIN_INTERVAL_MS) return;
         lastKey = key;
-        lastWrite = Date.now();
-        await input.progress(`Applied revision ${input.revision}; waiting for health: ${s.message}`);
+        const message = `Applied revision ${input.revision}; waiting for health: ${s.message}`;
+        if (Date.now() - waitStarted < WAITING_WRITE_GRACE_MS) {
+          pending = message; // written when the grace ends, if the wait is still on
+          return;
+        }
+        pending = undefined;
+        await write(message);
       },
     });
     if (waited.ok) return { kind: 'healthy', summary: waited.summary };
@@ -91,9 +119,11 @@ export async function awaitHealth(input: HealthStepInput): Promise<HealthStepRes
     if (signal.aborted) return cancelled(); // a read cut short by the cancel itself
     throw e;
   } finally {
+    clearTimeout(grace);
     stop.abort();
     await poll;
     source.close();
+    await writes.catch(() => undefined);
   }
 }
 

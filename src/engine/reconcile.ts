@@ -226,11 +226,6 @@ class Run {
     const known = new Map([...live.value.byKey, ...acted.stored]);
     let health: HealthSummary = healthOf(desired.flatMap((d) => known.get(refKey(refOf(d))) ?? []));
     if (spec.wait && desired.length > 0) {
-      await this.write({
-        kind: 'waiting',
-        revision,
-        message: `Applied revision ${revision}: ${summary}; waiting for health`,
-      });
       const waited = await awaitHealth({
         ports,
         spec,
@@ -244,6 +239,7 @@ class Run {
         signal: this.opts.signal,
         superseded: this.opts.superseded,
         interval,
+        waitingMessage: `Applied revision ${revision}: ${summary}; waiting for health`,
         progress: (message) => this.write({ kind: 'waiting', revision, message }),
       });
       // A newer revision makes this wait moot: no failure to record, the next run starts over.
