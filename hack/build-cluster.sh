@@ -42,12 +42,25 @@ build_kubernetes() {
     sed -n 's#^[[:space:]]*\(k8s\.io/[a-z0-9-]*\) => \./staging/.*#\t\1 => \1 '"$KUBE_STAGING_VERSION"'#p' "$kdir/go.mod"
     echo ")"
   } >"$mod/go.mod"
+  # The module must import what it builds, or `go mod tidy` drops the pinned require as unused and the
+  # build then resolves k8s.io/kubernetes@latest (a newer minor whose staging packages v0.X.Y lacks).
+  {
+    echo "//go:build tools"
+    echo
+    echo "package tools"
+    echo
+    echo "import ("
+    printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "${k8s_bins[@]}"
+    echo ")"
+  } >"$mod/tools.go"
   local minor="${KUBERNETES_VERSION#v}"; minor="${minor#*.}"; minor="${minor%%.*}"
   local ldflags="-s -w"
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldflags+=" -X $p.gitVersion=$KUBERNETES_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
   done
   (cd "$mod" && go mod tidy >/dev/null 2>&1 || true
+   local pinned; pinned="$(cd "$mod" && go list -m -f '{{.Version}}' k8s.io/kubernetes)"
+   [[ "$pinned" == "$KUBERNETES_VERSION" ]] || { log "k8s.io/kubernetes resolved to $pinned, not $KUBERNETES_VERSION: refusing to build"; exit 1; }
    cd "$mod" && go build -trimpath -ldflags "$ldflags" -o "$k8s_dir/" \
      $(printf 'k8s.io/kubernetes/cmd/%s ' "${missing[@]}"))
 }
