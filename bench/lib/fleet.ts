@@ -25,7 +25,17 @@ import {
   waitServing,
   type Memory,
 } from './procs.ts';
-import { createAll, fluxUnitOf, GITREPO_PATH, isReady, KS_PATH, packageSyncOf, PS_PATH, watchUntil } from './units.ts';
+import {
+  createAll,
+  fluxSourceOf,
+  fluxUnitOf,
+  GITREPO_PATH,
+  isReady,
+  KS_PATH,
+  packageSyncOf,
+  PS_PATH,
+  watchUntil,
+} from './units.ts';
 
 export interface BenchContext {
   kubeconfig: string;
@@ -132,13 +142,10 @@ export async function runFleetFlux(
       wait: true,
     }));
     const m = await measure(ctx, KS_PATH(ns), n, capSeconds, async () => {
-      const pairs = units.map((u) => fluxUnitOf(ns, u));
+      await createAll(client, [{ path: GITREPO_PATH(ns), body: fluxSourceOf(ns, ctx.git.fleet.url, '10m') }]);
       await createAll(
         client,
-        pairs.flatMap(([repo, ks]) => [
-          { path: GITREPO_PATH(ns), body: repo },
-          { path: KS_PATH(ns), body: ks },
-        ]),
+        units.map((u) => ({ path: KS_PATH(ns), body: fluxUnitOf(ns, u) })),
       );
     });
     const perProcessPeakMiB: Record<string, number> = {};

@@ -157,6 +157,10 @@ export function startFlux(o: FluxOptions): { source: Proc; kustomize: Proc } {
     '--watch-all-namespaces=true',
     // Flux's own benchmark settings: dependants are re-checked quickly
     '--requeue-dependency=5s',
+    // Flux's vertical-scaling guide for hundreds of applications: the default client-side limit (50 qps,
+    // burst 300) would throttle Flux below what the API server serves; PackageSync has no such limit
+    '--kube-api-qps=500',
+    '--kube-api-burst=1000',
   ];
   const env = { ...process.env, HOME: workDir, KUBECONFIG: o.kubeconfig };
   const p = FLUX_PORTS;

@@ -43,29 +43,37 @@ export function packageSyncOf(ns: string, u: UnitSpec, annotations?: Record<stri
   };
 }
 
-export function fluxUnitOf(ns: string, u: UnitSpec): [KubeObject, KubeObject] {
-  return [
-    {
-      apiVersion: 'source.toolkit.fluxcd.io/v1',
-      kind: 'GitRepository',
-      metadata: { name: u.name, namespace: ns },
-      spec: { url: u.url, ref: { branch: 'main' }, interval: u.interval, timeout: '5m' },
+/**
+ * Flux's fleet as a Flux user with one repository sets it up: one GitRepository, and a Kustomization per
+ * unit pointing at its path. The kindest shape for Flux (one clone, one artifact for all), as PackageSync's
+ * units share one fetch per commit.
+ */
+export function fluxSourceOf(ns: string, url: string, interval: string): KubeObject {
+  return {
+    apiVersion: 'source.toolkit.fluxcd.io/v1',
+    kind: 'GitRepository',
+    metadata: { name: FLUX_SOURCE, namespace: ns },
+    spec: { url, ref: { branch: 'main' }, interval, timeout: '5m' },
+  };
+}
+
+export const FLUX_SOURCE = 'fleet';
+
+export function fluxUnitOf(ns: string, u: UnitSpec): KubeObject {
+  return {
+    apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+    kind: 'Kustomization',
+    metadata: { name: u.name, namespace: ns },
+    spec: {
+      sourceRef: { kind: 'GitRepository', name: FLUX_SOURCE },
+      path: `./${u.path}`,
+      interval: u.interval,
+      timeout: '10m',
+      prune: true,
+      wait: u.wait,
+      targetNamespace: ns,
     },
-    {
-      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
-      kind: 'Kustomization',
-      metadata: { name: u.name, namespace: ns },
-      spec: {
-        sourceRef: { kind: 'GitRepository', name: u.name },
-        path: `./${u.path}`,
-        interval: u.interval,
-        timeout: '10m',
-        prune: true,
-        wait: u.wait,
-        targetNamespace: ns,
-      },
-    },
-  ];
+  };
 }
 
 /** POSTs every object, 32 at a time. */
