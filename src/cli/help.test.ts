@@ -31,6 +31,14 @@ describe('packagesync --help', () => {
     );
   });
 
+  it.each(['render', 'diff', 'apply'])('%s: --target-namespace says it fills only objects that name none', (name) => {
+    const option = program.commands
+      .find((c) => c.name() === name)!
+      .options.find((o) => o.long === '--target-namespace');
+    expect(option?.description).toMatch(/objects that name no namespace/);
+    expect(option?.description).not.toMatch(/every namespaced object/);
+  });
+
   it.each(program.commands.map((c) => [c.name(), c] as const))('%s: every flag shows its default', (_, command) => {
     // commander prints "(default: …)" only for options with a value; the others must say it themselves
     const silent = command.options

@@ -22,6 +22,13 @@ export interface PackageFlags {
   force: boolean;
 }
 
+/** spec.targetNamespace, for every command that renders a package. */
+export const targetNamespaceOption = () =>
+  new Option(
+    '--target-namespace <ns>',
+    'spec.targetNamespace: namespaced objects that name no namespace go there (default: none)',
+  );
+
 /** The flags `diff` and `apply` take, mirroring the PackageSync spec fields they stand for. */
 export const packageOptions = (): Option[] => [
   new Option(
@@ -32,7 +39,7 @@ export const packageOptions = (): Option[] => [
     '-n, --namespace <ns>',
     "the PackageSync's namespace, where namespaced objects that name none go (default: the kubeconfig context's, or default)",
   ),
-  new Option('--target-namespace <ns>', 'spec.targetNamespace: every namespaced object goes there (default: none)'),
+  targetNamespaceOption(),
   new Option('--allow-empty', 'spec.allowEmpty: a package of no objects is valid (and prunes everything)').default(
     false,
   ),

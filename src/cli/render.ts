@@ -8,6 +8,7 @@ import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
 import { withCluster } from './cluster.ts';
 import { renderDir, type RenderDirOptions } from './local-package.ts';
+import { targetNamespaceOption } from './package-plan.ts';
 
 interface RenderFlags {
   name: string;
@@ -32,9 +33,7 @@ export function registerRender(program: Command): void {
         'default',
       ),
     )
-    .addOption(
-      new Option('--target-namespace <ns>', 'spec.targetNamespace: every namespaced object goes there (default: none)'),
-    )
+    .addOption(targetNamespaceOption())
     .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
     .addOption(
       new Option(
