@@ -82,12 +82,17 @@ describe('the informer', () => {
 
   it('caches objects without managedFields, from the list and from the watch', async () => {
     const ns = await fx.namespace('inf-slim');
-    await createConfigMap(ns, 'listed');
+    // a field set, or the server records no managedFields at all
+    const create = (name: string) =>
+      kube().then((c) =>
+        c.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name }, data: { a: '1' } } }),
+      );
+    await create('listed');
     const informer = new Informer(await kube(), { path: `/api/v1/namespaces/${ns}/configmaps` });
     try {
       informer.start();
       await informer.synced;
-      await createConfigMap(ns, 'watched');
+      await create('watched');
       await eventually('the watched object', async () => informer.cache.has(`${ns}/watched`), { timeoutMs: 10_000 });
       const live = await (
         await kube()
