@@ -124,14 +124,16 @@ async function tokenKubeconfig(namespace: string, sa: string): Promise<string> {
     `/api/v1/namespaces/${namespace}/serviceaccounts/${sa}/token`,
     { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } } },
   );
-  const admin = (await kube()).kubeConfig.getCurrentCluster()!;
+  const admin = (await kube()).config;
   const path = join(tmp, `${namespace}-${sa}.kubeconfig`);
   writeFileSync(
     path,
     JSON.stringify({
       apiVersion: 'v1',
       kind: 'Config',
-      clusters: [{ name: 'c', cluster: { server: admin.server, 'certificate-authority-data': admin.caData } }],
+      clusters: [
+        { name: 'c', cluster: { server: admin.server, 'certificate-authority-data': admin.ca?.toString('base64') } },
+      ],
       users: [{ name: 'u', user: { token: req.status.token } }],
       contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
       'current-context': 'c',

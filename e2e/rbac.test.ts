@@ -268,7 +268,7 @@ describe('the deploy RBAC', () => {
 
 describe('impersonation from a kubeconfig', () => {
   it("is honoured, and refuses a tenant's impersonation instead of silently dropping it", async () => {
-    // A kubeconfig user with `as:` (what `kubectl --as` writes): client-node turns it into Impersonate-User.
+    // A kubeconfig user with `as:` (what `kubectl --as` writes): the client turns it into Impersonate-User.
     const config = parse(await readFile(kubeconfig(), 'utf8')) as { users: { user: Record<string, unknown> }[] };
     for (const u of config.users) u.user.as = `system:serviceaccount:${systemNs}:${SA}`;
     const path = join(tmp, 'as.kubeconfig');

@@ -4,8 +4,8 @@
  * once up front. No git, no render, no inventory, no status, no health: whatever PackageSync spends above
  * this is its own overhead.
  */
-import { KubeConfig } from '@kubernetes/client-node';
 import { Pool } from 'undici';
+import { loadKubeconfig } from '../../src/adapters/kube/kubeconfig.ts';
 
 type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
 
@@ -17,16 +17,13 @@ export async function applyFloor(
   docs: Record<string, unknown>[],
   inFlight = 32,
 ): Promise<{ seconds: number; requests: number }> {
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfig);
-  const tls: { ca?: Buffer; cert?: Buffer; key?: Buffer } = {};
-  await kc.applyToHTTPSOptions(tls as never);
-  const server = kc.getCurrentCluster()!.server;
-  const pool = new Pool(server, {
+  const kc = await loadKubeconfig({ path: kubeconfig });
+  const auth = await kc.headers();
+  const pool = new Pool(kc.info.server, {
     connections: inFlight,
     pipelining: 1,
     keepAliveTimeout: 30_000,
-    connect: { ca: tls.ca, cert: tls.cert, key: tls.key },
+    connect: kc.tls,
   });
   const requests = (docs as unknown as Doc[]).map((d) => {
     const base = d.apiVersion === 'v1' ? '/api/v1' : `/apis/${d.apiVersion}`;
@@ -44,7 +41,7 @@ export async function applyFloor(
         method: 'PATCH',
         path: r.path,
         body: r.body,
-        headers: { 'content-type': 'application/apply-patch+yaml', accept: 'application/json' },
+        headers: { ...auth, 'content-type': 'application/apply-patch+yaml', accept: 'application/json' },
       });
       const text = await res.body.text();
       if (res.statusCode >= 300) throw new Error(`floor: ${r.path}: ${res.statusCode} ${text.slice(0, 200)}`);

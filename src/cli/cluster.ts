@@ -29,8 +29,7 @@ export const namespaceOption = () =>
 export async function connect(kubeconfig: string | undefined): Promise<Cluster> {
   const client = await KubeClient.create({ kubeconfig });
   const discovery = new Discovery(client);
-  const kc = client.kubeConfig;
-  const contextNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace || 'default';
+  const contextNamespace = client.config.namespace || 'default';
   return {
     client,
     discovery,

@@ -2,10 +2,10 @@
  * A thin HTTP client for the Kubernetes API: raw JSON in and out (never re-serialised through typed
  * models, which drop fields they do not know), one keep-alive connection pool for every request, a
  * timeout on every request, and back-off on 429. Authentication and TLS come from a kubeconfig or the
- * in-cluster service account, loaded by @kubernetes/client-node.
+ * in-cluster service account, read by ./kubeconfig.ts (not client-node: docs/adr/0009).
  */
-import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import { loadKubeconfig, type KubeconfigInfo, type KubeHeaders, type KubeTls } from './kubeconfig.ts';
 
 export interface KubeClientOptions {
   /** Path to a kubeconfig; unset = KUBECONFIG / ~/.kube/config / in-cluster, as kubectl does. */
@@ -50,22 +50,24 @@ const MAX_429_RETRIES = 5;
 
 export class KubeClient {
   readonly server: string;
-  readonly kubeConfig: KubeConfig;
+  /** Where the kubeconfig points (server, context namespace, CA…); nothing secret. */
+  readonly config: KubeconfigInfo;
+  private readonly loadHeaders: () => Promise<KubeHeaders>;
   private readonly dispatcher: Dispatcher;
-  private headers: Record<string, string> = {};
+  private headers: KubeHeaders = {};
   private headersLoadedAt = 0;
   private readonly requestTimeoutMs: number;
   private readonly onRequest: KubeClientOptions['onRequest'];
 
   private constructor(
-    kc: KubeConfig,
-    tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized?: boolean },
+    config: KubeconfigInfo,
+    tls: KubeTls,
+    loadHeaders: () => Promise<KubeHeaders>,
     opts: KubeClientOptions,
   ) {
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    this.kubeConfig = kc;
-    this.server = cluster.server.replace(/\/+$/, '');
+    this.config = config;
+    this.loadHeaders = loadHeaders;
+    this.server = config.server;
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
     this.onRequest = opts.onRequest;
     this.dispatcher = new Agent({
@@ -76,31 +78,15 @@ export class KubeClient {
   }
 
   static async create(opts: KubeClientOptions = {}): Promise<KubeClient> {
-    const kc = new KubeConfig();
-    if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
-    else kc.loadFromDefault();
-    const https: {
-      ca?: Buffer;
-      cert?: Buffer;
-      key?: Buffer;
-      rejectUnauthorized?: boolean;
-      headers?: Record<string, string>;
-    } = {};
-    await kc.applyToHTTPSOptions(https);
-    const client = new KubeClient(
-      kc,
-      { ca: https.ca, cert: https.cert, key: https.key, rejectUnauthorized: https.rejectUnauthorized },
-      opts,
-    );
+    const kc = await loadKubeconfig({ path: opts.kubeconfig });
+    const client = new KubeClient(kc.info, kc.tls, kc.headers, opts);
     await client.refreshHeaders();
     return client;
   }
 
-  /** Bearer tokens (in-cluster) rotate: re-read them every minute, not per request. */
+  /** Bearer tokens (in-cluster, tokenFile, exec) rotate: re-read them every minute, not per request. */
   private async refreshHeaders(): Promise<void> {
-    const opts: { headers?: Record<string, string> } = { headers: {} };
-    await this.kubeConfig.applyToHTTPSOptions(opts as never);
-    this.headers = { ...(opts.headers ?? {}) };
+    this.headers = { ...(await this.loadHeaders()) };
     this.headersLoadedAt = Date.now();
   }
 
@@ -139,7 +125,7 @@ export class KubeClient {
   ): Promise<Dispatcher.ResponseData> {
     if (Date.now() - this.headersLoadedAt > 60_000) await this.refreshHeaders();
     const url = this.server + path + queryString(opts.query);
-    const headers: Record<string, string> = { ...this.headers, accept: opts.accept ?? 'application/json' };
+    const headers: KubeHeaders = { ...this.headers, accept: opts.accept ?? 'application/json' };
     if (opts.impersonate) {
       // Kubernetes does not chain impersonation, and with two Impersonate-User headers the kubeconfig's
       // (user.as) would win: a tenant's apply would silently run with the controller's rights. Refuse.
