@@ -80,7 +80,7 @@ describe('the informer', () => {
     }
   });
 
-  it('caches objects without managedFields, from the list and from the watch', async () => {
+  it('caches objects without managedFields, from the list and from the watch, indexed by namespace', async () => {
     const ns = await fx.namespace('inf-slim');
     // a field set, or the server records no managedFields at all
     const create = (name: string) =>
@@ -102,7 +102,15 @@ describe('the informer', () => {
         const cached = informer.cache.get(`${ns}/${name}`)!;
         expect(cached.metadata.name).toBe(name);
         expect(cached.metadata).not.toHaveProperty('managedFields');
+        expect(informer.get(ns, name)).toBe(cached); // the namespace index agrees with the cache
       }
+      const names = () => informer.inNamespace(ns).map((o) => o.metadata.name);
+      expect(names()).toEqual(expect.arrayContaining(['listed', 'watched']));
+      await (await kube()).request('DELETE', `/api/v1/namespaces/${ns}/configmaps/listed`);
+      await eventually('the delete', async () => !informer.cache.has(`${ns}/listed`), { timeoutMs: 10_000 });
+      expect(informer.get(ns, 'listed')).toBeUndefined();
+      expect(names()).toContain('watched');
+      expect(names()).not.toContain('listed');
     } finally {
       informer.stop();
     }

@@ -79,13 +79,9 @@ export function watchSource(cache: WatchCache, holder: string, fallback: HealthS
       const missed: ObjectRef[] = [];
       groups.forEach((g, i) => {
         const key = keys[i];
-        const got = key ? cache.read(key, g.want.namespace) : { synced: false as const };
+        const got = key ? cache.lookup(key, g.refs) : { synced: false as const };
         if (!got.synced) return missed.push(...g.refs);
-        const wanted = new Set(g.refs.map(refKey));
-        for (const o of got.items) {
-          const k = refKey(refOf(o));
-          if (wanted.has(k)) out.set(k, o);
-        }
+        for (const o of got.items) out.set(refKey(refOf(o)), o);
       });
       if (missed.length > 0) for (const [k, o] of await fallback.read(missed)) out.set(k, o);
       return out;

@@ -39,7 +39,10 @@ export function slim(o: KubeObject): KubeObject {
 }
 
 export class Informer {
+  /** `<namespace>/<name>` → object ('' namespace for cluster-scoped). Read it; only the informer writes it. */
   readonly cache = new Map<string, KubeObject>();
+  /** The same objects by namespace, so a namespace or a name is found without scanning the whole cache. */
+  private readonly byNamespace = new Map<string, Map<string, KubeObject>>();
   private readonly handlers: Handler[] = [];
   private readonly abort = new AbortController();
   private resourceVersion = '';
@@ -52,6 +55,32 @@ export class Informer {
   constructor(client: KubeClient, opts: InformerOptions) {
     this.client = client;
     this.opts = opts;
+  }
+
+  /** The cached object, or undefined. */
+  get(namespace: string, name: string): KubeObject | undefined {
+    return this.byNamespace.get(namespace)?.get(name);
+  }
+
+  /** The cached objects of one namespace. */
+  inNamespace(namespace: string): KubeObject[] {
+    return [...(this.byNamespace.get(namespace)?.values() ?? [])];
+  }
+
+  private put(obj: KubeObject): void {
+    const ns = obj.metadata.namespace ?? '';
+    this.cache.set(keyOf(obj), obj);
+    let names = this.byNamespace.get(ns);
+    if (!names) this.byNamespace.set(ns, (names = new Map()));
+    names.set(obj.metadata.name, obj);
+  }
+
+  private remove(obj: KubeObject): void {
+    const ns = obj.metadata.namespace ?? '';
+    this.cache.delete(keyOf(obj));
+    const names = this.byNamespace.get(ns);
+    names?.delete(obj.metadata.name);
+    if (names?.size === 0) this.byNamespace.delete(ns);
   }
 
   on(handler: Handler): void {
@@ -115,13 +144,13 @@ export class Informer {
     } while (cont);
     for (const [k, old] of this.cache) {
       if (!seen.has(k)) {
-        this.cache.delete(k);
+        this.remove(old);
         this.emit('delete', old);
       }
     }
     for (const [k, obj] of seen) {
       const old = this.cache.get(k);
-      this.cache.set(k, obj);
+      this.put(obj);
       if (!old) this.emit('add', obj);
       else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit('update', obj, old);
     }
@@ -174,10 +203,10 @@ export class Informer {
     const k = keyOf(obj);
     const old = this.cache.get(k);
     if (ev.type === 'DELETED') {
-      this.cache.delete(k);
+      this.remove(obj);
       this.emit('delete', obj);
     } else {
-      this.cache.set(k, obj);
+      this.put(obj);
       this.emit(old ? 'update' : 'add', obj, old);
     }
   }

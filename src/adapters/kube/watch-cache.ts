@@ -93,8 +93,17 @@ export class WatchCache {
   read(watchKey: string, namespace: string): CacheRead {
     const w = this.watches.get(watchKey);
     if (!w?.synced) return { synced: false };
-    const items = [...w.informer.cache.values()];
-    return { synced: true, items: namespace ? items.filter((o) => o.metadata.namespace === namespace) : items };
+    return { synced: true, items: namespace ? w.informer.inNamespace(namespace) : [...w.informer.cache.values()] };
+  }
+
+  /**
+   * The cached copies of these objects (those that exist), found by name: a health read costs what the
+   * package holds, not what the whole watch holds (a cluster-wide watch of a fleet holds thousands).
+   */
+  lookup(watchKey: string, names: readonly { namespace: string; name: string }[]): CacheRead {
+    const w = this.watches.get(watchKey);
+    if (!w?.synced) return { synced: false };
+    return { synced: true, items: names.flatMap((n) => w.informer.get(n.namespace, n.name) ?? []) };
   }
 
   /** Resolves once each of these watches has delivered its first list, or after `timeoutMs`. */
