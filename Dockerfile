@@ -26,5 +26,7 @@ COPY src/ ./src/
 USER 65532:65532
 # The root filesystem is read-only in the pod; /tmp is its one writable volume (git cache, ssh, HOME).
 ENV HOME=/tmp NODE_ENV=production
-ENTRYPOINT ["node", "/app/src/main.ts"]
+# A small young generation and V8's size-over-speed mode: the controller is mostly idle, waiting on the API
+# server, so collecting often costs little time and keeps peak memory low (docs/adr/0010; bench/ reads these flags).
+ENTRYPOINT ["node", "--max-semi-space-size=1", "--optimize-for-size", "/app/src/main.ts"]
 CMD ["controller"]

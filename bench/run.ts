@@ -8,6 +8,7 @@
  *   --only fleet,big,latency
  *   --fleet 100,500,1000    --big 1000,10000    --samples 10
  *   --profile               run the PackageSync controllers with --cpu-prof (bench/.work/profiles/)
+ *   --node-flags "<flags>"  extra node flags for the PackageSync controllers (experiments)
  *   --out <file>            where to write the report (default bench/RESULTS.md)
  *   --prefix <p>  --port-base <n>   namespace prefix and first of four loopback ports
  *   --no-wait-cleanup       delete namespaces without waiting for them to go (smoke runs)
@@ -44,6 +45,7 @@ const { values: args } = parseArgs({
     big: { type: 'string' },
     samples: { type: 'string' },
     profile: { type: 'boolean', default: false },
+    'node-flags': { type: 'string' },
     out: { type: 'string', default: resolve(root, 'bench/RESULTS.md') },
     prefix: { type: 'string', default: 'bench-' },
     'port-base': { type: 'string', default: '18090' },
@@ -111,7 +113,10 @@ async function main(): Promise<void> {
     flux,
     prefix: args.prefix,
     portBase: Number(args['port-base']),
-    nodeArgs: args.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(workDir, 'profiles')}`] : undefined,
+    nodeArgs: [
+      ...(args['node-flags'] ? args['node-flags'].split(/\s+/).filter(Boolean) : []),
+      ...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(workDir, 'profiles')}`] : []),
+    ],
     log,
   };
 

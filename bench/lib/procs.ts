@@ -90,10 +90,20 @@ export interface PackageSyncOptions {
   tag: string;
 }
 
+/** The node flags of the image's ENTRYPOINT (between "node" and the script): the bench runs what ships. */
+export function imageNodeFlags(): string[] {
+  const line = readFileSync(resolve(root, 'Dockerfile'), 'utf8')
+    .split('\n')
+    .findLast((l) => l.startsWith('ENTRYPOINT '));
+  const argv = JSON.parse(line!.slice('ENTRYPOINT '.length)) as string[];
+  return argv.slice(1, -1);
+}
+
 export function startPackageSync(o: PackageSyncOptions): Proc {
   const cache = join(workDir, `git-cache-${o.tag}`);
   rmSync(cache, { recursive: true, force: true });
   const args = [
+    ...imageNodeFlags(),
     ...(o.nodeArgs ?? []),
     resolve(root, 'src/main.ts'),
     'controller',

@@ -2,6 +2,7 @@
  * The install manifests and the Dockerfile, checked as data: there is no Docker engine or real node
  * here, so these rules (non-root, read-only, least-privilege RBAC, HA) are guarded by reading the files.
  */
+import { imageNodeFlags } from '../../bench/lib/procs.ts';
 import { readFileSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -225,8 +226,14 @@ describe('the Dockerfile', () => {
     expect(lines.some((l) => /\bnpm (ci|install|i)\b/.test(l) && !l.includes('--omit=dev'))).toBe(false);
   });
 
+  it('the benchmarks run the controller with the node flags the image uses', () => {
+    expect(imageNodeFlags()).toEqual(['--max-semi-space-size=1', '--optimize-for-size']);
+  });
+
   it('starts the controller from the sources', () => {
-    expect(final).toContain('ENTRYPOINT ["node", "/app/src/main.ts"]');
+    expect(final).toContain(
+      'ENTRYPOINT ["node", "--max-semi-space-size=1", "--optimize-for-size", "/app/src/main.ts"]',
+    );
     expect(final).toContain('CMD ["controller"]');
   });
 });
