@@ -78,10 +78,11 @@ describe('serviceAccountName', () => {
     const spec = { source: { url }, serviceAccountName: 'deployer', interval: '1h', retryInterval: '1s' };
     await createPackageSync(packageSync(ns, 'app', controller.shard, spec));
 
-    // it may not even read Secrets: nothing is applied (the controller itself could)
+    // it may not even read Secrets: nothing is applied (the controller itself could). A new package is read
+    // with one GET per object (engine/live.ts), so the refusal names get.
     const unread = await waitCondition(ns, 'app', 'Ready', 'False', 'Forbidden');
     expect(ready(unread)?.message).toContain(
-      `User "system:serviceaccount:${ns}:deployer" cannot list resource "secrets"`,
+      `User "system:serviceaccount:${ns}:deployer" cannot get resource "secrets"`,
     );
     expect(await get(cmPath(ns, 'a'))).toBeUndefined();
 
