@@ -53,7 +53,7 @@ const PROGRESS_MIN_INTERVAL_MS = 2_000;
  * A wait that ends sooner writes no progress at all: status goes from "Applying revision …" straight to the
  * outcome, one status write fewer per reconcile (most of a fleet's objects are healthy within a second).
  */
-export const WAITING_WRITE_GRACE_MS = 1_000;
+const WAITING_WRITE_GRACE_MS = 1_000;
 
 export async function awaitHealth(input: HealthStepInput): Promise<HealthStepResult> {
   const { ports, owner } = input;

@@ -33,7 +33,7 @@ export interface InformerOptions {
 const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
 /** Drops metadata.managedFields in place (the object is the informer's own copy, parsed from the wire). */
-export function slim(o: KubeObject): KubeObject {
+function slim(o: KubeObject): KubeObject {
   if (o.metadata && 'managedFields' in o.metadata) delete (o.metadata as { managedFields?: unknown }).managedFields;
   return o;
 }
