@@ -25,6 +25,7 @@ export const Reason = {
   AuthenticationFailed: 'AuthenticationFailed',
   // render
   RenderFailed: 'RenderFailed',
+  RenderRefused: 'RenderRefused',
   InvalidManifest: 'InvalidManifest',
   EmptyRender: 'EmptyRender',
   DuplicateObject: 'DuplicateObject',

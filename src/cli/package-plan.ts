@@ -68,6 +68,7 @@ export async function planPackage(
     owner,
     targetNamespace: flags.targetNamespace,
     isNamespaced: (g, k) => cluster.discovery.isNamespaced(g, k),
+    capabilities: await cluster.discovery.capabilities(),
     allowEmpty: flags.allowEmpty,
   });
   const inventory = await openInventory(cluster, owner, forWrite);

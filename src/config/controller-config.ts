@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { LEASE_NAME } from '../controller/lease-record.ts';
+import { defaultToolPaths } from './tool-paths.ts';
 
 export const ControllerConfigSchema = z.object({
   kubeconfig: z.string().optional(),
@@ -29,6 +30,21 @@ export const ControllerConfigSchema = z.object({
     .int()
     .min(1)
     .default(64 << 20),
+  kustomizePath: z
+    .string()
+    .min(1)
+    .default(() => defaultToolPaths().kustomize),
+  helmPath: z
+    .string()
+    .min(1)
+    .default(() => defaultToolPaths().helm),
+  renderTimeout: z.string().default('60s'),
+  renderMaxOutputBytes: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(64 << 20),
+  renderCacheEntries: z.coerce.number().int().min(0).default(256),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
   shutdownGrace: z.string().default('20s'),
   metricsBindAddress: z.string().default(':8080'),

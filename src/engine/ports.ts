@@ -9,12 +9,18 @@ import type { PackageSyncs } from '../adapters/kube/packagesyncs.ts';
 import type { Result } from '../core/failure.ts';
 import type { SourceFile } from '../core/render/types.ts';
 import type { Spec } from '../api/packagesync.ts';
+import type { Renderer } from '../adapters/render/build.ts';
 
 export interface FetchedSource {
   /** e.g. main@sha1:3f2a… */
   revision: string;
   commit: string;
+  /** The package's manifest files (what a plain package renders). */
   files: SourceFile[];
+  /** The read-only checkout of the commit, for tools that read more than the package (kustomize bases, charts). */
+  checkoutRoot: string;
+  /** The package's path inside the checkout, validated: "." or a relative path. */
+  packagePath: string;
 }
 
 export interface SourcePort {
@@ -42,6 +48,8 @@ export interface Ports {
   source: SourcePort;
   secrets: SecretsPort;
   log: Logger;
+  /** Builds kustomize and Helm packages (absent: plain files only, e.g. in tests that need no tools). */
+  render?: Renderer;
   /** Shared watches for the health wait (the controller); absent = the wait polls with LISTs (the CLI). */
   watches?: WatchCache;
   /** Metrics hooks; no-ops in the CLI. */

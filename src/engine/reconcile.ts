@@ -22,17 +22,17 @@ import {
 import { Reason } from '../api/reasons.ts';
 import type { Logger } from 'pino';
 import type { Failure } from '../core/failure.ts';
-import { groupOf, refKey, refOf, type KubeObject } from '../core/object.ts';
+import { refKey, refOf } from '../core/object.ts';
 import { planChanges } from '../core/plan/plan-changes.ts';
 import { planPrune } from '../core/plan/prune.ts';
 import { checkNamespacePolicy, type NamespacePolicy } from '../core/plan/namespace-policy.ts';
 import { summarizeChanges, type Change } from '../core/plan/changeset.ts';
-import { renderPackage } from '../core/render/index.ts';
 import type { HealthSummary } from '../core/health/index.ts';
 import { isReadyFor, reduceStatus, sameStatus, type Outcome } from '../core/status.ts';
 import { applyAndPrune } from './act.ts';
 import { interruptionMessage } from '../adapters/kube/failures.ts';
 import { readLiveState } from './live.ts';
+import { renderStep } from './render-step.ts';
 import type { Ports } from './ports.ts';
 import { pruneObjects } from './prune.ts';
 import { awaitHealth } from './health-step.ts';
@@ -148,23 +148,14 @@ class Run {
     const { revision } = source.value;
     this.log = this.log.child({ revision });
 
-    // 3. render: files → objects (pure). Scope comes from discovery: a kind it does not know (a CRD
-    // installed since it was loaded) gets one refresh and a second render.
-    const discovery = ports.objects.discovery;
-    const render = () =>
-      renderPackage(source.value.files, {
-        owner: this.owner,
-        defaultNamespace: ps.metadata.namespace,
-        targetNamespace: spec.targetNamespace,
-        isNamespaced: (g, k) => discovery.isNamespaced(g, k),
-        allowEmpty: spec.allowEmpty,
-      });
-    let rendered = render();
-    const unknownKind = (o: KubeObject) => discovery.isNamespaced(groupOf(o.apiVersion), o.kind) === undefined;
-    if (rendered.ok && rendered.value.objects.some(unknownKind)) {
-      await discovery.refresh();
-      rendered = render();
-    }
+    // 3. render: build (plain files | kustomize | helm template), then the pure steps (engine/render-step.ts)
+    const rendered = await renderStep(ports, {
+      source: source.value,
+      spec,
+      owner: this.owner,
+      impersonate: this.impersonate,
+      signal,
+    });
     if (!rendered.ok) return this.fail(rendered.failure, revision, retry);
     const desired = rendered.value.objects;
     const outside = checkNamespacePolicy(desired, ps.metadata.namespace, this.opts.namespacePolicy);

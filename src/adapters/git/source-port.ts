@@ -65,7 +65,7 @@ export async function createGitSource(
     if (!files.ok)
       return { ok: false, failure: { ...files.failure, message: `${files.failure.message} (revision ${revision})` } };
     log.debug({ url: url.value.url, revision, files: files.value.length }, 'source fetched');
-    return ok({ revision, commit, files: files.value });
+    return ok({ revision, commit, files: files.value, checkoutRoot: checkout.value.dir, packagePath: path.value });
   }
 
   return { fetch, forget: (url) => fetcher.forget(url), fetcher };
