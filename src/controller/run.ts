@@ -32,22 +32,24 @@ export async function runController(config: ControllerConfig): Promise<void> {
     connections: 256,
   });
   const watches = new WatchCache(watchClient, discovery, { log });
+  const renderer = createRenderer({
+    kustomizePath: config.kustomizePath,
+    helmPath: config.helmPath,
+    limits: {
+      timeoutMs: durationMs(config.renderTimeout),
+      maxOutputBytes: config.renderMaxOutputBytes,
+      maxFiles: config.maxFiles,
+    },
+    cacheEntries: config.renderCacheEntries,
+  });
+  metrics.observeRenderer(() => renderer.stats());
   const ports: Ports = {
     objects: new Objects(client, discovery),
     packageSyncs: new PackageSyncs(client),
     secrets,
     source: metrics.instrumentSource(await createGitSource(config, log)),
     log,
-    render: createRenderer({
-      kustomizePath: config.kustomizePath,
-      helmPath: config.helmPath,
-      limits: {
-        timeoutMs: durationMs(config.renderTimeout),
-        maxOutputBytes: config.renderMaxOutputBytes,
-        maxFiles: config.maxFiles,
-      },
-      cacheEntries: config.renderCacheEntries,
-    }),
+    render: renderer,
     observe: metrics.objects,
     watches,
   };

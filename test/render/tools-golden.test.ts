@@ -99,7 +99,7 @@ patches:
     const built = await renderer.build(request(root, 'overlays/prod', { spec: { kustomize: spec } }));
     if (!built.ok) throw new Error(built.failure.message);
     expect(stringify(built.value.objects.map((o) => o.object))).toBe(stringify(documentsOf(upstream)));
-    const deploy = built.value.objects.find((o) => o.object.kind === 'Deployment')?.object as {
+    const deploy = built.value.objects.find((o) => o.object.kind === 'Deployment')?.object as unknown as {
       metadata: { name: string };
       spec: { minReadySeconds: number; template: { spec: { containers: { image: string }[] } } };
     };
