@@ -244,7 +244,10 @@ export function looksRemote(value: string): boolean {
   if (/^[^/\s]+@[^/\s]+:/.test(value)) return true;
   if (value.includes('?ref=') || value.includes('?version=')) return true;
   const first = value.split('/')[0] ?? '';
-  return /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(first) && value.includes('/') && !/\.(ya?ml|json)$/i.test(first);
+  // a host name: dotted, ending in a TLD of letters (config.d/ or v1.2/ are directories)
+  return (
+    /^[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}$/i.test(first) && value.includes('/') && !/\.(ya?ml|json)$/i.test(first)
+  );
 }
 
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
