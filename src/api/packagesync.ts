@@ -119,20 +119,14 @@ export const KustomizeSchema = z
       )
       .optional()
       .meta({ description: "Image overrides; an entry replaces the kustomization's entry of the same name." }),
-    components: z
-      .array(z.string().min(1).max(1024))
-      .optional()
-      .meta({
-        description: 'Components (repository paths relative to spec.source.path) appended to the kustomization.',
-      }),
+    components: z.array(z.string().min(1).max(1024)).optional().meta({
+      description: 'Components (repository paths relative to spec.source.path) appended to the kustomization.',
+    }),
     namePrefix: z.string().max(253).optional().meta({ description: "Replaces the kustomization's namePrefix." }),
     nameSuffix: z.string().max(253).optional().meta({ description: "Replaces the kustomization's nameSuffix." }),
-    commonMetadata: z
-      .object({ labels: stringMap.optional(), annotations: stringMap.optional() })
-      .optional()
-      .meta({
-        description: 'Labels and annotations set on every object after the build (existing keys are replaced).',
-      }),
+    commonMetadata: z.object({ labels: stringMap.optional(), annotations: stringMap.optional() }).optional().meta({
+      description: 'Labels and annotations set on every object after the build (existing keys are replaced).',
+    }),
   })
   .meta({
     description: "Flux Kustomization fields that shape the kustomize build (kustomize-controller's semantics).",
@@ -172,12 +166,9 @@ export const HelmSchema = z
       .array(z.string().min(1).max(1024))
       .optional()
       .meta({ description: 'Values files in the repository (paths from the repository root), merged in order.' }),
-    valuesFrom: z
-      .array(ValuesReferenceSchema)
-      .optional()
-      .meta({
-        description: 'ConfigMap or Secret keys of the same namespace holding values, merged after valuesFiles.',
-      }),
+    valuesFrom: z.array(ValuesReferenceSchema).optional().meta({
+      description: 'ConfigMap or Secret keys of the same namespace holding values, merged after valuesFiles.',
+    }),
     includeCRDs: z.boolean().default(true).meta({ description: "Render the chart's crds/ directory. Default true." }),
   })
   .meta({ description: 'Render the Helm chart at spec.source.path with helm template.' });
