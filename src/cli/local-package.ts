@@ -12,7 +12,7 @@ import type { KubeObject } from '../core/object.ts';
 import { planWaves, withDigest } from '../core/plan/index.ts';
 import type { Owner } from '../core/plan/ownership.ts';
 import { renderObjects } from '../core/render/index.ts';
-import { createRenderer } from '../adapters/render/build.ts';
+import { builtPackageAt, createRenderer } from '../adapters/render/build.ts';
 import type { HelmCapabilities } from '../adapters/render/helm.ts';
 import { defaultToolPaths } from '../config/tool-paths.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
@@ -45,7 +45,9 @@ export async function renderDir(dir: string, opts: RenderDirOptions): Promise<Re
   const real = await realpath(dir);
   const root = (await repositoryRoot(real)) ?? real;
   const packagePath = relative(root, real).split(sep).join('/') || '.';
-  const files = await readPackageFiles(root, packagePath, LIMITS);
+  const files = (await builtPackageAt(root, packagePath))
+    ? { ok: true as const, value: [] }
+    : await readPackageFiles(root, packagePath, LIMITS);
   if (!files.ok) throw new CliError(ExitCode.Invalid, `${files.failure.reason}: ${files.failure.message}`);
   const tools = defaultToolPaths();
   const renderer = createRenderer({

@@ -6,6 +6,7 @@ import type { FetchedSource, SourcePort } from '../../engine/ports.ts';
 import { ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { authFromSecret } from './auth.ts';
+import { builtPackageAt } from '../render/build.ts';
 import { readPackageFiles } from './read-package.ts';
 import { createGitFetcher } from './source.ts';
 import type { GitFetcher } from './source.ts';
@@ -61,7 +62,10 @@ export async function createGitSource(
     const { commit, revision } = resolved.value;
     const checkout = await fetcher.fetchRevision(url.value.url, commit, auth.value, { signal });
     if (!checkout.ok) return checkout;
-    const files = await readPackageFiles(checkout.value.dir, path.value, limits);
+    // a kustomize or Helm package: the tool reads what it names (bases elsewhere, templates), not every file
+    const files = (await builtPackageAt(checkout.value.dir, path.value))
+      ? ok([])
+      : await readPackageFiles(checkout.value.dir, path.value, limits);
     if (!files.ok)
       return { ok: false, failure: { ...files.failure, message: `${files.failure.message} (revision ${revision})` } };
     log.debug({ url: url.value.url, revision, files: files.value.length }, 'source fetched');

@@ -10,6 +10,7 @@ import { objectsOfHelmOutput, objectsOfKustomizeOutput } from '../../core/render
 import type { LocatedObject } from '../../core/render/manifests.ts';
 import { readObjects } from '../../core/render/render.ts';
 import type { SourceFile } from '../../core/render/types.ts';
+import { realpathInside } from '../git/read-package.ts';
 import { helmTemplate, type HelmCapabilities } from './helm.ts';
 import { findKustomization } from './kustomize-check.ts';
 import { kustomizeBuild } from './kustomize.ts';
@@ -74,6 +75,20 @@ export interface Renderer {
   toolFor(checkoutRoot: string, packagePath: string, spec: Pick<Spec, 'helm'>): Promise<BuildTool>;
   build(req: BuildRequest): Promise<Result<Built>>;
   stats(): RenderStats;
+}
+
+/**
+ * 'kustomize' or 'helm' when the directory at `packagePath` (inside the checkout, symlinks resolved) holds
+ * a kustomization or a Chart.yaml; undefined otherwise (a plain package, or a path the source reports on).
+ * The source reads no manifest files for a built package: the tool reads what it needs.
+ */
+export async function builtPackageAt(checkoutRoot: string, packagePath: string): Promise<BuildTool | undefined> {
+  const root = await realpath(checkoutRoot);
+  const dir = await realpathInside(root, packagePath === '.' ? root : join(root, packagePath));
+  if (typeof dir !== 'string') return undefined;
+  if ((await findKustomization(dir)) !== undefined) return 'kustomize';
+  if ((await stat(join(dir, 'Chart.yaml')).catch(() => undefined))?.isFile()) return 'helm';
+  return undefined;
 }
 
 export function createRenderer(config: RenderToolsConfig): Renderer {

@@ -63,7 +63,12 @@ export async function findKustomization(dir: string): Promise<string | undefined
  * Checks the kustomization at `packageDir` and every one it reaches. `root` is the checkout's real path.
  * Messages name files repo-relative (as git shows them).
  */
-export async function checkKustomizationTree(root: string, packageDir: string): Promise<Result<void>> {
+export async function checkKustomizationTree(
+  root: string,
+  packageDir: string,
+  /** The package's kustomization as the build will see it (spec.kustomize applied), instead of the file. */
+  override?: { file: string; text: string },
+): Promise<Result<void>> {
   const queue: string[] = [packageDir];
   const seen = new Set<string>();
   while (queue.length > 0) {
@@ -87,7 +92,8 @@ export async function checkKustomizationTree(root: string, packageDir: string): 
       );
     }
     const file = join(dir, name);
-    const checked = await checkKustomization(root, dir, repoPath(root, file));
+    const text = override && override.file === file ? override.text : await readFile(file, 'utf8');
+    const checked = await checkKustomization(root, dir, repoPath(root, file), text);
     if (!checked.ok) return checked;
     queue.push(...checked.value);
   }
@@ -95,10 +101,10 @@ export async function checkKustomizationTree(root: string, packageDir: string): 
 }
 
 /** One kustomization: its refusals, and the directories of kustomizations it reaches. */
-async function checkKustomization(root: string, dir: string, shown: string): Promise<Result<string[]>> {
+async function checkKustomization(root: string, dir: string, shown: string, text: string): Promise<Result<string[]>> {
   let doc: unknown;
   try {
-    doc = parse(await readFile(join(dir, posix.basename(shown)), 'utf8'), { uniqueKeys: true, prettyErrors: false });
+    doc = parse(text, { uniqueKeys: true, prettyErrors: false });
   } catch (err) {
     const pos = (err as { linePos?: { line: number; col: number }[] }).linePos?.[0];
     const at = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
