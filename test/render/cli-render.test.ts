@@ -16,7 +16,7 @@ describe('renderDir (render, diff, apply)', () => {
     expect(JSON.stringify(r.desired)).not.toContain('config.kubernetes.io/origin');
   });
 
-  it('templates a chart with the CLI name as release', async () => {
+  it('templates a chart through helm (here failing on its own required value, which helm names)', async () => {
     await expect(renderDir(join(testdata, 'helm-repo/charts/web'), { owner, allowEmpty: false })).rejects.toThrow(
       /helm template .* failed .*database\.password is required/,
     );
