@@ -8,12 +8,12 @@
 import { realpath, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { readPackageFiles } from '../adapters/git/read-package.ts';
+import type { Discovery } from '../adapters/kube/discovery.ts';
 import type { KubeObject } from '../core/object.ts';
 import { planWaves, withDigest } from '../core/plan/index.ts';
 import type { Owner } from '../core/plan/ownership.ts';
-import { renderObjects } from '../core/render/index.ts';
 import { builtPackageAt, createRenderer } from '../adapters/render/build.ts';
-import type { HelmCapabilities } from '../adapters/render/helm.ts';
+import { renderBuiltForCluster } from '../engine/package-plan.ts';
 import { defaultToolPaths } from '../config/tool-paths.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
 
@@ -31,11 +31,9 @@ export interface RenderedDir {
 export interface RenderDirOptions {
   owner: Owner;
   targetNamespace?: string;
-  /** Discovery's answer when connected; offline, built-in kinds and the package's own CRDs decide. */
-  isNamespaced?: (group: string, kind: string) => boolean | undefined;
+  /** The cluster's discovery when connected; offline, built-in kinds and the package's own CRDs decide. */
+  discovery?: Discovery;
   allowEmpty: boolean;
-  /** The cluster's version and API versions for Helm charts (connected); offline, helm's defaults. */
-  capabilities?: HelmCapabilities;
 }
 
 export async function renderDir(dir: string, opts: RenderDirOptions): Promise<RenderedDir> {
@@ -45,9 +43,8 @@ export async function renderDir(dir: string, opts: RenderDirOptions): Promise<Re
   const real = await realpath(dir);
   const root = (await repositoryRoot(real)) ?? real;
   const packagePath = relative(root, real).split(sep).join('/') || '.';
-  const files = (await builtPackageAt(root, packagePath))
-    ? { ok: true as const, value: [] }
-    : await readPackageFiles(root, packagePath, LIMITS);
+  const tool = await builtPackageAt(root, packagePath);
+  const files = tool ? { ok: true as const, value: [] } : await readPackageFiles(root, packagePath, LIMITS);
   if (!files.ok) throw new CliError(ExitCode.Invalid, `${files.failure.reason}: ${files.failure.message}`);
   const tools = defaultToolPaths();
   const renderer = createRenderer({
@@ -63,19 +60,19 @@ export async function renderDir(dir: string, opts: RenderDirOptions): Promise<Re
     spec: {},
     releaseName: opts.owner.name,
     releaseNamespace: opts.targetNamespace ?? opts.owner.namespace,
-    capabilities: opts.capabilities,
+    // connected: the cluster's version and API versions, as the controller passes them; offline, helm's defaults
+    capabilities: tool === 'helm' && opts.discovery ? await opts.discovery.capabilities() : undefined,
   });
   if (!built.ok) throw new CliError(ExitCode.Invalid, `${built.failure.reason}: ${built.failure.message}`);
-  const rendered = renderObjects(
-    built.value.objects,
+  const rendered = await renderBuiltForCluster(
+    built.value,
     {
       owner: opts.owner,
       defaultNamespace: opts.owner.namespace,
       targetNamespace: opts.targetNamespace,
-      isNamespaced: opts.isNamespaced,
       allowEmpty: opts.allowEmpty,
     },
-    built.value.what,
+    opts.discovery,
   );
   if (!rendered.ok) throw new CliError(ExitCode.Invalid, `${rendered.failure.reason}: ${rendered.failure.message}`);
   const desired = rendered.value.objects;

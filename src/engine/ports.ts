@@ -6,36 +6,10 @@ import type { Logger } from 'pino';
 import type { Objects } from '../adapters/kube/objects.ts';
 import type { WatchCache } from '../adapters/kube/watch-cache.ts';
 import type { PackageSyncs } from '../adapters/kube/packagesyncs.ts';
-import type { Result } from '../core/failure.ts';
-import type { SourceFile } from '../core/render/types.ts';
-import type { Spec } from '../api/packagesync.ts';
+import type { SourcePort } from '../adapters/git/source-port.ts';
 import type { Renderer } from '../adapters/render/build.ts';
 
-export interface FetchedSource {
-  /** e.g. main@sha1:3f2a… */
-  revision: string;
-  commit: string;
-  /** The package's manifest files (what a plain package renders). */
-  files: SourceFile[];
-  /** The read-only checkout of the commit, for tools that read more than the package (kustomize bases, charts). */
-  checkoutRoot: string;
-  /** The package's path inside the checkout, validated: "." or a relative path. */
-  packagePath: string;
-}
-
-export interface SourcePort {
-  /**
-   * Resolves the ref to a commit, fetches it (from cache when unchanged) and reads the package files.
-   * `credentials` comes from the PackageSync's own namespace; the source never falls back to others.
-   */
-  fetch(
-    source: Spec['source'],
-    credentials: Record<string, string> | undefined,
-    signal: AbortSignal,
-  ): Promise<Result<FetchedSource>>;
-  /** Forgets what it recently learnt about this URL's refs: the next fetch asks the git server. */
-  forget?(url: string): void;
-}
+export type { FetchedSource, SourcePort } from '../adapters/git/source-port.ts';
 
 export interface SecretsPort {
   /** The Secret's data, decoded; undefined when it does not exist. */

@@ -1,25 +1,26 @@
 /**
  * Pipeline step 3, render: build (plain files | kustomize | helm template, adapters/render) → pure steps on
- * the built objects → normalise (namespaces, owner labels, duplicates: core/render). The pure steps run
- * in this order: postBuild substitution (when the spec asks), then Flux's commonMetadata.
- *
- * Scope comes from discovery: a kind it does not know (a CRD installed since it was loaded) gets one
- * refresh and a second (pure) render; the build itself is not repeated.
+ * the built objects → normalise (namespaces, owner labels, duplicates: core/render, via package-plan.ts,
+ * shared with the CLI). The pure steps on the built objects run in this order: postBuild substitution
+ * (when the spec asks for it), then Flux's commonMetadata.
  */
 import type { Spec } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
+import type { PackageObjects } from '../adapters/kube/objects.ts';
 import type { Built } from '../adapters/render/build.ts';
+import type { HelmCapabilities } from '../adapters/render/helm.ts';
 import { fail, ok, type Result } from '../core/failure.ts';
-import { groupOf, type KubeObject } from '../core/object.ts';
 import { withCommonMetadata } from '../core/render/built.ts';
-import { readObjects, renderObjects, type RenderedPackage } from '../core/render/index.ts';
+import { readObjects, type RenderedPackage } from '../core/render/index.ts';
+import { renderBuiltForCluster } from './package-plan.ts';
 import type { FetchedSource, Ports } from './ports.ts';
 
 export interface RenderStepInput {
   source: FetchedSource;
   spec: Spec;
   owner: { name: string; namespace: string };
-  impersonate?: string;
+  /** The run's view of the cluster, as the PackageSync's identity (valuesFrom ConfigMaps are read with it). */
+  objects: PackageObjects;
   signal: AbortSignal;
 }
 
@@ -28,27 +29,16 @@ export async function renderStep(ports: Ports, input: RenderStepInput): Promise<
   const built = await buildObjects(ports, input);
   if (!built.ok) return built;
   const objects = withCommonMetadata(built.value.objects, spec.kustomize?.commonMetadata);
-
-  const discovery = ports.objects.discovery;
-  const render = () =>
-    renderObjects(
-      objects,
-      {
-        owner,
-        defaultNamespace: owner.namespace,
-        targetNamespace: spec.targetNamespace,
-        isNamespaced: (g, k) => discovery.isNamespaced(g, k),
-        allowEmpty: spec.allowEmpty,
-      },
-      built.value.what,
-    );
-  let rendered = render();
-  const unknownKind = (o: KubeObject) => discovery.isNamespaced(groupOf(o.apiVersion), o.kind) === undefined;
-  if (rendered.ok && rendered.value.objects.some(unknownKind)) {
-    await discovery.refresh();
-    rendered = render();
-  }
-  return rendered;
+  return renderBuiltForCluster(
+    { objects, what: built.value.what },
+    {
+      owner,
+      defaultNamespace: owner.namespace,
+      targetNamespace: spec.targetNamespace,
+      allowEmpty: spec.allowEmpty,
+    },
+    input.objects.discovery,
+  );
 }
 
 async function buildObjects(ports: Ports, input: RenderStepInput): Promise<Result<Built>> {
@@ -56,16 +46,17 @@ async function buildObjects(ports: Ports, input: RenderStepInput): Promise<Resul
   if (!ports.render) {
     const objects = readObjects(source.files);
     if (!objects.ok) return objects;
-    return ok({ tool: 'plain', objects: objects.value, what: `the package (${source.files.length} manifest files)` });
+    const n = source.files.length;
+    return ok({ tool: 'plain', objects: objects.value, what: `the package (${n} manifest file${n === 1 ? '' : 's'})` });
   }
   const tool = await ports.render.toolFor(source.checkoutRoot, source.packagePath, spec);
   let valuesFrom: string[] = [];
-  let capabilities;
+  let capabilities: HelmCapabilities | undefined;
   if (tool === 'helm') {
-    const values = await readValuesFrom(ports, spec, owner.namespace, input.impersonate);
+    const values = await readValuesFrom(ports, input.objects, spec, owner.namespace);
     if (!values.ok) return values;
     valuesFrom = values.value;
-    capabilities = await ports.objects.discovery.capabilities();
+    capabilities = await input.objects.discovery.capabilities();
   }
   return ports.render.build({
     checkoutRoot: source.checkoutRoot,
@@ -82,14 +73,14 @@ async function buildObjects(ports: Ports, input: RenderStepInput): Promise<Resul
 }
 
 /**
- * spec.helm.valuesFrom, read from the PackageSync's own namespace. Messages name the object and key,
- * never a value.
+ * spec.helm.valuesFrom, read from the PackageSync's own namespace: Secrets as the git credentials are
+ * read, ConfigMaps as the PackageSync's identity. Messages name the object and key, never a value.
  */
 async function readValuesFrom(
   ports: Ports,
+  objects: PackageObjects,
   spec: Spec,
   namespace: string,
-  impersonate: string | undefined,
 ): Promise<Result<string[]>> {
   const out: string[] = [];
   for (const ref of spec.helm?.valuesFrom ?? []) {
@@ -98,10 +89,7 @@ async function readValuesFrom(
     if (ref.kind === 'Secret') {
       data = await ports.secrets.read(namespace, ref.name);
     } else {
-      const cm = await ports.objects.get(
-        { group: '', kind: 'ConfigMap', namespace, name: ref.name },
-        impersonate ? { impersonate } : {},
-      );
+      const cm = await objects.get({ group: '', kind: 'ConfigMap', namespace, name: ref.name });
       data = cm ? ((cm.data as Record<string, string> | undefined) ?? {}) : undefined;
     }
     if (data === undefined) {

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { durationMs } from '../../api/packagesync.ts';
 import type { Spec } from '../../api/packagesync.ts';
 import type { ControllerConfig } from '../../config/controller-config.ts';
-import type { FetchedSource, SourcePort } from '../../engine/ports.ts';
+import type { SourceFile } from '../../core/render/types.ts';
 import { ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { authFromSecret } from './auth.ts';
@@ -18,6 +18,32 @@ import { validatePackagePath, validateRef, validateSourceURL } from './validate.
  * the ref, fetch (shared cache), and read the package's manifests. Validation comes first, so nothing the
  * spec says reaches git unchecked.
  */
+
+export interface FetchedSource {
+  /** e.g. main@sha1:3f2a… */
+  revision: string;
+  commit: string;
+  /** The package's manifest files (what a plain package renders; none for a kustomize or Helm package). */
+  files: SourceFile[];
+  /** The read-only checkout of the commit, for tools that read more than the package (kustomize bases, charts). */
+  checkoutRoot: string;
+  /** The package's path inside the checkout, validated: "." or a relative path. */
+  packagePath: string;
+}
+
+export interface SourcePort {
+  /**
+   * Resolves the ref to a commit, fetches it (from cache when unchanged) and reads the package files.
+   * `credentials` comes from the PackageSync's own namespace; the source never falls back to others.
+   */
+  fetch(
+    source: Spec['source'],
+    credentials: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<Result<FetchedSource>>;
+  /** Forgets what it recently learnt about this URL's refs: the next fetch asks the git server. */
+  forget?(url: string): void;
+}
 
 export type GitSourceConfig = Pick<
   ControllerConfig,

@@ -3,3 +3,4 @@ export { canonicalJson, compareUtf8, objectDigest, sha256Hex } from './canonical
 export { LocalConfigAnnotation } from './manifests.ts';
 export { maxAliasCount } from './parse.ts';
 export type { RenderedPackage, RenderOptions, SourceFile } from './types.ts';
+export type { LocatedObject } from './manifests.ts';
