@@ -5,18 +5,10 @@
  * kustomization applies and prunes nothing; spec.kustomize shapes the build as Flux's fields do.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RECONCILE_REQUESTED_AT } from '../src/api/packagesync.ts';
 import { eventually } from './support/cluster.ts';
-import {
-  createPackageSync,
-  httpBase,
-  packageSync,
-  patchPackageSync,
-  waitCondition,
-  waitReady,
-} from './support/controller.ts';
+import { createPackageSync, httpBase, packageSync, waitCondition, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnv } from './support/git-env.ts';
-import { cmPath, get, inventoryIds } from './support/safety.ts';
+import { cmPath, get, inventoryIds, trigger } from './support/safety.ts';
 
 let env: GitEnv;
 
@@ -95,6 +87,7 @@ describe('kustomize packages', () => {
     expect(JSON.stringify(await get(cmPath(ns, oldName)))).not.toContain('config.kubernetes.io/origin');
 
     const next = await env.commit(repo, base('debug'));
+    await trigger(ns, 'web');
     const second = await waitReady(ns, 'web', at(next));
     const newName = await configMapOf(ns);
     expect(newName).not.toBe(oldName);
@@ -107,7 +100,7 @@ describe('kustomize packages', () => {
     // a no-op resync: the render cache answers, kustomize does not run
     const runs = await metric('packagesync_render_tool_runs_total');
     const hits = await metric('packagesync_render_cache_hits_total');
-    await patchPackageSync(ns, 'web', { metadata: { annotations: { [RECONCILE_REQUESTED_AT]: 'now-1' } } });
+    await trigger(ns, 'web');
     await eventually('the requested reconcile ran', async () =>
       (await metric('packagesync_render_cache_hits_total')) > hits ? true : undefined,
     );
@@ -132,6 +125,7 @@ describe('kustomize packages', () => {
         'resources:\n  - ../../base\n  - https://github.com/example/evil//deploy?ref=main\nnamePrefix: dev-\n',
       'base/extra.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\n',
     });
+    await trigger(ns, 'web');
     const failed = await waitCondition(ns, 'web', 'Ready', 'False', 'RenderRefused');
     const message = failed.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
     expect(message).toContain('overlays/dev/kustomization.yaml');
