@@ -171,6 +171,16 @@ describe('kustomize: refused before anything runs', () => {
     for (const phrase of phrases) expect(f.message).toContain(phrase);
   });
 
+  it('spec.kustomize fields that need a kustomize build, on a plain package', async () => {
+    const root = await repo({ 'app/cm.yaml': cm });
+    const f = await failure(root, {
+      spec: { kustomize: { images: [{ name: 'nginx', newTag: '1' }], namePrefix: 'x-' } },
+    });
+    expect(f.reason).toBe('RenderRefused');
+    expect(f.message).toContain('spec.kustomize.images, spec.kustomize.namePrefix need a kustomization');
+    expect(f.message).toContain('app holds no kustomization.yaml');
+  });
+
   it('an error kustomize finds itself names the file, repo-relative', async () => {
     const root = await repo({
       'app/kustomization.yaml': 'resources: [cm.yaml]\npatches:\n  - path: patch.yaml\n',

@@ -3,7 +3,8 @@ import { realpath, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Spec } from '../../api/packagesync.ts';
-import { ok } from '../../core/failure.ts';
+import { Reason } from '../../api/reasons.ts';
+import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { canonicalJson } from '../../core/render/canonical.ts';
 import { objectsOfHelmOutput, objectsOfKustomizeOutput } from '../../core/render/built.ts';
@@ -37,7 +38,7 @@ export interface RenderToolsConfig {
   /** Built packages kept (least recently used dropped first). 0 disables the cache. */
   cacheEntries?: number;
   /** Total bytes of cached tool output kept. */
-  cacheBytes?: number;
+  cacheBytes?: number; // default 64 MiB
 }
 
 export interface BuildRequest {
@@ -94,7 +95,7 @@ export async function builtPackageAt(checkoutRoot: string, packagePath: string):
 export function createRenderer(config: RenderToolsConfig): Renderer {
   const scratchDir = config.scratchDir ?? tmpdir();
   const maxEntries = config.cacheEntries ?? 256;
-  const maxBytes = config.cacheBytes ?? 256 << 20;
+  const maxBytes = config.cacheBytes ?? 64 << 20;
   const cache = new Map<string, { stdout: string; bytes: number }>();
   let cachedBytes = 0;
   const counters: RenderStats = { toolRuns: 0, cacheHits: 0 };
@@ -121,6 +122,19 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
   async function build(req: BuildRequest): Promise<Result<Built>> {
     const tool = await toolFor(req.checkoutRoot, req.packagePath, req.spec);
     if (tool === 'plain') {
+      // Flux would generate a kustomization for a plain directory; here a plain package stays plain files
+      // (docs/migrating.md), so fields that only a kustomize build can apply are refused, not ignored.
+      const shaping = (['patches', 'images', 'components', 'namePrefix', 'nameSuffix'] as const).filter(
+        (f) => req.spec.kustomize?.[f] !== undefined,
+      );
+      if (shaping.length > 0) {
+        return fail(
+          Reason.RenderRefused,
+          `spec.kustomize.${shaping.join(', spec.kustomize.')} ${shaping.length === 1 ? 'needs' : 'need'} a kustomization: ` +
+            `${req.packagePath} holds no kustomization.yaml; add one (resources: the package's files) or remove the field`,
+          { terminal: true },
+        );
+      }
       const objects = readObjects(req.files);
       if (!objects.ok) return objects;
       const n = req.files.length;
