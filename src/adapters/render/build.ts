@@ -37,8 +37,8 @@ export interface RenderToolsConfig {
   scratchDir?: string;
   /** Built packages kept (least recently used dropped first). 0 disables the cache. */
   cacheEntries?: number;
-  /** Total bytes of cached tool output kept. */
-  cacheBytes?: number; // default 64 MiB
+  /** Total bytes of cached tool output kept (default 64 MiB). */
+  cacheBytes?: number;
 }
 
 export interface BuildRequest {

@@ -173,9 +173,9 @@ async function checkKustomization(root: string, dir: string, shown: string, text
     ...list(doc.patchesJson6902).map((p): [string, unknown] => ['patchesJson6902', isRecord(p) ? p.path : undefined]),
     ...list(doc.replacements).map((r): [string, unknown] => ['replacements', isRecord(r) ? r.path : undefined]),
     ['openapi', isRecord(doc.openapi) ? doc.openapi.path : undefined],
-    // an entry that is inline YAML (it has a newline) is no path
+    // an entry that is inline YAML (a newline, or a flow mapping such as {kind: …}) is no path
     ...list(doc.patchesStrategicMerge)
-      .filter((v) => typeof v === 'string' && !v.includes('\n'))
+      .filter((v) => typeof v === 'string' && !v.includes('\n') && !v.trimStart().startsWith('{'))
       .map((v): [string, unknown] => ['patchesStrategicMerge', v]),
   ];
   for (const field of ['configMapGenerator', 'secretGenerator']) {
