@@ -24,7 +24,7 @@ export interface ControllerMetrics {
   readonly objects: { applied(n: number): void; pruned(n: number): void };
   observeGitFetch(seconds: number): void;
   /** Exposes a renderer's counters: tool runs and render-cache hits (a no-op resync adds only hits). */
-  observeRenderer(stats: () => { toolRuns: number; cacheHits: number }): void;
+  observeRenderer(stats: () => { toolRuns: number; toolSeconds: number; cacheHits: number }): void;
   /** Wraps a SourcePort so every fetch is timed, without the git adapter knowing about metrics. */
   instrumentSource(source: SourcePort): SourcePort;
   /** Mirrors a PackageSync's Ready/Reconciling/Stalled conditions (call on every watch add/update). */
@@ -101,7 +101,11 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     registers,
   });
 
-  let renderStats: () => { toolRuns: number; cacheHits: number } = () => ({ toolRuns: 0, cacheHits: 0 });
+  let renderStats: () => { toolRuns: number; toolSeconds: number; cacheHits: number } = () => ({
+    toolRuns: 0,
+    toolSeconds: 0,
+    cacheHits: 0,
+  });
   new Counter({
     name: 'packagesync_render_tool_runs_total',
     help: 'kustomize build and helm template subprocesses started (a render-cache hit starts none).',
@@ -109,6 +113,15 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     collect() {
       this.reset();
       this.inc(renderStats().toolRuns);
+    },
+  });
+  new Counter({
+    name: 'packagesync_render_tool_seconds_total',
+    help: 'Seconds spent running kustomize build and helm template (divide by the runs for the time per render).',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(renderStats().toolSeconds);
     },
   });
   new Counter({

@@ -68,6 +68,8 @@ export interface Built {
 export interface RenderStats {
   /** Tool subprocesses started (kustomize build, helm template). */
   toolRuns: number;
+  /** Seconds spent in them, checks and scratch view included. */
+  toolSeconds: number;
   cacheHits: number;
 }
 
@@ -98,7 +100,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
   const maxBytes = config.cacheBytes ?? 64 << 20;
   const cache = new Map<string, { stdout: string; bytes: number }>();
   let cachedBytes = 0;
-  const counters: RenderStats = { toolRuns: 0, cacheHits: 0 };
+  const counters: RenderStats = { toolRuns: 0, toolSeconds: 0, cacheHits: 0 };
 
   async function toolFor(checkoutRoot: string, packagePath: string, spec: Pick<Spec, 'helm'>): Promise<BuildTool> {
     const dir = packagePath === '.' ? checkoutRoot : join(checkoutRoot, packagePath);
@@ -150,6 +152,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
       stdout = hit.stdout;
     } else {
       counters.toolRuns++;
+      const started = performance.now();
       const common = {
         checkoutRoot: await realpath(req.checkoutRoot),
         packagePath: req.packagePath,
@@ -169,6 +172,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
               capabilities: req.capabilities,
               bin: config.helmPath,
             });
+      counters.toolSeconds += (performance.now() - started) / 1000;
       if (!run.ok) return run;
       stdout = run.value;
       if (key !== undefined) remember(key, stdout);
