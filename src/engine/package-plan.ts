@@ -12,6 +12,7 @@ import type { InventoryEntry } from '../core/inventory.ts';
 import { groupOf, type KubeObject } from '../core/object.ts';
 import { planChanges, type ChangePlan } from '../core/plan/plan-changes.ts';
 import {
+  plainPackage,
   readObjects,
   renderObjects,
   type LocatedObject,
@@ -35,12 +36,7 @@ export async function renderForCluster(
 ): Promise<Result<RenderedPackage>> {
   const read = readObjects(files);
   if (!read.ok) return read;
-  const n = files.length;
-  return renderBuiltForCluster(
-    { objects: read.value, what: `the package (${n} manifest file${n === 1 ? '' : 's'})` },
-    options,
-    discovery,
-  );
+  return renderBuiltForCluster({ objects: read.value, what: plainPackage(files.length) }, options, discovery);
 }
 
 /** The same, for objects a build produced (plain files read, kustomize, helm; engine/render-step.ts). */

@@ -11,7 +11,7 @@ import type { Built } from '../adapters/render/build.ts';
 import type { HelmCapabilities } from '../adapters/render/helm.ts';
 import { fail, ok, type Result } from '../core/failure.ts';
 import { withCommonMetadata } from '../core/render/built.ts';
-import { readObjects, type RenderedPackage } from '../core/render/index.ts';
+import { plainPackage, readObjects, type RenderedPackage } from '../core/render/index.ts';
 import { renderBuiltForCluster } from './package-plan.ts';
 import type { FetchedSource, Ports } from './ports.ts';
 
@@ -46,8 +46,7 @@ async function buildObjects(ports: Ports, input: RenderStepInput): Promise<Resul
   if (!ports.render) {
     const objects = readObjects(source.files);
     if (!objects.ok) return objects;
-    const n = source.files.length;
-    return ok({ tool: 'plain', objects: objects.value, what: `the package (${n} manifest file${n === 1 ? '' : 's'})` });
+    return ok({ tool: 'plain', objects: objects.value, what: plainPackage(source.files.length) });
   }
   const tool = await ports.render.toolFor(source.checkoutRoot, source.packagePath, spec);
   let valuesFrom: string[] = [];

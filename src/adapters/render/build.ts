@@ -9,7 +9,7 @@ import type { Result } from '../../core/failure.ts';
 import { canonicalJson } from '../../core/render/canonical.ts';
 import { objectsOfHelmOutput, objectsOfKustomizeOutput } from '../../core/render/built.ts';
 import type { LocatedObject } from '../../core/render/manifests.ts';
-import { readObjects } from '../../core/render/render.ts';
+import { plainPackage, readObjects } from '../../core/render/render.ts';
 import type { SourceFile } from '../../core/render/types.ts';
 import { realpathInside } from '../git/read-package.ts';
 import { helmTemplate, type HelmCapabilities } from './helm.ts';
@@ -139,8 +139,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
       }
       const objects = readObjects(req.files);
       if (!objects.ok) return objects;
-      const n = req.files.length;
-      return ok({ tool, objects: objects.value, what: `the package (${n} manifest file${n === 1 ? '' : 's'})` });
+      return ok({ tool, objects: objects.value, what: plainPackage(req.files.length) });
     }
     const key = req.commit === undefined ? undefined : cacheKey(tool, req, config);
     const hit = key === undefined ? undefined : cache.get(key);

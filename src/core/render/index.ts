@@ -1,4 +1,4 @@
-export { readObjects, renderObjects, renderPackage } from './render.ts';
+export { plainPackage, readObjects, renderObjects, renderPackage } from './render.ts';
 export { canonicalJson, compareUtf8, objectDigest, sha256Hex } from './canonical.ts';
 export { LocalConfigAnnotation } from './manifests.ts';
 export { maxAliasCount } from './parse.ts';

@@ -20,12 +20,11 @@ import { describeLocation } from './types.ts';
 export function renderPackage(files: readonly SourceFile[], options: RenderOptions): Result<RenderedPackage> {
   const read = readObjects(files);
   if (!read.ok) return read;
-  return renderObjects(
-    read.value,
-    options,
-    `the package (${files.length} manifest file${files.length === 1 ? '' : 's'})`,
-  );
+  return renderObjects(read.value, options, plainPackage(files.length));
 }
+
+/** How a plain package is named in an empty-render message. */
+export const plainPackage = (files: number): string => `the package (${files} manifest file${files === 1 ? '' : 's'})`;
 
 /**
  * Objects as read or built (plain files, kustomize, helm) → the objects to apply: namespaces, owner
