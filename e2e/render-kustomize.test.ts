@@ -137,6 +137,25 @@ describe('kustomize packages', () => {
     expect(await get(deploymentPath(ns, 'dev-web'))).toBeDefined();
   });
 
+  it('a failure at apply names the file the object came from, though its name is generated', async () => {
+    const ns = await env.namespace('kz-apply');
+    const files = base('info');
+    files['base/deployment.yaml'] = files['base/deployment.yaml']!.replace('replicas: 1', 'replicas: -3');
+    const { url } = await env.repo('kz-apply', files);
+    await createPackageSync(
+      packageSync(ns, 'web', env.controller!.shard, {
+        source: { url, path: 'overlays/dev' },
+        interval: '1h',
+        retryInterval: '1s',
+        wait: false,
+      }),
+    );
+    const failed = await waitCondition(ns, 'web', 'Ready', 'False', 'ApplyFailed');
+    const message = failed.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
+    expect(message).toContain('dev-web');
+    expect(message).toContain('(from base/deployment.yaml)');
+  });
+
   it("spec.kustomize: namePrefix, images, patches, commonMetadata as Flux's Kustomization sets them", async () => {
     const ns = await env.namespace('kz-spec');
     const { url, sha } = await env.repo('kz-spec', base('info'));

@@ -7,7 +7,7 @@
 import type { Spec } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
 import type { PackageObjects } from '../adapters/kube/objects.ts';
-import type { Built } from '../adapters/render/build.ts';
+import type { Built, BuildTool } from '../adapters/render/build.ts';
 import type { HelmCapabilities } from '../adapters/render/helm.ts';
 import { fail, ok, type Result } from '../core/failure.ts';
 import { withCommonMetadata } from '../core/render/built.ts';
@@ -24,12 +24,15 @@ export interface RenderStepInput {
   signal: AbortSignal;
 }
 
-export async function renderStep(ports: Ports, input: RenderStepInput): Promise<Result<RenderedPackage>> {
+/** The rendered package, and which build produced it (later failures of a built package name its files). */
+export type RenderedStep = RenderedPackage & { tool: BuildTool };
+
+export async function renderStep(ports: Ports, input: RenderStepInput): Promise<Result<RenderedStep>> {
   const { spec, owner } = input;
   const built = await buildObjects(ports, input);
   if (!built.ok) return built;
   const objects = withCommonMetadata(built.value.objects, spec.kustomize?.commonMetadata);
-  return renderBuiltForCluster(
+  const rendered = await renderBuiltForCluster(
     { objects, what: built.value.what },
     {
       owner,
@@ -39,6 +42,7 @@ export async function renderStep(ports: Ports, input: RenderStepInput): Promise<
     },
     input.objects.discovery,
   );
+  return rendered.ok ? ok({ ...rendered.value, tool: built.value.tool }) : rendered;
 }
 
 async function buildObjects(ports: Ports, input: RenderStepInput): Promise<Result<Built>> {
