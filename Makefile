@@ -26,7 +26,7 @@ node-deps: node_modules/.package-lock.json
 
 deps: system-deps node-deps build-cluster ## everything make test needs
 
-build-cluster: ## build etcd, kube-apiserver, controller-manager, scheduler, kubectl, kwok (cached by version)
+build-cluster: ## build etcd, kube-apiserver, controller-manager, scheduler, kubectl, kwok, kustomize, helm (cached by version)
 	@hack/build-cluster.sh all
 
 cluster-up: ## start the local control plane; writes .cluster/kubeconfig

@@ -69,6 +69,32 @@ program
   .addOption(new Option('--max-file-bytes <n>', 'largest manifest file').default(4 << 20))
   .addOption(new Option('--max-total-bytes <n>', 'largest package').default(64 << 20))
   .addOption(
+    new Option(
+      '--kustomize-path <path>',
+      'the kustomize binary (default: $KUSTOMIZE_BIN, the pinned build of hack/build-cluster.sh, or /usr/local/bin/kustomize)',
+    ),
+  )
+  .addOption(
+    new Option(
+      '--helm-path <path>',
+      'the helm binary (default: $HELM_BIN, the pinned build of hack/build-cluster.sh, or /usr/local/bin/helm)',
+    ),
+  )
+  .addOption(
+    new Option('--render-timeout <duration>', 'longest one kustomize build or helm template may run').default('60s'),
+  )
+  .addOption(
+    new Option('--render-max-output-bytes <n>', 'most output one kustomize build or helm template may write').default(
+      64 << 20,
+    ),
+  )
+  .addOption(
+    new Option(
+      '--render-cache-entries <n>',
+      'tool builds kept in memory, so a no-op resync runs no tool (0: none)',
+    ).default(256),
+  )
+  .addOption(
     new Option('--metrics-bind-address <addr>', 'serve /metrics here (host:port, :port; 0 disables)').default(':8080'),
   )
   .addOption(
@@ -117,6 +143,7 @@ program
       durationMs(config.gitRefCacheTtl);
       durationMs(config.gitCacheMaxAge);
       durationMs(config.shutdownGrace);
+      durationMs(config.renderTimeout);
     } catch (e) {
       throw new CliError(ExitCode.Invalid, errorMessage(e));
     }

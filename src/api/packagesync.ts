@@ -76,6 +76,103 @@ export const SourceSchema = z.object({
 
 export const DependencySchema = z.object({ name, namespace: name.optional() });
 
+/** Flux's kustomize.toolkit.fluxcd.io Selector, as spec.kustomize.patches[].target takes it. */
+export const PatchSelectorSchema = z.object({
+  group: z.string().optional(),
+  version: z.string().optional(),
+  kind: z.string().optional(),
+  name: z.string().optional(),
+  namespace: z.string().optional(),
+  labelSelector: z.string().optional(),
+  annotationSelector: z.string().optional(),
+});
+
+const stringMap = z.record(z.string(), z.string());
+
+/**
+ * Fields that shape a kustomize build, with the semantics of Flux's Kustomization (they edit the package's
+ * kustomization before the build, as kustomize-controller does). Used only when the path holds a
+ * kustomization.
+ */
+export const KustomizeSchema = z
+  .object({
+    patches: z
+      .array(
+        z.object({
+          patch: z
+            .string()
+            .max(1 << 20)
+            .meta({ description: 'A strategic merge or JSON 6902 patch, inline.' }),
+          target: PatchSelectorSchema.optional(),
+        }),
+      )
+      .optional()
+      .meta({ description: 'Patches appended to the kustomization (its `patches`).' }),
+    images: z
+      .array(
+        z.object({
+          name: z.string().min(1),
+          newName: z.string().optional(),
+          newTag: z.string().optional(),
+          digest: z.string().optional(),
+        }),
+      )
+      .optional()
+      .meta({ description: "Image overrides; an entry replaces the kustomization's entry of the same name." }),
+    components: z.array(z.string().min(1).max(1024)).optional().meta({
+      description: 'Components (repository paths relative to spec.source.path) appended to the kustomization.',
+    }),
+    namePrefix: z.string().max(253).optional().meta({ description: "Replaces the kustomization's namePrefix." }),
+    nameSuffix: z.string().max(253).optional().meta({ description: "Replaces the kustomization's nameSuffix." }),
+    commonMetadata: z.object({ labels: stringMap.optional(), annotations: stringMap.optional() }).optional().meta({
+      description: 'Labels and annotations set on every object after the build (existing keys are replaced).',
+    }),
+  })
+  .meta({
+    description: "Flux Kustomization fields that shape the kustomize build (kustomize-controller's semantics).",
+  });
+
+export const ValuesReferenceSchema = z.object({
+  kind: z.enum(['ConfigMap', 'Secret']),
+  name,
+  valuesKey: z
+    .string()
+    .max(253)
+    .default('values.yaml')
+    .meta({ description: 'The key holding YAML values. Default values.yaml.' }),
+  optional: z.boolean().default(false).meta({ description: 'A missing object or key is not an error.' }),
+});
+
+/** Render a Helm chart of the repository with `helm template`. */
+export const HelmSchema = z
+  .object({
+    releaseName: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$/, 'releaseName must be a DNS label of at most 53 characters')
+      .optional()
+      .meta({ description: 'The release name the templates see. Default: the PackageSync name.' }),
+    namespace: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'helm.namespace must be a namespace name')
+      .optional()
+      .meta({
+        description: "The release namespace (.Release.Namespace). Default: targetNamespace, else the PackageSync's.",
+      }),
+    values: z.record(z.string(), z.unknown()).optional().meta({
+      description: 'Inline values, merged last (over valuesFiles and valuesFrom).',
+      'x-kubernetes-preserve-unknown-fields': true,
+    }),
+    valuesFiles: z
+      .array(z.string().min(1).max(1024))
+      .optional()
+      .meta({ description: 'Values files in the repository (paths from the repository root), merged in order.' }),
+    valuesFrom: z.array(ValuesReferenceSchema).optional().meta({
+      description: 'ConfigMap or Secret keys of the same namespace holding values, merged after valuesFiles.',
+    }),
+    includeCRDs: z.boolean().default(true).meta({ description: "Render the chart's crds/ directory. Default true." }),
+  })
+  .meta({ description: 'Render the Helm chart at spec.source.path with helm template.' });
+
 export const SpecSchema = z.object({
   source: SourceSchema,
   interval: duration('5m', 'How often to re-check git and re-assert the cluster'),
@@ -101,6 +198,8 @@ export const SpecSchema = z.object({
   force: z.boolean().default(false).meta({
     description: 'Take over fields owned by other managers, and recreate objects whose immutable fields changed.',
   }),
+  kustomize: KustomizeSchema.optional(),
+  helm: HelmSchema.optional(),
 });
 
 export const ConditionSchema = z.object({
@@ -148,6 +247,8 @@ export const StatusSchema = z.object({
 
 export type GitRef = z.infer<typeof GitRefSchema>;
 export type Spec = z.infer<typeof SpecSchema>;
+export type KustomizeSpec = z.infer<typeof KustomizeSchema>;
+export type HelmSpec = z.infer<typeof HelmSchema>;
 export type SpecInput = z.input<typeof SpecSchema>;
 export type Status = z.infer<typeof StatusSchema>;
 export type Condition = z.infer<typeof ConditionSchema>;

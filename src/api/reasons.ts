@@ -26,7 +26,10 @@ export const Reason = {
   InvalidAuthSecret: 'InvalidAuthSecret',
   AuthenticationFailed: 'AuthenticationFailed',
   // render
+  /** A file or a render tool (kustomize build, helm template) failed; terminal unless the tool could not run. */
   RenderFailed: 'RenderFailed',
+  /** A kustomize or Helm package asks for what is never done: outside the checkout, remote bases, plugins. */
+  RenderRefused: 'RenderRefused',
   InvalidManifest: 'InvalidManifest',
   EmptyRender: 'EmptyRender',
   DuplicateObject: 'DuplicateObject',

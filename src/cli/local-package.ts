@@ -1,15 +1,20 @@
 /**
  * A package directory on disk, read and rendered exactly as the controller reads and renders a git
  * checkout: the same file reader (symlinks must stay inside, size limits), the same renderer, the same
- * owner labels and namespace rules.
+ * owner labels and namespace rules, the same build chooser (plain files, kustomize, helm template). The
+ * directory's git repository (its nearest .git ancestor) plays the checkout: kustomize bases elsewhere in it
+ * work, nothing outside it is read.
  */
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
 import { readPackageFiles } from '../adapters/git/read-package.ts';
 import type { Discovery } from '../adapters/kube/discovery.ts';
 import type { KubeObject } from '../core/object.ts';
 import { planWaves, withDigest } from '../core/plan/index.ts';
 import type { Owner } from '../core/plan/ownership.ts';
-import { renderForCluster } from '../engine/package-plan.ts';
+import { builtPackageAt, createRenderer } from '../adapters/render/build.ts';
+import { renderBuiltForCluster } from '../engine/package-plan.ts';
+import { defaultToolPaths } from '../config/tool-paths.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
 
 /** The controller's defaults (--max-files, --max-file-bytes, --max-total-bytes). */
@@ -34,10 +39,33 @@ export interface RenderDirOptions {
 export async function renderDir(dir: string, opts: RenderDirOptions): Promise<RenderedDir> {
   const info = await stat(dir).catch(() => undefined);
   if (!info?.isDirectory()) throw new CliError(ExitCode.Invalid, `${dir} is not a directory`);
-  const files = await readPackageFiles(dir, '.', LIMITS);
+  // The repository the directory belongs to is what a checkout would be: kustomize bases elsewhere in it work.
+  const real = await realpath(dir);
+  const root = (await repositoryRoot(real)) ?? real;
+  const packagePath = relative(root, real).split(sep).join('/') || '.';
+  const tool = await builtPackageAt(root, packagePath);
+  const files = tool ? { ok: true as const, value: [] } : await readPackageFiles(root, packagePath, LIMITS);
   if (!files.ok) throw new CliError(ExitCode.Invalid, `${files.failure.reason}: ${files.failure.message}`);
-  const rendered = await renderForCluster(
-    files.value,
+  const tools = defaultToolPaths();
+  const renderer = createRenderer({
+    kustomizePath: tools.kustomize,
+    helmPath: tools.helm,
+    limits: { timeoutMs: 60_000, maxOutputBytes: 64 << 20, maxFiles: LIMITS.maxFiles },
+    cacheEntries: 0,
+  });
+  const built = await renderer.build({
+    checkoutRoot: root,
+    packagePath,
+    files: files.value,
+    spec: {},
+    releaseName: opts.owner.name,
+    releaseNamespace: opts.targetNamespace ?? opts.owner.namespace,
+    // connected: the cluster's version and API versions, as the controller passes them; offline, helm's defaults
+    capabilities: tool === 'helm' && opts.discovery ? await opts.discovery.capabilities() : undefined,
+  });
+  if (!built.ok) throw new CliError(ExitCode.Invalid, `${built.failure.reason}: ${built.failure.message}`);
+  const rendered = await renderBuiltForCluster(
+    built.value,
     {
       owner: opts.owner,
       defaultNamespace: opts.owner.namespace,
@@ -49,4 +77,12 @@ export async function renderDir(dir: string, opts: RenderDirOptions): Promise<Re
   if (!rendered.ok) throw new CliError(ExitCode.Invalid, `${rendered.failure.reason}: ${rendered.failure.message}`);
   const desired = rendered.value.objects;
   return { desired, waves: planWaves(desired.map(withDigest)), digest: rendered.value.digest };
+}
+
+/** The nearest directory at or above `dir` holding .git, if any. */
+async function repositoryRoot(dir: string): Promise<string | undefined> {
+  for (let d = dir; ; d = dirname(d)) {
+    if (await stat(join(d, '.git')).catch(() => undefined)) return d;
+    if (dirname(d) === d) return undefined;
+  }
 }

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { defaultToolPaths } from './tool-paths.ts';
 
 /** The leader-election Lease's name (suffixed per label selector: see leaderElectionId). */
 export const LEASE_NAME = 'packagesync-controller-leader';
@@ -38,6 +39,21 @@ export const ControllerConfigSchema = z.object({
     .int()
     .min(1)
     .default(64 << 20),
+  kustomizePath: z
+    .string()
+    .min(1)
+    .default(() => defaultToolPaths().kustomize),
+  helmPath: z
+    .string()
+    .min(1)
+    .default(() => defaultToolPaths().helm),
+  renderTimeout: z.string().default('60s'),
+  renderMaxOutputBytes: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(64 << 20),
+  renderCacheEntries: z.coerce.number().int().min(0).default(256),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
   shutdownGrace: z.string().default('20s'),
   metricsBindAddress: z.string().default(':8080'),

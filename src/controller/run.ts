@@ -6,6 +6,7 @@ import { packageSyncCollectionPath, PackageSyncs } from '../adapters/kube/packag
 import { Secrets } from '../adapters/kube/secrets.ts';
 import { WatchCache } from '../adapters/kube/watch-cache.ts';
 import { createGitSource } from '../adapters/git/source-port.ts';
+import { createRenderer } from '../adapters/render/build.ts';
 import { durationMs, RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
 import { leaderElectionId, type ControllerConfig } from '../config/controller-config.ts';
 import { createLogger } from '../config/logger.ts';
@@ -32,12 +33,24 @@ export async function runController(config: ControllerConfig): Promise<void> {
     connections: 256,
   });
   const watches = new WatchCache(watchClient, discovery, { log });
+  const renderer = createRenderer({
+    kustomizePath: config.kustomizePath,
+    helmPath: config.helmPath,
+    limits: {
+      timeoutMs: durationMs(config.renderTimeout),
+      maxOutputBytes: config.renderMaxOutputBytes,
+      maxFiles: config.maxFiles,
+    },
+    cacheEntries: config.renderCacheEntries,
+  });
+  metrics.observeRenderer(() => renderer.stats());
   const ports: Ports = {
     objects: new Objects(client, discovery),
     packageSyncs: new PackageSyncs(client),
     secrets,
     source: metrics.instrumentSource(await createGitSource(config, log)),
     log,
+    render: renderer,
     observe: metrics.objects,
     watches,
   };

@@ -11,7 +11,15 @@ import { ok, type Result } from '../core/failure.ts';
 import type { InventoryEntry } from '../core/inventory.ts';
 import { groupOf, type KubeObject } from '../core/object.ts';
 import { planChanges, type ChangePlan } from '../core/plan/plan-changes.ts';
-import { renderPackage, type RenderedPackage, type RenderOptions, type SourceFile } from '../core/render/index.ts';
+import {
+  plainPackage,
+  readObjects,
+  renderObjects,
+  type LocatedObject,
+  type RenderedPackage,
+  type RenderOptions,
+  type SourceFile,
+} from '../core/render/index.ts';
 import { readLiveState, type LiveState } from './live.ts';
 
 export type PackageRenderOptions = Omit<RenderOptions, 'isNamespaced'>;
@@ -26,11 +34,26 @@ export async function renderForCluster(
   options: PackageRenderOptions,
   discovery: Pick<Discovery, 'isNamespaced' | 'refresh'> | undefined,
 ): Promise<Result<RenderedPackage>> {
+  const read = readObjects(files);
+  if (!read.ok) return read;
+  return renderBuiltForCluster({ objects: read.value, what: plainPackage(files.length) }, options, discovery);
+}
+
+/** The same, for objects a build produced (plain files read, kustomize, helm; engine/render-step.ts). */
+export async function renderBuiltForCluster(
+  built: { objects: readonly LocatedObject[]; what: string },
+  options: PackageRenderOptions,
+  discovery: Pick<Discovery, 'isNamespaced' | 'refresh'> | undefined,
+): Promise<Result<RenderedPackage>> {
   const render = () =>
-    renderPackage(files, {
-      ...options,
-      ...(discovery ? { isNamespaced: (g, k) => discovery.isNamespaced(g, k) } : {}),
-    });
+    renderObjects(
+      built.objects,
+      {
+        ...options,
+        ...(discovery ? { isNamespaced: (g, k) => discovery.isNamespaced(g, k) } : {}),
+      },
+      built.what,
+    );
   const rendered = render();
   if (!discovery || !rendered.ok) return rendered;
   const unknownKind = (o: KubeObject) => discovery.isNamespaced(groupOf(o.apiVersion), o.kind) === undefined;

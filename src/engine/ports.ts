@@ -7,6 +7,7 @@ import type { Objects } from '../adapters/kube/objects.ts';
 import type { WatchCache } from '../adapters/kube/watch-cache.ts';
 import type { PackageSyncs } from '../adapters/kube/packagesyncs.ts';
 import type { SourcePort } from '../adapters/git/source-port.ts';
+import type { Renderer } from '../adapters/render/build.ts';
 
 export type { FetchedSource, SourcePort } from '../adapters/git/source-port.ts';
 
@@ -21,6 +22,8 @@ export interface Ports {
   source: SourcePort;
   secrets: SecretsPort;
   log: Logger;
+  /** Builds kustomize and Helm packages (absent: plain files only, e.g. in tests that need no tools). */
+  render?: Renderer;
   /** Shared watches for the health wait (the controller); absent = the wait polls with LISTs (the CLI). */
   watches?: WatchCache;
   /** Metrics hooks; no-ops in the CLI. */

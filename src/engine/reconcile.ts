@@ -3,7 +3,7 @@
  *
  *   1. load, finalizer / deletion, spec, suspend, dependsOn
  *   2. source   resolve the ref, fetch (cached per URL and commit), read the package's files
- *   3. render   files → objects (pure), namespace policy
+ *   3. render   build (plain files | kustomize | helm template) → objects (pure after the build), namespace policy
  *   4. plan     desired × inventory × live (reads here, decisions in core/plan); nothing to do → done
  *   5. act      save inventory old ∪ new → apply waves → prune → save inventory new
  *   6. health   wait until every applied object is Current
@@ -15,7 +15,8 @@
  */
 import { durationMs, FINALIZER, type PackageSync, type Spec } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
-import { fail, ok, type Result } from '../core/failure.ts';
+import { fail, ok, type Failure, type Result } from '../core/failure.ts';
+import { withSourceFile } from '../core/render/locate.ts';
 import { healthOf } from '../core/health/index.ts';
 import { refKey, refOf } from '../core/object.ts';
 import { checkNamespacePolicy, type NamespacePolicy } from '../core/plan/namespace-policy.ts';
@@ -25,7 +26,8 @@ import { isReadyFor } from '../core/status.ts';
 import { applyAndPrune } from './act.ts';
 import { finalize } from './finalize.ts';
 import { awaitHealth } from './health-step.ts';
-import { planAgainstLive, renderForCluster } from './package-plan.ts';
+import { planAgainstLive } from './package-plan.ts';
+import { renderStep } from './render-step.ts';
 import type { Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
 
@@ -102,26 +104,25 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   const { revision } = source.value;
   run.resolved(revision);
 
-  // 3. render
-  const rendered = await renderForCluster(
-    source.value.files,
-    {
-      owner: run.owner,
-      defaultNamespace: ps.metadata.namespace,
-      targetNamespace: spec.targetNamespace,
-      allowEmpty: spec.allowEmpty,
-    },
-    run.objects.discovery,
-  );
+  // 3. render: build (plain files | kustomize | helm template), then the pure steps (engine/render-step.ts)
+  const rendered = await renderStep(ports, {
+    source: source.value,
+    spec,
+    owner: run.owner,
+    objects: run.objects,
+    signal,
+  });
   if (!rendered.ok) return run.failed(rendered.failure, retry);
   run.digest = rendered.value.digest;
   const desired = rendered.value.objects;
+  // a built package's object may have a generated name: later failures about it name the file it came from
+  const located = (f: Failure) => (rendered.value.tool === 'plain' ? f : withSourceFile(f, rendered.value.sources));
   const allowed = checkNamespacePolicy(desired, ps.metadata.namespace, opts.namespacePolicy);
-  if (!allowed.ok) return run.failed(allowed.failure, retry);
+  if (!allowed.ok) return run.failed(located(allowed.failure), retry);
 
   // 4. plan
   const planned = await planAgainstLive(run.objects, desired, inventory, signal);
-  if (!planned.ok) return run.failed(planned.failure, retry);
+  if (!planned.ok) return run.failed(located(planned.failure), retry);
   const { live, plan } = planned.value;
   const liveHealth = healthOf(desired.flatMap((d) => live.byKey.get(refKey(refOf(d))) ?? []));
   const settled = isSettled({
@@ -146,7 +147,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
     run,
   );
   await run.announceChanges();
-  if (!acted.ok) return run.failed(acted.failure, retry);
+  if (!acted.ok) return run.failed(located(acted.failure), retry);
 
   // 6. health: Ready only when every applied object is Current (health-step.ts)
   const known = new Map([...live.byKey, ...acted.value.stored]);
@@ -168,7 +169,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
       progress: run,
     });
     if (!healthy.ok && healthy.failure.reason === Reason.Superseded) return supersededRun(opts);
-    if (!healthy.ok) return run.failed(healthy.failure, retry);
+    if (!healthy.ok) return run.failed(located(healthy.failure), retry);
   }
 
   // 7. status

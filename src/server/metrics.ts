@@ -23,6 +23,8 @@ export interface ControllerMetrics {
   /** Plug into Ports.observe. */
   readonly objects: { applied(n: number): void; pruned(n: number): void };
   observeGitFetch(seconds: number): void;
+  /** Exposes a renderer's counters: tool runs and render-cache hits (a no-op resync adds only hits). */
+  observeRenderer(stats: () => { toolRuns: number; toolSeconds: number; cacheHits: number }): void;
   /** Wraps a SourcePort so every fetch is timed, without the git adapter knowing about metrics. */
   instrumentSource(source: SourcePort): SourcePort;
   /** Mirrors a PackageSync's Ready/Reconciling/Stalled conditions (call on every watch add/update). */
@@ -99,6 +101,39 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     registers,
   });
 
+  let renderStats: () => { toolRuns: number; toolSeconds: number; cacheHits: number } = () => ({
+    toolRuns: 0,
+    toolSeconds: 0,
+    cacheHits: 0,
+  });
+  new Counter({
+    name: 'packagesync_render_tool_runs_total',
+    help: 'kustomize build and helm template subprocesses started (a render-cache hit starts none).',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(renderStats().toolRuns);
+    },
+  });
+  new Counter({
+    name: 'packagesync_render_tool_seconds_total',
+    help: 'Seconds spent running kustomize build and helm template (divide by the runs for the time per render).',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(renderStats().toolSeconds);
+    },
+  });
+  new Counter({
+    name: 'packagesync_render_cache_hits_total',
+    help: 'kustomize and helm renders served from the render cache (same commit, path and inputs).',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(renderStats().cacheHits);
+    },
+  });
+
   const observeGitFetch = (seconds: number) => gitFetch.observe(seconds);
 
   return {
@@ -120,6 +155,9 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
       pruned: (n) => pruned.inc(n),
     },
     observeGitFetch,
+    observeRenderer(stats) {
+      renderStats = stats;
+    },
     instrumentSource(source) {
       return {
         async fetch(src, credentials, signal) {

@@ -90,6 +90,8 @@ describe('the engine SourcePort over git', () => {
         revision: `main@sha1:${head}`,
         commit: head,
         files: [{ path: 'deploy.yaml', content: 'kind: Deployment\n' }],
+        checkoutRoot: expect.any(String),
+        packagePath: 'apps/web',
       },
     });
     const tagged = await source.fetch({ ...spec, ref: { tag: 'v1.0.0' } }, credentials, signal());

@@ -30,7 +30,10 @@ export interface RenderedPackage {
   sources: Map<string, string>;
 }
 
-/** Where an object came from: file, 1-based document index, and 1-based item index inside a List. */
+/**
+ * Where an object came from: file, 1-based document index, and 1-based item index inside a List.
+ * Document 0: built by a tool (kustomize, helm), which says the file but not the document.
+ */
 export interface SourceLocation {
   path: string;
   document: number;
@@ -38,6 +41,6 @@ export interface SourceLocation {
 }
 
 export function describeLocation(where: SourceLocation): string {
-  const items = where.items.map((i) => `, item ${i}`).join('');
-  return `${where.path} (document ${where.document}${items})`;
+  const parts = [...(where.document > 0 ? [`document ${where.document}`] : []), ...where.items.map((i) => `item ${i}`)];
+  return parts.length === 0 ? where.path : `${where.path} (${parts.join(', ')})`;
 }
