@@ -20,6 +20,8 @@ export interface RenderedDir {
   /** The objects as the applier sends them (digest annotation stamped), in apply order, wave by wave. */
   waves: KubeObject[][];
   digest: string;
+  /** refKey → the file that defines the object. */
+  sources: Map<string, string>;
 }
 
 export interface RenderDirOptions {
@@ -44,5 +46,10 @@ export async function renderDir(dir: string, opts: RenderDirOptions): Promise<Re
   });
   if (!rendered.ok) throw new CliError(ExitCode.Invalid, `${rendered.failure.reason}: ${rendered.failure.message}`);
   const desired = rendered.value.objects;
-  return { desired, waves: planWaves(desired.map(withDigest)), digest: rendered.value.digest };
+  return {
+    desired,
+    waves: planWaves(desired.map(withDigest)),
+    digest: rendered.value.digest,
+    sources: rendered.value.sources,
+  };
 }

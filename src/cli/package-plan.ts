@@ -7,6 +7,7 @@ import { Option } from 'commander';
 import { refKey, refOf, type KubeObject } from '../core/object.ts';
 import { planChanges, type ChangePlan } from '../core/plan/plan-changes.ts';
 import type { Owner } from '../core/plan/ownership.ts';
+import { readExternalDependencies } from '../engine/dependencies.ts';
 import { readLiveState } from '../engine/live.ts';
 import type { Cluster } from './cluster.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
@@ -73,12 +74,18 @@ export async function planPackage(
   const inventory = await openInventory(cluster, owner, forWrite);
   const live = await readLiveState(cluster.objects, rendered.desired, inventory.entries, owner, {});
   if (!live.ok) throw new CliError(ExitCode.Cluster, `${live.failure.reason}: ${live.failure.message}`);
-  const planned = planChanges(rendered.desired, inventory.entries, live.value.byKey, owner);
+  const external = await readExternalDependencies(cluster.objects, rendered.desired, {});
+  if (!external.ok) throw new CliError(ExitCode.Cluster, `${external.failure.reason}: ${external.failure.message}`);
+  const planned = planChanges(rendered.desired, inventory.entries, live.value.byKey, owner, {
+    sources: rendered.sources,
+    external: external.value,
+  });
   if (!planned.ok) throw new CliError(ExitCode.Invalid, `${planned.failure.reason}: ${planned.failure.message}`);
   return { owner, rendered, inventory, live: live.value.byKey, plan: planned.plan };
 }
 
 /** The objects to send, as they will be sent, in apply order. */
 export function objectsToApply(p: PackagePlan): KubeObject[] {
-  return p.plan.waves.flat().filter((o) => p.plan.toApply.has(refKey(refOf(o))));
+  const { nodes, order } = p.plan.graph;
+  return order.map((i) => nodes[i]!.object).filter((o) => p.plan.toApply.has(refKey(refOf(o))));
 }

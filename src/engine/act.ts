@@ -1,7 +1,7 @@
 /**
  * Step 5, shared by the controller's reconcile and `packagesync apply`: save the inventory as old ∪ new,
- * apply wave by wave, and only after every apply succeeded prune what left the package and shrink the
- * inventory. Whatever point this is interrupted at, no object exists that the saved inventory does not
+ * apply over the dependency graph (best effort: a failure holds back only its dependents), and only
+ * after every apply succeeded prune what left the package and shrink the inventory. Whatever point this is interrupted at, no object exists that the saved inventory does not
  * list (invariant 2); a failed apply prunes nothing.
  */
 import { refOfEntry } from '../api/inventory.ts';
@@ -12,7 +12,8 @@ import { refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.t
 import type { Change } from '../core/plan/changeset.ts';
 import type { Owner } from '../core/plan/ownership.ts';
 import type { ChangePlan } from '../core/plan/plan-changes.ts';
-import { applyWaves } from './apply.ts';
+import { summarizeApplyFailures } from '../core/plan/apply-failures.ts';
+import { applyGraph } from './apply.ts';
 import { pruneObjects } from './prune.ts';
 
 export interface ActOptions {
@@ -22,6 +23,8 @@ export interface ActOptions {
   force: boolean;
   signal: AbortSignal;
   concurrency: number;
+  /** refKey → source file, for messages. */
+  sources?: ReadonlyMap<string, string>;
   /**
    * Persists the inventory: old ∪ new before the first apply ('applying'), then what is left once the
    * prune is done ('pruned'). The first save must be durable before it returns.
@@ -34,9 +37,11 @@ export interface ActResult {
   changes: Change[];
   /** Objects as the server stored them after the apply. */
   stored: Map<string, KubeObject>;
-  /** The first failure: of the apply (nothing was pruned), or of the prune (the rest is done). */
+  /**
+   * Of the apply (all its failures summed up, nothing was pruned), or of the prune (the rest is done).
+   */
   failure?: Failure;
-  /** Every apply failure of the failed wave (the CLI prints them all). */
+  /** Every apply failure and skip of the run, in apply order (status.failures; the CLI prints them all). */
   applyFailures: Failure[];
   pruned: ObjectRef[];
   /** The inventory as last saved. */
@@ -51,19 +56,21 @@ export async function applyAndPrune(
   opts: ActOptions,
 ): Promise<ActResult> {
   await opts.saveInventory(plan.inventoryDuringApply, 'applying');
-  const applied = await applyWaves(objects, plan.waves, (o) => plan.toApply.has(refKey(refOf(o))), {
+  const applied = await applyGraph(objects, plan.graph, (o) => plan.toApply.has(refKey(refOf(o))), {
     impersonate: opts.impersonate,
     force: opts.force,
     adopt: plan.adopt,
     signal: opts.signal,
     concurrency: opts.concurrency,
+    live,
+    sources: opts.sources,
   });
   const changes: Change[] = [...applied.changes];
   if (applied.failures.length > 0) {
     return {
       changes,
       stored: applied.stored,
-      failure: applied.failures[0],
+      failure: summarizeApplyFailures(applied.failures),
       applyFailures: applied.failures,
       pruned: [],
       inventory: plan.inventoryDuringApply,

@@ -1,8 +1,8 @@
 /**
  * One reconcile of one PackageSync, top to bottom:
  *
- *   load → finalizer / deletion → suspend → spec → dependsOn → source → render → plan
- *        → save inventory old∪new → apply waves → prune → save inventory new → wait for health → status
+ *   load → finalizer / deletion → suspend → spec → dependsOn → source → render → plan (dependency graph)
+ *        → save inventory old∪new → apply the graph → prune → save inventory new → wait for health → status
  *
  * Each step returns a value or a Failure; the first Failure ends the reconcile with nothing further
  * applied and nothing pruned (the inventory saved before applying still lists every object that might
@@ -32,6 +32,7 @@ import type { HealthSummary } from '../core/health/index.ts';
 import { isReadyFor, reduceStatus, sameStatus, type Outcome } from '../core/status.ts';
 import { applyAndPrune } from './act.ts';
 import { interruptionMessage } from '../adapters/kube/failures.ts';
+import { readExternalDependencies } from './dependencies.ts';
 import { readLiveState } from './live.ts';
 import type { Ports } from './ports.ts';
 import { pruneObjects } from './prune.ts';
@@ -176,7 +177,12 @@ class Run {
       signal,
     });
     if (!live.ok) return this.fail(live.failure, revision, retry);
-    const planned = planChanges(desired, inventory, live.value.byKey, this.owner);
+    const external = await readExternalDependencies(ports.objects, desired, { impersonate: this.impersonate, signal });
+    if (!external.ok) return this.fail(external.failure, revision, retry);
+    const planned = planChanges(desired, inventory, live.value.byKey, this.owner, {
+      sources: rendered.value.sources,
+      external: external.value,
+    });
     if (!planned.ok) return this.fail(planned.failure, revision, retry);
     const plan = planned.plan;
     const prune = spec.prune ? plan.prune : [];
@@ -196,13 +202,14 @@ class Run {
       return { failed: false, requeueAfterMs: interval };
 
     // 5. act: save old ∪ new first, so a crash at any instant leaves no object unknown to the inventory;
-    // apply in waves; only after a fully successful apply prune what left the package (engine/act.ts)
+    // apply over the graph, best effort; only after a fully successful apply prune what left the package (engine/act.ts)
     const acted = await applyAndPrune(ports.objects, plan, live.value.byKey, this.owner, {
       prune: spec.prune,
       impersonate: this.impersonate,
       force: spec.force,
       signal,
       concurrency: this.opts.applyConcurrency,
+      sources: rendered.value.sources,
       saveInventory: async (entries, phase) => {
         this.status = { ...this.status, inventory: { entries } };
         // the shrunk inventory goes out with the next status write (waiting, succeeded or failed)
@@ -213,7 +220,10 @@ class Run {
     });
     const { changes } = acted;
     ports.observe?.applied?.(changes.filter((c) => c.action !== 'unchanged' && c.action !== 'pruned').length);
-    if (acted.applyFailures.length > 0) return this.fail(acted.failure!, revision, retry);
+    if (acted.applyFailures.length > 0) {
+      const digest = rendered.value.digest;
+      return this.fail(acted.failure!, revision, retry, changes, digest, undefined, acted.applyFailures);
+    }
     ports.observe?.pruned?.(acted.pruned.length);
     const summary = summarizeChanges(changes);
     if (changes.some((c) => c.action !== 'unchanged')) {
@@ -313,6 +323,7 @@ class Run {
     changes: Change[] = [],
     digest = '',
     health?: HealthSummary,
+    failures?: readonly Failure[],
   ): Promise<ReconcileResult> {
     if (health) this.setObjects(health);
     if (revision) this.addHistory(revision, failure.reason, changes, digest);
@@ -322,7 +333,7 @@ class Run {
     if (!this.opts.signal.aborted && (before?.reason !== failure.reason || before.message !== failure.message)) {
       await this.ports.packageSyncs.event(this.ps, 'Warning', failure.reason, failure.message);
     }
-    await this.write({ kind: 'failed', failure, ...(revision ? { revision } : {}) });
+    await this.write({ kind: 'failed', failure, ...(revision ? { revision } : {}), ...(failures ? { failures } : {}) });
     return { failed: true, requeueAfterMs: retry };
   }
 

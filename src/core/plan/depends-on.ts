@@ -7,7 +7,7 @@
  * the same order under `kpt live apply` and here.
  */
 import { fail, ok, type Result } from '../failure.ts';
-import type { KubeObject, ObjectRef } from '../object.ts';
+import { refKey, refOf, type KubeObject, type ObjectRef } from '../object.ts';
 
 export const DependsOnAnnotation = 'config.kubernetes.io/depends-on';
 
@@ -52,4 +52,16 @@ export function formatDependsOn(ref: ObjectRef): string {
   return ref.namespace
     ? `${ref.group}/namespaces/${ref.namespace}/${ref.kind}/${ref.name}`
     : `${ref.group}/${ref.kind}/${ref.name}`;
+}
+
+/** What the objects' depends-on annotations name outside `objects`: the engine reads these live. */
+export function externalDependencies(objects: readonly KubeObject[]): ObjectRef[] {
+  const inside = new Set(objects.map((o) => refKey(refOf(o))));
+  const out = new Map<string, ObjectRef>();
+  for (const obj of objects) {
+    const deps = readDependsOn(obj);
+    if (!deps.ok) continue; // reported by buildGraph
+    for (const d of deps.value) if (!inside.has(refKey(d))) out.set(refKey(d), d);
+  }
+  return [...out.values()];
 }
