@@ -376,7 +376,7 @@ async function dependencyNotReady(ps: PackageSync, spec: Spec, ports: Ports): Pr
   return undefined;
 }
 
-/** Deletion: prune the inventory when spec.prune, then release the finalizer. */
+/** Deletion: prune the inventory when spec.prune, in reverse dependency order, then release the finalizer. */
 async function finalize(ps: PackageSync, ports: Ports, opts: ReconcileOptions): Promise<ReconcileResult> {
   if (!ps.metadata.finalizers?.includes(FINALIZER)) return { failed: false };
   const parsed = parseSpec(ps.spec);
@@ -388,9 +388,14 @@ async function finalize(ps: PackageSync, ports: Ports, opts: ReconcileOptions): 
     const inventory = ps.status?.inventory?.entries ?? [];
     const live = await readLiveState(ports.objects, [], inventory, owner, { impersonate, signal: opts.signal });
     if (!live.ok) return { failed: true, requeueAfterMs: 5_000 };
+    // Dependents first, each waited for until gone within spec.timeout (engine/prune.ts)
+    const budget = AbortSignal.any([
+      opts.signal,
+      AbortSignal.timeout(durationMs(parsed.ok ? parsed.spec.timeout : '3m')),
+    ]);
     const pruned = await pruneObjects(ports.objects, planPrune(inventory, []), live.value.byKey, owner, {
       impersonate,
-      signal: opts.signal,
+      signal: budget,
     });
     if (pruned.failure) {
       await ports.packageSyncs.event(ps, 'Warning', pruned.failure.reason, pruned.failure.message);
