@@ -169,21 +169,21 @@ class Run {
     if (!rendered.ok) return this.fail(rendered.failure, revision, retry);
     const desired = rendered.value.objects;
     const outside = checkNamespacePolicy(desired, ps.metadata.namespace, this.opts.namespacePolicy);
-    if (outside) return this.fail(outside, revision, retry);
+    if (outside) return this.fail(outside, revision, retry, [], rendered.value.digest);
 
     // 4. plan: desired × inventory × live (reads here, decisions in core/plan)
     const live = await readLiveState(ports.objects, desired, inventory, this.owner, {
       impersonate: this.impersonate,
       signal,
     });
-    if (!live.ok) return this.fail(live.failure, revision, retry);
+    if (!live.ok) return this.fail(live.failure, revision, retry, [], rendered.value.digest);
     const external = await readExternalDependencies(ports.objects, desired, { impersonate: this.impersonate, signal });
-    if (!external.ok) return this.fail(external.failure, revision, retry);
+    if (!external.ok) return this.fail(external.failure, revision, retry, [], rendered.value.digest);
     const planned = planChanges(desired, inventory, live.value.byKey, this.owner, {
       sources: rendered.value.sources,
       external: external.value,
     });
-    if (!planned.ok) return this.fail(planned.failure, revision, retry);
+    if (!planned.ok) return this.fail(planned.failure, revision, retry, [], rendered.value.digest);
     const plan = planned.plan;
     const prune = spec.prune ? plan.prune : [];
 
@@ -311,7 +311,8 @@ class Run {
       created: count('created'),
       configured: count('configured'),
       pruned: count('pruned'),
-      digest: `sha256:${digest}`,
+      // empty when the render failed: there is no package to digest
+      digest: digest ? `sha256:${digest}` : '',
     };
     this.status = { ...this.status, history: [entry, ...(this.status.history ?? [])].slice(0, 5) };
   }
