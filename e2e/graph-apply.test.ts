@@ -89,27 +89,28 @@ describe('best-effort apply over the graph', () => {
     );
     await waitReady(ns, 'ps');
 
-    const bad = deployment('Not_A_Valid_Name');
+    // an invalid container name: the API server rejects the Deployment
+    const bad = deployment('bad').replace('name: app', 'name: Not_A_Valid_Name');
     const files: Record<string, string | null> = { 'app/old.yaml': null, 'app/bad.yaml': bad };
     for (let i = 0; i < 12; i++) files[`app/c${i}.yaml`] = configMap(`c${i}`, { v: '2' });
     files['app/needs-bad.yaml'] = configMap(
       'needs-bad',
       { v: '1' },
-      dependsOn(`apps/namespaces/${ns}/Deployment/Not_A_Valid_Name`),
+      dependsOn(`apps/namespaces/${ns}/Deployment/bad`),
     );
     await commitFiles(repo, 'main', files, 'one bad object');
     await trigger(ns, 'ps');
 
     const failed = await waitCondition(ns, 'ps', 'Ready', 'False', 'ApplyFailed');
     // Ready: the bad object, from its file, with the count of what else went wrong
-    expect(ready(failed)?.message).toContain(`Deployment/${ns}/Not_A_Valid_Name`);
+    expect(ready(failed)?.message).toContain(`Deployment/${ns}/bad`);
     expect(ready(failed)?.message).toContain('1 skipped because a dependency failed');
     expect(failuresOf(failed)).toEqual([
-      expect.objectContaining({ object: `Deployment/${ns}/Not_A_Valid_Name`, reason: 'ApplyFailed' }),
+      expect.objectContaining({ object: `Deployment/${ns}/bad`, reason: 'ApplyFailed' }),
       {
         object: `ConfigMap/${ns}/needs-bad`,
         reason: 'DependencyFailed',
-        message: `ConfigMap/${ns}/needs-bad (needs-bad.yaml) skipped: it depends on Deployment/${ns}/Not_A_Valid_Name, which failed`,
+        message: `ConfigMap/${ns}/needs-bad (needs-bad.yaml) skipped: it depends on Deployment/${ns}/bad, which failed`,
       },
     ]);
     // the independent objects were applied, the dependent was not
@@ -118,7 +119,7 @@ describe('best-effort apply over the graph', () => {
     // crash-safe inventory: old ∪ new, and nothing pruned (old left the package but is still there)
     expect(inventoryIds(failed)).toEqual(
       [
-        `${ns}_Not_A_Valid_Name_apps_Deployment`,
+        `${ns}_bad_apps_Deployment`,
         ...Array.from({ length: 12 }, (_, i) => `${ns}_c${i}__ConfigMap`),
         `${ns}_needs-bad__ConfigMap`,
         `${ns}_old__ConfigMap`,
