@@ -93,11 +93,7 @@ describe('best-effort apply over the graph', () => {
     const bad = deployment('bad').replace('name: app', 'name: Not_A_Valid_Name');
     const files: Record<string, string | null> = { 'app/old.yaml': null, 'app/bad.yaml': bad };
     for (let i = 0; i < 12; i++) files[`app/c${i}.yaml`] = configMap(`c${i}`, { v: '2' });
-    files['app/needs-bad.yaml'] = configMap(
-      'needs-bad',
-      { v: '1' },
-      dependsOn(`apps/namespaces/${ns}/Deployment/bad`),
-    );
+    files['app/needs-bad.yaml'] = configMap('needs-bad', { v: '1' }, dependsOn(`apps/namespaces/${ns}/Deployment/bad`));
     await commitFiles(repo, 'main', files, 'one bad object');
     await trigger(ns, 'ps');
 
