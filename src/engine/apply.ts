@@ -12,7 +12,7 @@ import PQueue from 'p-queue';
 import { Reason } from '../api/reasons.ts';
 import { applyFailure, type Objects } from '../adapters/kube/objects.ts';
 import { isNotFound } from '../adapters/kube/client.ts';
-import type { Failure } from '../core/failure.ts';
+import { fail, ok, type Failure, type Result } from '../core/failure.ts';
 import { computeHealth, type Health } from '../core/health/index.ts';
 import type { Change } from '../core/plan/changeset.ts';
 import { describeObject, type DependencyGraph } from '../core/plan/graph.ts';
@@ -32,7 +32,6 @@ export interface ApplyResult {
 }
 
 export interface ApplyOptions {
-  impersonate?: string;
   force: boolean;
   /** Objects being adopted: they take over fields from the managers that created them (docs/adr/0006). */
   adopt?: ReadonlySet<string>;
@@ -62,7 +61,7 @@ export async function applyGraph(
   const where = (i: number) => describeObject(graph.nodes[i]!.ref, opts.sources);
 
   const ownFailure = new Set<number>();
-  const fail = (i: number, failure: Failure) => {
+  const record = (i: number, failure: Failure) => {
     failed.push({ node: i, failure });
     if (failure.reason !== Reason.DependencyFailed) ownFailure.add(i);
     for (const skip of schedule.failed(i)) {
@@ -87,23 +86,23 @@ export async function applyGraph(
       const unhealthy = await externals.get(key)!;
       if (unhealthy) {
         const message = `${where(i)} skipped: it depends on ${describeRef(ext)} (outside the package), which is not Current: ${unhealthy.message}`;
-        return fail(i, { reason: Reason.DependencyFailed, message, object: node.ref, terminal: false });
+        return record(i, { reason: Reason.DependencyFailed, message, object: node.ref, terminal: false });
       }
     }
     let current: KubeObject | undefined = opts.live?.get(node.key);
     if (!needsApply(node.object)) {
       result.changes.push({ ref: node.ref, action: 'unchanged' });
     } else {
-      if (opts.signal.aborted) return fail(i, cancelled(node.ref));
-      const failure = await queue.add(() => applyOne(objects, node.object, opts, result), {
+      if (opts.signal.aborted) return record(i, cancelled(node.ref));
+      const applied = await queue.add(() => applyOne(objects, node.object, opts, result), {
         priority: -position.get(i)!,
       });
-      if (failure) return fail(i, failure);
+      if (applied && !applied.ok) return record(i, applied.failure);
       current = result.stored.get(node.key);
       if (isCrd(node.object)) {
-        const notServed =
-          (await waitEstablished(objects, [node.object], opts)) ?? (await waitServed(objects, [node.object], opts));
-        if (notServed) return fail(i, notServed);
+        const established = await waitEstablished(objects, [node.object], opts);
+        const served = established.ok ? await waitServed(objects, [node.object], opts) : established;
+        if (!served.ok) return record(i, served.failure);
       }
     }
     schedule.applied(i);
@@ -111,7 +110,7 @@ export async function applyGraph(
     pump(); // what needs it only applied goes ahead while its depends-on dependents wait for health
     const unhealthy = await untilCurrent(objects, node.ref, current, opts);
     if (!unhealthy) return schedule.healthy(i);
-    fail(i, {
+    record(i, {
       reason: Reason.HealthCheckFailed,
       message: `${where(i)} did not become Current, and objects that name it in config.kubernetes.io/depends-on wait for that: ${unhealthy.message}`,
       object: node.ref,
@@ -125,7 +124,7 @@ export async function applyGraph(
       for (const i of schedule.take()) {
         inFlight++;
         void run(i, pump)
-          .catch((e: unknown) => fail(i, applyFailure(graph.nodes[i]!.object, e)))
+          .catch((e: unknown) => record(i, applyFailure(graph.nodes[i]!.object, e)))
           .finally(() => {
             inFlight--;
             pump();
@@ -175,7 +174,7 @@ async function untilCurrent(
     if (opts.signal.aborted) return { ...health, message: `${health.message} (when the reconcile's time ran out)` };
     await sleep(pause, opts.signal);
     try {
-      copy = await objects.get(ref, { impersonate: opts.impersonate, signal: opts.signal });
+      copy = await objects.get(ref, { signal: opts.signal });
     } catch (e) {
       if (opts.signal.aborted) continue;
       throw e;
@@ -201,76 +200,71 @@ async function applyOne(
   obj: KubeObject,
   opts: ApplyOptions,
   result: ApplyResult,
-): Promise<Failure | undefined> {
+): Promise<Result<void>> {
   const key = refKey(refOf(obj));
   try {
     const force = opts.force || (opts.adopt?.has(key) ?? false);
-    const res = await objects.apply(obj, { impersonate: opts.impersonate, force, signal: opts.signal });
+    const res = await objects.apply(obj, { force, signal: opts.signal });
     result.changes.push({ ref: refOf(obj), action: res.created ? 'created' : 'configured' });
     result.stored.set(key, res.object);
-    return undefined;
+    return ok(undefined);
   } catch (e) {
     const failure = applyFailure(obj, e);
-    if (failure.reason !== Reason.ImmutableFieldChange || !opts.force) return failure;
+    if (failure.reason !== Reason.ImmutableFieldChange || !opts.force) return { ok: false, failure };
     // spec.force: delete, wait until it is gone, create it again
     const recreated = await recreate(objects, obj, opts);
-    if (!recreated.ok) return recreated.failure;
+    if (!recreated.ok) return recreated;
     result.changes.push({ ref: refOf(obj), action: 'created' });
-    result.stored.set(key, recreated.object);
-    return undefined;
+    result.stored.set(key, recreated.value);
+    return ok(undefined);
   }
 }
 
-async function recreate(
-  objects: Objects,
-  obj: KubeObject,
-  opts: ApplyOptions,
-): Promise<{ ok: true; object: KubeObject } | { ok: false; failure: Failure }> {
+async function recreate(objects: Objects, obj: KubeObject, opts: ApplyOptions): Promise<Result<KubeObject>> {
   const ref = refOf(obj);
   try {
-    const deleted = await objects.delete(ref, { impersonate: opts.impersonate, signal: opts.signal });
+    const deleted = await objects.delete(ref, { signal: opts.signal });
     const held = deleted.gone ? '' : ` (finalizers: ${deleted.finalizers.join(', ')})`;
     const deadline = Date.now() + 60_000;
-    while (await objects.get(ref, { impersonate: opts.impersonate, signal: opts.signal })) {
+    while (await objects.get(ref, { signal: opts.signal })) {
       if (Date.now() > deadline || opts.signal.aborted) {
         const message = `${describeRef(ref)}: deleted to recreate it, but it is still terminating${held}`;
-        return { ok: false, failure: { reason: Reason.ImmutableFieldChange, message, object: ref, terminal: false } };
+        return fail(Reason.ImmutableFieldChange, message, { object: ref });
       }
       await new Promise((r) => setTimeout(r, 250));
     }
-    const res = await objects.apply(obj, { impersonate: opts.impersonate, force: true, signal: opts.signal });
-    return { ok: true, object: res.object };
+    const res = await objects.apply(obj, { force: true, signal: opts.signal });
+    return ok(res.object);
   } catch (e) {
     return { ok: false, failure: applyFailure(obj, e) };
   }
 }
 
-async function waitEstablished(objects: Objects, crds: KubeObject[], opts: ApplyOptions): Promise<Failure | undefined> {
+async function waitEstablished(objects: Objects, crds: KubeObject[], opts: ApplyOptions): Promise<Result<void>> {
   const deadline = Date.now() + (opts.establishTimeoutMs ?? 30_000);
   for (const crd of crds) {
     const ref = refOf(crd);
     for (;;) {
       let live: KubeObject | undefined;
       try {
-        live = await objects.get(ref, { impersonate: opts.impersonate, signal: opts.signal });
+        live = await objects.get(ref, { signal: opts.signal });
       } catch (e) {
-        if (!isNotFound(e)) return applyFailure(crd, e);
+        if (!isNotFound(e)) return { ok: false, failure: applyFailure(crd, e) };
       }
       const conditions =
         (live?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
       if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
       if (Date.now() > deadline || opts.signal.aborted) {
-        return {
-          reason: Reason.ApplyFailed,
-          message: `${describeRef(ref)} was applied but did not become Established; its custom resources were not applied`,
-          object: ref,
-          terminal: false,
-        };
+        return fail(
+          Reason.ApplyFailed,
+          `${describeRef(ref)} was applied but did not become Established; its custom resources were not applied`,
+          { object: ref },
+        );
       }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  return undefined;
+  return ok(undefined);
 }
 
 /**
@@ -278,7 +272,7 @@ async function waitEstablished(objects: Objects, crds: KubeObject[], opts: Apply
  * discovery until every new CRD's kind is served, so the next wave's custom resources find their REST
  * mapping instead of failing with UnknownKind and a back-off.
  */
-async function waitServed(objects: Objects, crds: KubeObject[], opts: ApplyOptions): Promise<Failure | undefined> {
+async function waitServed(objects: Objects, crds: KubeObject[], opts: ApplyOptions): Promise<Result<void>> {
   const deadline = Date.now() + (opts.establishTimeoutMs ?? 30_000);
   const kinds = crds.map((crd) => {
     const spec = (crd.spec ?? {}) as { group?: string; names?: { kind?: string } };
@@ -287,14 +281,13 @@ async function waitServed(objects: Objects, crds: KubeObject[], opts: ApplyOptio
   for (;;) {
     await objects.discovery.refresh();
     const missing = kinds.find((k) => objects.discovery.isNamespaced(k.group, k.kind) === undefined);
-    if (!missing) return undefined;
+    if (!missing) return ok(undefined);
     if (Date.now() > deadline || opts.signal.aborted) {
-      return {
-        reason: Reason.ApplyFailed,
-        message: `${describeRef(refOf(missing.crd))} is Established but the API server does not serve kind ${missing.kind} yet; its custom resources were not applied`,
-        object: refOf(missing.crd),
-        terminal: false,
-      };
+      return fail(
+        Reason.ApplyFailed,
+        `${describeRef(refOf(missing.crd))} is Established but the API server does not serve kind ${missing.kind} yet; its custom resources were not applied`,
+        { object: refOf(missing.crd) },
+      );
     }
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -2,16 +2,16 @@
  * Reads the objects that depends-on annotations name outside the package: the plan accepts such a
  * dependency only when it exists (core/plan/graph.ts), and the apply waits until it is Current.
  */
-import type { Objects } from '../adapters/kube/objects.ts';
+import type { PackageObjects } from '../adapters/kube/objects.ts';
 import { fail, ok, type Result } from '../core/failure.ts';
 import { refKey, type KubeObject } from '../core/object.ts';
 import { externalDependencies } from '../core/plan/depends-on.ts';
 import { Reason } from '../api/reasons.ts';
 
 export async function readExternalDependencies(
-  objects: Objects,
+  objects: PackageObjects,
   desired: readonly KubeObject[],
-  opts: { impersonate?: string; signal?: AbortSignal },
+  opts: { signal?: AbortSignal },
 ): Promise<Result<Map<string, KubeObject>>> {
   const found = new Map<string, KubeObject>();
   try {

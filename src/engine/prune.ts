@@ -19,11 +19,11 @@
  */
 import PQueue from 'p-queue';
 import { Reason } from '../api/reasons.ts';
-import type { Objects } from '../adapters/kube/objects.ts';
+import type { PackageObjects } from '../adapters/kube/objects.ts';
 import { deleteProblem } from '../adapters/kube/failures.ts';
 import type { Failure } from '../core/failure.ts';
 import { describeRef, refKey, type KubeObject, type ObjectRef } from '../core/object.ts';
-import { mayPrune, type Owner } from '../core/plan/ownership.ts';
+import { mayPrune } from '../core/plan/ownership.ts';
 import { planTeardown } from '../core/plan/teardown.ts';
 
 export interface PruneResult {
@@ -36,7 +36,6 @@ export interface PruneResult {
 }
 
 export interface PruneOptions {
-  impersonate?: string;
   /** The budget: waiting for dependents to go ends when it fires. */
   signal?: AbortSignal;
   /** How long objects held by finalizers get to disappear when nothing waits for them. */
@@ -48,15 +47,14 @@ export interface PruneOptions {
 }
 
 export async function pruneObjects(
-  objects: Objects,
-  candidates: ObjectRef[],
-  live: Map<string, KubeObject>,
-  owner: Owner,
+  objects: PackageObjects,
+  candidates: readonly ObjectRef[],
+  live: ReadonlyMap<string, KubeObject>,
   opts: PruneOptions,
 ): Promise<PruneResult> {
   const result: PruneResult = { pruned: [], kept: [], skipped: [] };
   const errors: string[] = [];
-  const call = { impersonate: opts.impersonate, signal: opts.signal };
+  const call = { signal: opts.signal };
   const plan = planTeardown(candidates, live);
   const pending = plan.waitFor.map((w) => w.length);
   const settled = new Array<boolean>(plan.refs.length).fill(false);
@@ -85,7 +83,7 @@ export async function pruneObjects(
     const ref = plan.refs[i]!;
     const obj = live.get(refKey(ref));
     if (!obj) return 'gone';
-    if (!mayPrune(obj, owner)) return 'skipped';
+    if (!mayPrune(obj, objects.owner)) return 'skipped';
     const outcome = await queue.add(() => objects.delete(ref, { ...call, uid: obj.metadata.uid }));
     if (outcome!.gone) return 'gone';
     // Something waits for it to go (its CRD, its Namespace, its depends-on dependency): give it the budget.
@@ -140,14 +138,14 @@ export async function pruneObjects(
 
 /** True when the object (this uid) still exists at the deadline or when the budget ran out. */
 async function waitGone(
-  objects: Objects,
+  objects: PackageObjects,
   ref: ObjectRef,
   uid: string | undefined,
   deadline: number,
-  opts: { impersonate?: string; signal?: AbortSignal },
+  opts: { signal?: AbortSignal },
 ): Promise<boolean> {
   // The reads ignore the budget signal: one cut short would report an abort, not the finalizers holding it.
-  const read = { impersonate: opts.impersonate };
+  const read = {};
   for (let pause = 100; ; pause = Math.min(pause * 1.5, 1_000)) {
     const now = await objects.get(ref, read);
     if (!now || (uid !== undefined && now.metadata.uid !== uid)) return false;
