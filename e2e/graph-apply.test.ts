@@ -17,6 +17,7 @@ import {
   waitReady,
   type ControllerHandle,
 } from './support/controller.ts';
+import { packageDir, packagesync } from './support/cli.ts';
 import { installCRDs } from './support/crds.ts';
 import { cmPath, configMap, deployment, get, inventoryIds, ready, safetyFixture, trigger } from './support/safety.ts';
 
@@ -159,6 +160,29 @@ describe('best-effort apply over the graph', () => {
       `dependency cycle: ConfigMap/${ns}/x (x.yaml) → ConfigMap/${ns}/y (y.yaml) → ConfigMap/${ns}/x (x.yaml); remove one of these dependencies`,
     );
     expect(await get(cmPath(ns, 'x'))).toBeUndefined();
+  });
+});
+
+describe('packagesync apply takes the same path', () => {
+  it('applies what it can, prints every failure and skip, prunes nothing, exits 1', async () => {
+    const ns = await fx.namespace('graph-cli');
+    const bad = deployment('bad').replace('name: app', 'name: Not_A_Valid_Name');
+    const pkg = await packageDir({
+      'a.yaml': configMap('a', { v: '1' }),
+      'bad.yaml': bad,
+      'needs-bad.yaml': configMap('needs-bad', { v: '1' }, dependsOn(`apps/namespaces/${ns}/Deployment/bad`)),
+    });
+    const r = await packagesync('apply', pkg.dir, '--name', 'cli', '-n', ns);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`ConfigMap/${ns}/a created`);
+    expect(r.stdout).toContain('apply failed: nothing pruned');
+    expect(r.stderr).toContain(`error: ApplyFailed: apply Deployment/${ns}/bad: `);
+    expect(r.stderr).toContain(
+      `error: DependencyFailed: ConfigMap/${ns}/needs-bad (needs-bad.yaml) skipped: it depends on Deployment/${ns}/bad, which failed`,
+    );
+    expect(await get(cmPath(ns, 'a'))).toBeDefined();
+    expect(await get(cmPath(ns, 'needs-bad'))).toBeUndefined();
+    await pkg.dispose();
   });
 });
 
