@@ -13,7 +13,7 @@ import { Reason } from '../api/reasons.ts';
 import { applyFailure, type Objects } from '../adapters/kube/objects.ts';
 import { isNotFound } from '../adapters/kube/client.ts';
 import { fail, ok, type Failure, type Result } from '../core/failure.ts';
-import { computeHealth, type Health } from '../core/health/index.ts';
+import { computeHealth, notFoundHealth, type Health } from '../core/health/index.ts';
 import type { Change } from '../core/plan/changeset.ts';
 import { describeObject, type DependencyGraph } from '../core/plan/graph.ts';
 import { ApplySchedule } from '../core/plan/schedule.ts';
@@ -167,7 +167,7 @@ async function untilCurrent(
   opts: ApplyOptions,
 ): Promise<Health | undefined> {
   let copy = first;
-  let health: Health = copy ? computeHealth(copy) : { status: 'NotFound', message: 'object not found' };
+  let health: Health = copy ? computeHealth(copy) : notFoundHealth();
   for (let pause = 250; ; pause = Math.min(pause * 1.5, 2_000)) {
     if (health.status === 'Current') return undefined;
     if (health.status === 'Failed') return health;
@@ -179,7 +179,7 @@ async function untilCurrent(
       if (opts.signal.aborted) continue;
       throw e;
     }
-    health = copy ? computeHealth(copy) : { status: 'NotFound', message: 'object not found' };
+    health = copy ? computeHealth(copy) : notFoundHealth();
   }
 }
 
