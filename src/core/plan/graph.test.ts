@@ -101,6 +101,16 @@ describe('buildGraph: edges', () => {
     expect(needs(graphOf(objects), 1)).toEqual({ applied: [], healthy: ['Namespace/a', 'Deployment/db'] });
   });
 
+  it('a dependency that left the package (about to be pruned) is refused, even though it still exists', () => {
+    const gone = { group: 'apps', kind: 'Deployment', namespace: 'a', name: 'db' };
+    const g = buildGraph([cm('c', 'a', 'apps/namespaces/a/Deployment/db')], {
+      exists: () => true,
+      leaving: (r) => refKey(r) === refKey(gone),
+    });
+    expect(g.ok).toBe(false);
+    if (!g.ok) expect(g.failure.message).toContain('which left the package and would be pruned');
+  });
+
   it('a dependency outside the package that exists in the cluster is waited on, not applied', () => {
     const external = { group: 'apps', kind: 'Deployment', namespace: 'infra', name: 'db' };
     const g = graphOf([cm('c', 'a', 'apps/namespaces/infra/Deployment/db')], [external]);

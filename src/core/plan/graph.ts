@@ -49,6 +49,8 @@ export interface GraphOptions {
   sources?: ReadonlyMap<string, string>;
   /** Whether an object outside the package exists in the cluster (the engine read it). */
   exists?: (ref: ObjectRef) => boolean;
+  /** Whether an object left the package and is about to be pruned: no dependency can rely on it. */
+  leaving?: (ref: ObjectRef) => boolean;
 }
 
 export function buildGraph(objects: readonly KubeObject[], opts: GraphOptions = {}): Result<DependencyGraph> {
@@ -85,6 +87,11 @@ export function buildGraph(objects: readonly KubeObject[], opts: GraphOptions = 
       const j = index.get(refKey(dep));
       if (j === i) problem(i, 'depends on itself (config.kubernetes.io/depends-on)');
       else if (j !== undefined) n.needsHealthy.push(j);
+      else if (opts.leaving?.(dep))
+        problem(
+          i,
+          `depends on ${formatDependsOn(dep)}, which left the package and would be pruned; keep it in the package or drop the dependency`,
+        );
       else if (opts.exists?.(dep)) n.external.push(dep);
       else
         problem(

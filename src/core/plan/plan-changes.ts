@@ -72,7 +72,8 @@ export function planChanges(
   const leaving = new Set(prune.map(refKey));
   const graph = buildGraph(desired.map(withDigest), {
     sources: opts.sources,
-    exists: (ref) => opts.external?.has(refKey(ref)) === true && !leaving.has(refKey(ref)),
+    leaving: (ref) => leaving.has(refKey(ref)),
+    exists: (ref) => opts.external?.has(refKey(ref)) === true,
   });
   if (!graph.ok) return { ok: false, failure: graph.failure };
   const toApply = new Set<string>();
