@@ -75,13 +75,14 @@ export async function reconcile(
 
 async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<ReconcileResult> {
   const { ports, loaded: ps } = run;
+  // 1. (cont.) the spec, suspend, dependsOn; then the identity every later step acts as
   const parsed = parseSpec(ps.spec);
   if (!parsed.ok) {
     const outcome = { kind: 'failed', failure: parsed.failure } as const;
     return run.decided(outcome, { failed: true, requeueAfterMs: INVALID_SPEC_RETRY_MS });
   }
   const spec = parsed.value;
-  if (spec.suspend) return { failed: false };
+  if (spec.suspend) return run.decided({ kind: 'suspended' }, { failed: false });
   const retry = durationMs(spec.retryInterval);
   const interval = durationMs(spec.interval);
 

@@ -48,6 +48,8 @@ export class Run implements ActProgress, HealthProgress {
   readonly changes: Change[] = [];
   /** Set when an apply failed: nothing was pruned, and there is nothing to announce. */
   applyFailures: readonly Failure[] = [];
+  /** The latest health of the package's objects: written to status.objects with the outcome. */
+  private health: HealthSummary | undefined;
   private status: Status;
   private latest: PackageSync;
 
@@ -106,18 +108,9 @@ export class Run implements ActProgress, HealthProgress {
   }
 
   observed(h: HealthSummary): void {
-    const c = h.counts;
-    this.status = {
-      ...this.status,
-      objects: {
-        total: h.total,
-        current: c.Current,
-        inProgress: c.InProgress,
-        failed: c.Failed,
-        terminating: c.Terminating,
-        unknown: c.Unknown + c.NotFound,
-      },
-    };
+    // Kept aside, not put in status yet: a progress write in flight returns the status it sent, which would
+    // undo a count put there meanwhile. The outcome's write carries the last counts.
+    this.health = h;
   }
 
   /** `created 2, configured 1, pruned 1`-style summary of what this run changed. */
@@ -133,31 +126,28 @@ export class Run implements ActProgress, HealthProgress {
     this.ports.observe?.pruned?.(count((c) => c.action === 'pruned'));
     if (this.changes.some((c) => c.action !== 'unchanged')) {
       this.log.info({ changes: this.summary() }, 'applied');
-      await this.ports.packageSyncs.event(
-        this.loaded,
-        'Normal',
-        'Applied',
-        `Revision ${this.revision}: ${this.summary()}`,
-      );
+      await this.event('Normal', 'Applied', `Revision ${this.revision}: ${this.summary()}`);
     }
   }
 
   // Outcomes: each writes status once and says when to run again.
 
   async succeeded(message: string, requeueAfterMs: number): Promise<ReconcileResult> {
+    this.addObjectCounts();
     this.addHistory('Succeeded');
     await this.report({ kind: 'succeeded', revision: this.revision!, message });
     return { failed: false, requeueAfterMs };
   }
 
-  /** A failed step: history, one Warning event per new failure (not per retry), status; back off. */
+  /**
+   * A failed step: history, a Warning event (a retry of the same failure counts up the same event), status;
+   * back off.
+   */
   async failed(failure: Failure, requeueAfterMs: number): Promise<ReconcileResult> {
+    this.addObjectCounts();
     if (this.revision) this.addHistory(failure.reason);
     this.log.info({ reason: failure.reason }, failure.message);
-    const before = this.loaded.status?.conditions?.find((c) => c.type === 'Ready');
-    if (!this.signal.aborted && (before?.reason !== failure.reason || before.message !== failure.message)) {
-      await this.ports.packageSyncs.event(this.loaded, 'Warning', failure.reason, failure.message);
-    }
+    await this.event('Warning', failure.reason, failure.message);
     await this.report({
       kind: 'failed',
       failure,
@@ -168,8 +158,10 @@ export class Run implements ActProgress, HealthProgress {
     return { failed: true, requeueAfterMs };
   }
 
-  /** An outcome decided before any work (a spec the schema refuses, a dependency not Ready). */
+  /** An outcome decided before any work (a spec the schema refuses, a dependency not Ready), with its event. */
   async decided(outcome: Outcome, result: ReconcileResult): Promise<ReconcileResult> {
+    if (outcome.kind === 'failed') await this.event('Warning', outcome.failure.reason, outcome.failure.message);
+    if (outcome.kind === 'dependency-not-ready') await this.event('Normal', Reason.DependencyNotReady, outcome.message);
     await this.report(outcome);
     return result;
   }
@@ -181,7 +173,14 @@ export class Run implements ActProgress, HealthProgress {
    */
   async interrupted(e: unknown): Promise<void> {
     const message = `reconcile interrupted: ${interruptionMessage(e)}; retrying`;
+    await this.event('Warning', Reason.InternalError, message);
     await this.report({ kind: 'failed', failure: { reason: Reason.InternalError, message, terminal: false } });
+  }
+
+  /** Events are best effort and never sent for a run that was aborted (it says nothing about the package). */
+  private async event(type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    if (this.signal.aborted) return;
+    await this.ports.packageSyncs.event(this.loaded, type, reason, message);
   }
 
   /** The only status write of a reconcile. */
@@ -199,6 +198,23 @@ export class Run implements ActProgress, HealthProgress {
     // a conflict may have added another writer's inventory entries (core/status-rebase.ts): keep them
     this.status = written?.status ?? next;
     if (written) this.latest = written;
+  }
+
+  private addObjectCounts(): void {
+    const h = this.health;
+    if (!h) return;
+    const c = h.counts;
+    this.status = {
+      ...this.status,
+      objects: {
+        total: h.total,
+        current: c.Current,
+        inProgress: c.InProgress,
+        failed: c.Failed,
+        terminating: c.Terminating,
+        unknown: c.Unknown + c.NotFound,
+      },
+    };
   }
 
   private addHistory(result: string): void {
