@@ -117,7 +117,7 @@ describe('fail safe', () => {
 
   it('one object the API server rejects (apply) → a partial apply that prunes nothing', async () => {
     const { ns, repo, sha } = await readyOnFirstRevision('fs-apply');
-    // ConfigMaps go in an early wave, the Deployment later: a is changed and c created before it fails
+    // nothing depends on the Deployment: a is changed and c created although it fails (best effort)
     const bad = deployment('web').replace('name: app', 'name: Not_A_Valid_Name');
     await commitFiles(
       repo,

@@ -26,7 +26,7 @@ program
     'only PackageSyncs matching this label selector: sharding, docs/deploy.md (default: all)',
   )
   .addOption(new Option('--concurrency <n>', 'PackageSyncs reconciled at once').default(8))
-  .addOption(new Option('--apply-concurrency <n>', 'server-side applies in flight per wave').default(32))
+  .addOption(new Option('--apply-concurrency <n>', 'server-side apply requests in flight per reconcile').default(32))
   .option(
     '--default-service-account <name>',
     "impersonate this ServiceAccount for PackageSyncs that name none (default: none: the controller's own identity)",

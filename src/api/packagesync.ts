@@ -234,6 +234,15 @@ export const HistoryEntrySchema = z.object({
   digest: z.string(),
 });
 
+export const ObjectFailureSchema = z.object({
+  object: z
+    .string()
+    .optional()
+    .meta({ description: 'The object, as Kind/namespace/name (Kind.group for custom kinds).' }),
+  reason: z.string().meta({ description: 'Why, as a condition reason: ApplyFailed, Forbidden, DependencyFailed, …' }),
+  message: z.string(),
+});
+
 export const StatusSchema = z.object({
   observedGeneration: z.number().int().optional(),
   conditions: z.array(ConditionSchema).optional(),
@@ -243,6 +252,10 @@ export const StatusSchema = z.object({
   inventory: z.object({ entries: z.array(InventoryEntrySchema) }).optional(),
   objects: ObjectCountsSchema.optional(),
   history: z.array(HistoryEntrySchema).optional(),
+  failures: z.array(ObjectFailureSchema).optional().meta({
+    description:
+      'Every failure of the last failed reconcile, in apply order (at most 20): objects that failed, and objects skipped because something they depend on failed. Ready names the first.',
+  }),
 });
 
 export type GitRef = z.infer<typeof GitRefSchema>;
@@ -254,6 +267,7 @@ export type Status = z.infer<typeof StatusSchema>;
 export type Condition = z.infer<typeof ConditionSchema>;
 export type InventoryEntry = z.infer<typeof InventoryEntrySchema>;
 export type HistoryEntry = z.infer<typeof HistoryEntrySchema>;
+export type ObjectFailure = z.infer<typeof ObjectFailureSchema>;
 export type ObjectCounts = z.infer<typeof ObjectCountsSchema>;
 
 export interface PackageSync {

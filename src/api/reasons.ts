@@ -42,6 +42,9 @@ export const Reason = {
   NamespaceNotAllowed: 'NamespaceNotAllowed',
   UnknownKind: 'UnknownKind',
   PruneFailed: 'PruneFailed',
+  // dependency graph
+  InvalidDependency: 'InvalidDependency',
+  DependencyFailed: 'DependencyFailed',
   // health
   HealthCheckFailed: 'HealthCheckFailed',
   // anything else

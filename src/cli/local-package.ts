@@ -10,7 +10,7 @@ import { dirname, join, relative, sep } from 'node:path';
 import { readPackageFiles } from '../adapters/git/read-package.ts';
 import type { Discovery } from '../adapters/kube/discovery.ts';
 import type { KubeObject } from '../core/object.ts';
-import { planWaves, withDigest } from '../core/plan/index.ts';
+import { buildGraph, planWaves, withDigest } from '../core/plan/index.ts';
 import type { Owner } from '../core/plan/ownership.ts';
 import { builtPackageAt, createRenderer } from '../adapters/render/build.ts';
 import { renderBuiltForCluster } from '../engine/package-plan.ts';
@@ -23,9 +23,14 @@ const LIMITS = { maxFiles: 10_000, maxFileBytes: 4 << 20, maxTotalBytes: 64 << 2
 export interface RenderedDir {
   /** The objects as rendered: what planChanges compares with the cluster. */
   desired: KubeObject[];
-  /** The objects as the applier sends them (digest annotation stamped), in apply order, wave by wave. */
-  waves: KubeObject[][];
+  /**
+   * The objects as the applier sends them (digest annotation stamped), in the dependency graph's apply
+   * order; in kind order when the graph is invalid (a cycle: `apply` and the controller refuse it).
+   */
+  ordered: KubeObject[];
   digest: string;
+  /** refKey → the file that defines the object. */
+  sources: Map<string, string>;
 }
 
 export interface RenderDirOptions {
@@ -76,7 +81,18 @@ export async function renderDir(dir: string, opts: RenderDirOptions): Promise<Re
   );
   if (!rendered.ok) throw new CliError(ExitCode.Invalid, `${rendered.failure.reason}: ${rendered.failure.message}`);
   const desired = rendered.value.objects;
-  return { desired, waves: planWaves(desired.map(withDigest)), digest: rendered.value.digest };
+  return {
+    desired,
+    ordered: applyOrder(desired.map(withDigest)),
+    digest: rendered.value.digest,
+    sources: rendered.value.sources,
+  };
+}
+
+/** Offline there is no cluster to ask about depends-on targets outside the package: they count as present. */
+function applyOrder(stamped: KubeObject[]): KubeObject[] {
+  const graph = buildGraph(stamped, { exists: () => true });
+  return graph.ok ? graph.value.order.map((i) => stamped[i]!) : planWaves(stamped).flat();
 }
 
 /** The nearest directory at or above `dir` holding .git, if any. */

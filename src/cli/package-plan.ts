@@ -76,11 +76,12 @@ export async function planPackage(
     allowEmpty: flags.allowEmpty,
   });
   const inventory = await openInventory(cluster, owner, forWrite);
-  const planned = await planAgainstLive(objects, rendered.desired, inventory.entries);
+  const planned = await planAgainstLive(objects, rendered.desired, inventory.entries, undefined, rendered.sources);
   if (!planned.ok) {
     const { reason, message } = planned.failure;
-    // another PackageSync's objects are the package's problem; anything else is the cluster's
-    const code = reason === Reason.OwnershipConflict ? ExitCode.Invalid : ExitCode.Cluster;
+    // another PackageSync's objects or a bad dependency graph are the package's problem; anything else is the cluster's
+    const code =
+      reason === Reason.OwnershipConflict || reason === Reason.InvalidDependency ? ExitCode.Invalid : ExitCode.Cluster;
     throw new CliError(code, `${reason}: ${message}`);
   }
   const { live, plan } = planned.value;
@@ -89,5 +90,6 @@ export async function planPackage(
 
 /** The objects to send, as they will be sent, in apply order. */
 export function objectsToApply(p: PackagePlan): KubeObject[] {
-  return p.plan.waves.flat().filter((o) => p.plan.toApply.has(refKey(refOf(o))));
+  const { nodes, order } = p.plan.graph;
+  return order.map((i) => nodes[i]!.object).filter((o) => p.plan.toApply.has(refKey(refOf(o))));
 }

@@ -47,13 +47,12 @@ export function registerRender(program: Command): void {
         targetNamespace: flags.targetNamespace,
         allowEmpty: true,
       };
-      const { waves } = flags.kubeconfig
+      const { ordered: objects } = flags.kubeconfig
         ? await withCluster(flags.kubeconfig, async (cluster) => {
             await cluster.discovery.refresh();
             return renderDir(dir, { ...opts, discovery: cluster.discovery });
           })
         : await renderDir(dir, opts);
-      const objects = waves.flat();
       if (flags.output === 'json')
         process.stdout.write(`${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }, null, 2)}\n`);
       else process.stdout.write(objects.map((o) => `---\n${stringify(o)}`).join(''));

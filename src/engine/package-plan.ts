@@ -3,7 +3,8 @@
  * functions make the same decisions, so what `packagesync diff` shows is what the controller will do.
  *
  *   render   the package's files → objects, with the cluster's discovery deciding which kinds are namespaced
- *   plan     read the live copies (engine/live.ts), then core/plan decides what to apply and what to prune
+ *   plan     read the live copies (engine/live.ts), then core/plan decides what to apply, in which order
+ *            (the dependency graph), and what to prune
  */
 import type { Discovery } from '../adapters/kube/discovery.ts';
 import type { PackageObjects } from '../adapters/kube/objects.ts';
@@ -20,6 +21,7 @@ import {
   type RenderOptions,
   type SourceFile,
 } from '../core/render/index.ts';
+import { readExternalDependencies } from './dependencies.ts';
 import { readLiveState, type LiveState } from './live.ts';
 
 export type PackageRenderOptions = Omit<RenderOptions, 'isNamespaced'>;
@@ -67,16 +69,25 @@ export interface PlannedPackage {
   plan: ChangePlan;
 }
 
-/** Reads what lives of the package and its inventory (as the package's identity), then plans. */
+/**
+ * Reads what lives of the package, its inventory and what its depends-on annotations name outside it (as
+ * the package's identity), then plans. `sources` (refKey → file) lets validation name files.
+ */
 export async function planAgainstLive(
   objects: PackageObjects,
   desired: readonly KubeObject[],
   inventory: readonly InventoryEntry[],
   signal?: AbortSignal,
+  sources?: ReadonlyMap<string, string>,
 ): Promise<Result<PlannedPackage>> {
   const live = await readLiveState(objects, desired, inventory, { ...(signal ? { signal } : {}) });
   if (!live.ok) return live;
-  const plan = planChanges(desired, inventory, live.value.byKey, objects.owner);
+  const external = await readExternalDependencies(objects, desired, { ...(signal ? { signal } : {}) });
+  if (!external.ok) return external;
+  const plan = planChanges(desired, inventory, live.value.byKey, objects.owner, {
+    ...(sources ? { sources } : {}),
+    external: external.value,
+  });
   if (!plan.ok) return plan;
   return ok({ live: live.value, plan: plan.value });
 }

@@ -4,8 +4,10 @@
  *   1. load, finalizer / deletion, spec, suspend, dependsOn
  *   2. source   resolve the ref, fetch (cached per URL and commit), read the package's files
  *   3. render   build (plain files | kustomize | helm template) → objects (pure after the build), namespace policy
- *   4. plan     desired × inventory × live (reads here, decisions in core/plan); nothing to do → done
- *   5. act      save inventory old ∪ new → apply waves → prune → save inventory new
+ *   4. plan     desired × inventory × live (reads here, decisions in core/plan: the dependency graph);
+ *               nothing to do → done
+ *   5. act      save inventory old ∪ new → apply the graph, best effort → prune in reverse graph order
+ *               → save inventory new
  *   6. health   wait until every applied object is Current
  *   7. status   Ready=True
  *
@@ -35,7 +37,7 @@ export type { ReconcileResult } from './run.ts';
 
 export interface ReconcileOptions {
   signal: AbortSignal;
-  /** Concurrent applies inside a wave. */
+  /** Concurrent apply requests. */
   applyConcurrency: number;
   /** A ServiceAccount forced on PackageSyncs that name none (multi-tenancy). */
   defaultServiceAccount?: string;
@@ -121,7 +123,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   if (!allowed.ok) return run.failed(located(allowed.failure), retry);
 
   // 4. plan
-  const planned = await planAgainstLive(run.objects, desired, inventory, signal);
+  const planned = await planAgainstLive(run.objects, desired, inventory, signal, rendered.value.sources);
   if (!planned.ok) return run.failed(located(planned.failure), retry);
   const { live, plan } = planned.value;
   const liveHealth = healthOf(desired.flatMap((d) => live.byKey.get(refKey(refOf(d))) ?? []));
@@ -138,12 +140,18 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   if (settled && !run.trigger) return { failed: false, requeueAfterMs: interval };
 
   // 5. act: old ∪ new saved first, so a crash at any instant leaves no object unknown to the inventory;
-  // prune only after a fully successful apply (engine/act.ts)
+  // apply over the graph, best effort; prune only after a fully successful apply (engine/act.ts)
   const acted = await applyAndPrune(
     run.objects,
     plan,
     live.byKey,
-    { prune: spec.prune, force: spec.force, signal, concurrency: opts.applyConcurrency },
+    {
+      prune: spec.prune,
+      force: spec.force,
+      signal,
+      concurrency: opts.applyConcurrency,
+      sources: rendered.value.sources,
+    },
     run,
   );
   await run.announceChanges();

@@ -148,7 +148,13 @@ export class Run implements ActProgress, HealthProgress {
     if (this.revision) this.addHistory(failure.reason);
     this.log.info({ reason: failure.reason }, failure.message);
     await this.event('Warning', failure.reason, failure.message);
-    await this.report({ kind: 'failed', failure, ...(this.revision ? { revision: this.revision } : {}) });
+    await this.report({
+      kind: 'failed',
+      failure,
+      ...(this.revision ? { revision: this.revision } : {}),
+      // a best-effort apply's every failure (status.failures); `failure` sums them up
+      ...(this.applyFailures.length > 0 ? { failures: this.applyFailures } : {}),
+    });
     return { failed: true, requeueAfterMs };
   }
 

@@ -1,6 +1,6 @@
 /**
- * Step 4: desired × inventory × live → what to apply, in which waves, and what to prune. Pure: the
- * live copies were read by the engine; this decides.
+ * Step 4: desired × inventory × live → what to apply, in which order (the dependency graph), and what
+ * to prune. Pure: the live copies were read by the engine; this decides.
  */
 import { entryOf, mergeInventories } from '../inventory.ts';
 import type { InventoryEntry } from '../../api/packagesync.ts';
@@ -10,11 +10,11 @@ import { describeRef, refKey, refOf, type KubeObject, type ObjectRef } from '../
 import { needsApply, withDigest } from './drift.ts';
 import { ownershipOf, type Owner } from './ownership.ts';
 import { planPrune } from './prune.ts';
-import { planWaves } from './waves.ts';
+import { buildGraph, type DependencyGraph } from './graph.ts';
 
 export interface ChangePlan {
-  /** Objects to send, as they will be sent (digest annotation stamped), in apply order. */
-  waves: KubeObject[][];
+  /** Objects to send, as they will be sent (digest annotation stamped), and what each needs first. */
+  graph: DependencyGraph;
   /** refKeys of objects whose live copy differs from the package (or is missing). */
   toApply: Set<string>;
   /**
@@ -30,11 +30,22 @@ export interface ChangePlan {
   inventoryAfter: InventoryEntry[];
 }
 
+export interface PlanOptions {
+  /** refKey → source file (RenderedPackage.sources): validation messages name the file. */
+  sources?: ReadonlyMap<string, string>;
+  /**
+   * Live copies of the objects depends-on names outside the package (engine/dependencies.ts): such a
+   * dependency must exist. One that left the package does not count: it is about to be pruned.
+   */
+  external?: ReadonlyMap<string, KubeObject>;
+}
+
 export function planChanges(
   desired: readonly KubeObject[],
   inventory: readonly InventoryEntry[],
   live: ReadonlyMap<string, KubeObject>,
   owner: Owner,
+  opts: PlanOptions = {},
 ): Result<ChangePlan> {
   const conflicts: string[] = [];
   const adopt = new Set<string>();
@@ -57,7 +68,14 @@ export function planChanges(
       { object: firstConflict!, terminal: true },
     );
   }
-  const stamped = desired.map(withDigest);
+  const prune = planPrune(inventory, desired);
+  const leaving = new Set(prune.map(refKey));
+  const graph = buildGraph(desired.map(withDigest), {
+    sources: opts.sources,
+    leaving: (ref) => leaving.has(refKey(ref)),
+    exists: (ref) => opts.external?.has(refKey(ref)) === true,
+  });
+  if (!graph.ok) return { ok: false, failure: graph.failure };
   const toApply = new Set<string>();
   for (const obj of desired) {
     const key = refKey(refOf(obj));
@@ -65,10 +83,10 @@ export function planChanges(
   }
   const next = desired.map(entryOf);
   return ok({
-    waves: planWaves(stamped),
+    graph: graph.value,
     toApply,
     adopt,
-    prune: planPrune(inventory, desired),
+    prune,
     inventoryDuringApply: mergeInventories(inventory, next),
     inventoryAfter: mergeInventories([], next),
   });
