@@ -76,6 +76,8 @@ suite="$(spec base.suite)"
 [[ "$(spec base.nodeMajor)" == "$NODE_MAJOR" ]] ||
   die "the Dockerfile's base is Node $(spec base.nodeMajor) but hack/versions.env says NODE_MAJOR=$NODE_MAJOR"
 mapfile -t apt_packages < <(spec aptPackages)
+# What node:<major>-<suite>-slim has beyond Debian's essential set that the node binary links against.
+node_base_packages=(libstdc++6)
 user_run="$(spec userRun)"
 workdir="$(spec workdir)"
 mapfile -t npm_flags < <(spec npmCiFlags)
@@ -118,7 +120,7 @@ mmdebstrap_opts=(--variant=essential --mode=root --format=tar --skip=output/dev
   --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*'
   --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*'
   --dpkgopt='path-exclude=/usr/share/info/*')
-base_key="$(printf '%s\n' "$suite" "${sources[@]}" "${apt_packages[@]}" "$user_run" "${mmdebstrap_opts[@]}" \
+base_key="$(printf '%s\n' "$suite" "${sources[@]}" "${node_base_packages[@]}" "${apt_packages[@]}" "$user_run" "${mmdebstrap_opts[@]}" \
   "$base_epoch" "$(mmdebstrap --version)" | sha256sum | cut -c1-16)"
 base_tar="$cache/base-$base_key.tar"
 
@@ -131,7 +133,7 @@ build_base() { # <dest.tar> <dest.packages>
     "$user_run" '${Package} ${Version}\n' "$tmp/packages" >"$hook"
   chmod +x "$hook"
   SOURCE_DATE_EPOCH="$base_epoch" mmdebstrap "${mmdebstrap_opts[@]}" --quiet \
-    --include="$(IFS=,; echo "${apt_packages[*]}")" --customize-hook="$hook" \
+    --include="$(IFS=,; echo "${node_base_packages[*]},${apt_packages[*]}")" --customize-hook="$hook" \
     "$suite" "$tmp/base.tar" "${sources[@]}" || { rm -rf "$tmp"; die "mmdebstrap failed"; }
   mv "$tmp/packages" "$2"
   mv "$tmp/base.tar" "$1"
