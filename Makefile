@@ -10,7 +10,7 @@ KUBECTL := $(shell hack/build-cluster.sh paths | sed -n 's/^KUBE_BIN_DIR=//p')/k
 CLUSTER_KUBECONFIG := $(CURDIR)/.cluster/kubeconfig
 
 .PHONY: help deps system-deps node-deps build-cluster cluster-up cluster-down cluster-status kubectl \
-	lint typecheck test test-unit test-e2e demo controller crds bench bench-quick clean image image-reproducible test-image
+	lint typecheck test test-unit test-e2e demo controller crds bench bench-quick clean image image-reproducible test-image install-yaml
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -49,6 +49,9 @@ image-reproducible: node-deps ## make image, and the Debian base twice too, with
 
 test-image: node-deps # the image the e2e runs with runc: rebuilt only when an input changed
 	@hack/build-image.sh ensure >/dev/null
+
+install-yaml: build-cluster ## regenerate deploy/install.yaml (deploy/ in one file) with kubectl kustomize
+	@hack/generate-install.sh
 
 crds: node-deps ## regenerate crds/ from the zod schema in src/api
 	node hack/generate-crds.ts
