@@ -220,8 +220,11 @@ begin "input digest"
 inputs="$(
   {
     echo "$SOURCE_DATE_EPOCH $base_key $node_version $version"
-    sha256sum "$0" "$here/image/dockerfile.ts" "$here/versions.env" "$root/Dockerfile" "$root/.dockerignore" \
-      "$root/package-lock.json" "$node_bin" "${render_tools[@]}"
+    # contents only: the same inputs give the same digest whatever path the script was called by
+    for f in "$here/build-image.sh" "$here/image/dockerfile.ts" "$here/versions.env" "$root/Dockerfile" \
+      "$root/.dockerignore" "$root/package-lock.json" "$node_bin" "${render_tools[@]}"; do
+      sha256sum <"$f"
+    done
     (cd "$root" && node "$here/image/dockerfile.ts" app-files | while read -r f; do stat -c '%a %n' "$f"; sha256sum "$f"; done)
   } | sha256sum | cut -c1-64
 )"
