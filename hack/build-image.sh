@@ -11,7 +11,7 @@
 #
 #   hack/build-image.sh [build]   build, then rebuild every layer but the cached base in a scratch
 #                                 directory and fail unless the manifest digest is the same (make image)
-#   hack/build-image.sh ensure    build only when an input changed (make test); prints the paths
+#   hack/build-image.sh ensure    build only when an input changed, OCI archive only (make test)
 #   hack/build-image.sh reproducible   build the base twice too, without its cache (slow: ~4 min)
 #   hack/build-image.sh paths     print where the outputs are
 #
@@ -103,19 +103,28 @@ for tool in "${!render_tools[@]}"; do
   [[ -x "${render_tools[$tool]}" ]] || die "$tool is not at ${render_tools[$tool]} after hack/build-cluster.sh $tool"
 done
 
-if [[ -z "${SOURCE_DATE_EPOCH:-}" ]]; then
-  SOURCE_DATE_EPOCH="$(git -C "$root" log -1 --format=%ct 2>/dev/null)" ||
-    die "not a git checkout: set SOURCE_DATE_EPOCH (seconds) for a reproducible build"
+# Epochs: the base, node and dependency layers carry the time of the last commit that changed what goes
+# into them, so a commit that touches only sources reuses them (cached below); the app layer and the
+# config carry SOURCE_DATE_EPOCH (the last commit). An explicit SOURCE_DATE_EPOCH stamps everything.
+commit_time() { git -C "$root" log -1 --format=%ct -- "$@" 2>/dev/null; }
+if [[ -n "${SOURCE_DATE_EPOCH:-}" ]]; then
+  base_epoch="$SOURCE_DATE_EPOCH"; lower_epoch="$SOURCE_DATE_EPOCH"
+else
+  SOURCE_DATE_EPOCH="$(commit_time)"
+  [[ -n "$SOURCE_DATE_EPOCH" ]] || die "not a git checkout: set SOURCE_DATE_EPOCH (seconds) for a reproducible build"
+  base_epoch="$(commit_time Dockerfile)"; base_epoch="${base_epoch:-$SOURCE_DATE_EPOCH}"
+  lower_epoch="$(commit_time Dockerfile package.json package-lock.json hack/versions.env)"
+  lower_epoch="${lower_epoch:-$SOURCE_DATE_EPOCH}"
 fi
 export SOURCE_DATE_EPOCH
-created="$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)"
+iso() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
+created="$(iso "$SOURCE_DATE_EPOCH")"
+lower_created="$(iso "$lower_epoch")"
 
 # --- the base layer, cached by what goes into it ------------------------------------------------------
 mirror="${PACKAGESYNC_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 security_mirror="${PACKAGESYNC_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}"
 sources=("deb $mirror $suite main" "deb $mirror $suite-updates main" "deb $security_mirror $suite-security main")
-# Its own epoch: the Dockerfile's last commit, so a new commit elsewhere reuses the cached base.
-base_epoch="$(git -C "$root" log -1 --format=%ct -- Dockerfile 2>/dev/null || echo "$SOURCE_DATE_EPOCH")"
 mmdebstrap_opts=(--variant=essential --mode=root --format=tar --skip=output/dev
   --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*'
   --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*'
@@ -141,12 +150,12 @@ build_base() { # <dest.tar> <dest.packages>
 }
 
 # --- the other layers --------------------------------------------------------------------------------
-layer_tar() { # <staging dir> <out.tar>: sorted, owned by root, one mtime, no xattrs: same bytes every time
+layer_tar() { # <staging dir> <out.tar> <epoch>: sorted, owned by root, one mtime, no xattrs: same bytes every time
   local entries
   mapfile -t entries < <(cd "$1" && ls -A | sort)
   tar --create --file "$2" --directory "$1" --sort=name --format=posix \
     --pax-option='exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime' \
-    --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner --mode='u+rwX,go+rX,go-w' \
+    --mtime="@$3" --owner=0 --group=0 --numeric-owner --mode='u+rwX,go+rX,go-w' \
     --no-acls --no-xattrs --no-selinux "${entries[@]}"
 }
 
@@ -160,46 +169,81 @@ stage_deps() { # <dest dir>: node_modules of `npm ci <the Dockerfile's flags>`
   rm -rf "$tmp"
 }
 
-# build_image <work dir> <use the deps cache: true|false> -> writes <work>/oci (tag $version)
-build_image() {
-  local work="$1" use_cache="$2" layers="$1/layers" deps_key deps_dir
-  mkdir -p "$layers"
+deps_key="$(cat "$root/package.json" "$root/package-lock.json" | sha256sum | cut -c1-16)-$node_version"
 
+# build_lower <layout> <use the deps cache: true|false>: base, node and dependency layers, tagged "lower"
+build_lower() {
+  local layout="$1" use_cache="$2" layers deps_dir tool
+  layers="$(mktemp -d)"
   begin "layer: node${render_tools[*]:+ + ${!render_tools[*]}}"
   mkdir -p "$layers/node/usr/local/bin"
   cp "$node_bin" "$layers/node/usr/local/bin/node"
   for tool in "${!render_tools[@]}"; do cp "${render_tools[$tool]}" "$layers/node/usr/local/bin/$tool"; done
-  layer_tar "$layers/node" "$layers/node.tar"
+  layer_tar "$layers/node" "$layers/node.tar" "$lower_epoch"
 
   begin "layer: production dependencies (npm ci ${npm_flags[*]})"
-  deps_key="$(cat "$root/package.json" "$root/package-lock.json" | sha256sum | cut -c1-16)-$node_version"
   deps_dir="$out/cache/deps-$deps_key"
   mkdir -p "$layers/deps/${workdir#/}"
   if [[ "$use_cache" == true ]]; then
     if [[ ! -d "$deps_dir" ]]; then
-      rm -rf "$out/cache"; mkdir -p "$out/cache"
+      rm -rf "$out"/cache/deps-*; mkdir -p "$out/cache"
       stage_deps "$deps_dir.tmp" && mv "$deps_dir.tmp" "$deps_dir"
     fi
     cp -a "$deps_dir" "$layers/deps/${workdir#/}/${deps_dest#./}"
   else
     stage_deps "$layers/deps/${workdir#/}/${deps_dest#./}"
   fi
-  layer_tar "$layers/deps" "$layers/deps.tar"
+  layer_tar "$layers/deps" "$layers/deps.tar" "$lower_epoch"
+
+  begin "assemble the lower layers with umoci"
+  local image="$layout:lower" history=(--history.created="$lower_created" --history.author="packagesync")
+  umoci init --layout "$layout"
+  umoci new --image "$image"
+  umoci raw add-layer --image "$image" "${history[@]}" \
+    --history.created_by="mmdebstrap $suite: ${node_base_packages[*]} ${apt_packages[*]}; $user_run" "$base_tar"
+  umoci raw add-layer --image "$image" "${history[@]}" --history.created_by="node $node_version${render_tools[*]:+, ${!render_tools[*]}}" "$layers/node.tar"
+  umoci raw add-layer --image "$image" "${history[@]}" --history.created_by="npm ci ${npm_flags[*]}" "$layers/deps.tar"
+  umoci gc --layout "$layout"
+  rm -rf "$layers"
+}
+
+# build_image <work dir> <use the caches: true|false> -> writes <work>/oci (tag $version)
+build_image() {
+  local work="$1" use_cache="$2" lower_key lower_dir
+  mkdir -p "$work"
+  if [[ "$use_cache" == true ]]; then
+    # base (by its key and resolved packages), node, render tools, dependencies, their epoch
+    lower_key="$(
+      {
+        echo "$base_key $deps_key $lower_epoch ${!render_tools[*]}"
+        sha256sum <"$base_tar.packages"
+        for f in "$node_bin" "${render_tools[@]}"; do sha256sum <"$f"; done
+      } | sha256sum | cut -c1-16
+    )"
+    lower_dir="$out/cache/lower-$lower_key"
+    if [[ ! -d "$lower_dir" ]]; then
+      rm -rf "$out"/cache/lower-*; mkdir -p "$out/cache"
+      build_lower "$lower_dir.tmp" true && mv "$lower_dir.tmp" "$lower_dir"
+    else
+      log "lower layers cached: $lower_dir"
+    fi
+    # blobs are content-addressed and never rewritten: hard links; index.json is rewritten, so a copy
+    cp -al "$lower_dir" "$work/oci"
+    cp --remove-destination "$lower_dir/index.json" "$work/oci/index.json"
+  else
+    build_lower "$work/oci" false
+  fi
 
   begin "layer: app (the Dockerfile's COPY lines through .dockerignore)"
-  mkdir -p "$layers/app"
-  node "$here/image/dockerfile.ts" stage-app "$layers/app" || die "staging the app failed"
-  layer_tar "$layers/app" "$layers/app.tar"
+  mkdir -p "$work/app"
+  node "$here/image/dockerfile.ts" stage-app "$work/app" || die "staging the app failed"
+  layer_tar "$work/app" "$work/app.tar" "$SOURCE_DATE_EPOCH"
 
   begin "assemble with umoci"
   local image="$work/oci:$version" history=(--history.created="$created" --history.author="packagesync")
-  umoci init --layout "$work/oci"
-  umoci new --image "$image"
-  umoci raw add-layer --image "$image" "${history[@]}" \
-    --history.created_by="mmdebstrap $suite: ${apt_packages[*]}; $user_run" "$base_tar"
-  umoci raw add-layer --image "$image" "${history[@]}" --history.created_by="node $node_version${render_tools[*]:+, ${!render_tools[*]}}" "$layers/node.tar"
-  umoci raw add-layer --image "$image" "${history[@]}" --history.created_by="npm ci ${npm_flags[*]}" "$layers/deps.tar"
-  umoci raw add-layer --image "$image" "${history[@]}" --history.created_by="COPY $(spec appSources | tr '\n' ' ')" "$layers/app.tar"
+  umoci raw add-layer --image "$work/oci:lower" --tag "$version" "${history[@]}" \
+    --history.created_by="COPY $(spec appSources | tr '\n' ' ')" "$work/app.tar"
+  umoci rm --image "$work/oci:lower"
   local config=(--created="$created" --architecture=amd64 --os=linux --config.user="$image_user"
     --config.workingdir="$workdir" --config.env="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     --config.label="org.opencontainers.image.version=$version" --config.label="org.opencontainers.image.title=packagesync")
@@ -209,7 +253,7 @@ build_image() {
   for e in "${cmd[@]}"; do config+=(--config.cmd="$e"); done
   umoci config --image "$image" "${history[@]}" --history.created_by="USER ENV WORKDIR ENTRYPOINT CMD from the Dockerfile" "${config[@]}"
   umoci gc --layout "$work/oci"
-  rm -rf "$layers"
+  rm -rf "$work/app" "$work/app.tar"
 }
 
 manifest_digest() { node -e 'const i = JSON.parse(require("fs").readFileSync(process.argv[1] + "/index.json", "utf8"));
@@ -219,7 +263,7 @@ manifest_digest() { node -e 'const i = JSON.parse(require("fs").readFileSync(pro
 begin "input digest"
 inputs="$(
   {
-    echo "$SOURCE_DATE_EPOCH $base_key $node_version $version"
+    echo "$SOURCE_DATE_EPOCH $lower_epoch $base_key $node_version $version"
     # contents only: the same inputs give the same digest whatever path the script was called by
     for f in "$here/build-image.sh" "$here/image/dockerfile.ts" "$here/versions.env" "$root/Dockerfile" \
       "$root/.dockerignore" "$root/package-lock.json" "$node_bin" "${render_tools[@]}"; do
@@ -228,7 +272,7 @@ inputs="$(
     (cd "$root" && node "$here/image/dockerfile.ts" app-files | while read -r f; do stat -c '%a %n' "$f"; sha256sum "$f"; done)
   } | sha256sum | cut -c1-64
 )"
-if [[ "$mode" == ensure && -f "$oci_archive" && -f "$docker_archive" && "$(cat "$out/inputs" 2>/dev/null)" == "$inputs" ]]; then
+if [[ "$mode" == ensure && -f "$oci_archive" && "$(cat "$out/inputs" 2>/dev/null)" == "$inputs" ]]; then
   log "up to date: $image_name:$version $(cat "$out/digest")"
   trap - EXIT; exit 0
 fi
@@ -253,7 +297,8 @@ digest="$(manifest_digest "$out/oci")"
 begin "export with skopeo"
 rm -f "$oci_archive" "$docker_archive"
 skopeo copy --quiet "oci:$out/oci:$version" "oci-archive:$oci_archive:$image_name:$version"
-skopeo copy --quiet "oci:$out/oci:$version" "docker-archive:$docker_archive:$image_name:$version"
+# the tests need only the OCI archive; the docker-archive (400 MB, uncompressed) is for make image
+[[ "$mode" == ensure ]] || skopeo copy --quiet "oci:$out/oci:$version" "docker-archive:$docker_archive:$image_name:$version"
 
 if [[ "$mode" != ensure ]]; then
   begin "reproducibility check: every layer again from scratch"
@@ -284,4 +329,4 @@ log "built $image_name:$version $digest"
 echo "IMAGE=$image_name:$version"
 echo "DIGEST=$digest"
 echo "OCI_ARCHIVE=$oci_archive"
-echo "DOCKER_ARCHIVE=$docker_archive"
+[[ "$mode" == ensure ]] || echo "DOCKER_ARCHIVE=$docker_archive"
