@@ -217,6 +217,7 @@ build_image() {
       {
         echo "$base_key $deps_key $lower_epoch ${!render_tools[*]}"
         sha256sum <"$base_tar.packages"
+        sha256sum <"$here/build-image.sh"
         for f in "$node_bin" "${render_tools[@]}"; do sha256sum <"$f"; done
       } | sha256sum | cut -c1-16
     )"
