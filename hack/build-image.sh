@@ -48,9 +48,10 @@ fi
 
 # --- tools: install the Debian packages that are missing, then insist they are there ----------------
 begin "tools"
+have() { local p; p="$(type -P "$1")" && [[ -f "$p" && -x "$p" ]]; } # an executable file on PATH (type -P and command -v also name a non-executable one)
 declare -A pkg_of=([mmdebstrap]=mmdebstrap [umoci]=umoci [skopeo]=skopeo [runc]=runc [sha256sum]=coreutils)
 need=()
-for tool in "${!pkg_of[@]}"; do command -v "$tool" >/dev/null || need+=("${pkg_of[$tool]}"); done
+for tool in "${!pkg_of[@]}"; do have "$tool" || need+=("${pkg_of[$tool]}"); done
 tar --version 2>/dev/null | grep -q 'GNU tar' || need+=(tar)
 if [[ ${#need[@]} -gt 0 ]]; then
   log "installing Debian packages: ${need[*]}"
@@ -61,7 +62,7 @@ if [[ ${#need[@]} -gt 0 ]]; then
     die "apt-get install ${need[*]} failed"
 fi
 for tool in "${!pkg_of[@]}"; do
-  command -v "$tool" >/dev/null || die "$tool is missing (Debian package ${pkg_of[$tool]})"
+  have "$tool" || die "$tool is missing (Debian package ${pkg_of[$tool]})"
 done
 tar --version | grep -q 'GNU tar' || die "GNU tar is missing (Debian package tar)"
 [[ $(id -u) -eq 0 ]] || die "mmdebstrap --mode=root needs root (run as root or with sudo)"
