@@ -16,6 +16,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -143,12 +144,23 @@ beforeAll(async () => {
   const layout = join(tmp, 'oci');
   // From the archive users get, through the tools a runtime uses: skopeo, then umoci unpack.
   sh('skopeo', ['copy', '--quiet', `oci-archive:${paths.OCI_ARCHIVE}`, `oci:${layout}:image`]);
-  sh('umoci', ['unpack', '--image', `${layout}:image`, join(tmp, 'bundle')]);
-  rootfs = join(tmp, 'bundle', 'rootfs');
-  baseSpec = JSON.parse(readFileSync(join(tmp, 'bundle', 'config.json'), 'utf8')) as RuntimeSpec;
+  // The unpacked bundle is kept beside the image, keyed by its manifest digest (unpacking takes ~25 s);
+  // the containers use its rootfs read-only.
+  const digest = readFileSync(paths.DIGEST_FILE!, 'utf8').trim();
+  const bundle = join(root, '.image', 'bundle');
+  if (!existsSync(join(bundle, 'digest')) || readFileSync(join(bundle, 'digest'), 'utf8') !== digest) {
+    rmSync(bundle, { recursive: true, force: true });
+    rmSync(`${bundle}.tmp`, { recursive: true, force: true });
+    sh('umoci', ['unpack', '--image', `${layout}:image`, `${bundle}.tmp`]);
+    writeFileSync(join(`${bundle}.tmp`, 'digest'), digest);
+    renameSync(`${bundle}.tmp`, bundle);
+  }
+  rootfs = join(bundle, 'rootfs');
+  baseSpec = JSON.parse(readFileSync(join(bundle, 'config.json'), 'utf8')) as RuntimeSpec;
   const index = JSON.parse(readFileSync(join(layout, 'index.json'), 'utf8')) as { manifests: { digest: string }[] };
   // the archive holds exactly the image the build reported (its manifest digest)
   expect(index.manifests[0]!.digest).toBe(readFileSync(paths.DIGEST_FILE!, 'utf8').trim());
+  expect(existsSync(join(rootfs, 'app')), 'the unpacked bundle has the image').toBe(true);
   const manifest = blob(layout, index.manifests[0]!.digest) as { config: { digest: string } };
   image = (blob(layout, manifest.config.digest) as { config: ImageConfig }).config;
   spec = readImageSpec(readFileSync(join(root, 'Dockerfile'), 'utf8'));
