@@ -56,9 +56,10 @@ install-yaml: build-cluster ## regenerate deploy/install.yaml (deploy/ in one fi
 crds: node-deps ## regenerate crds/ from the zod schema in src/api
 	node hack/generate-crds.ts
 
-lint: node-deps ## eslint + prettier
+lint: node-deps ## eslint + prettier + the layer rules of src/ (.dependency-cruiser.mjs)
 	npx eslint .
 	npx prettier --check .
+	npx depcruise src --config .dependency-cruiser.mjs
 
 typecheck: node-deps
 	npx tsc --noEmit
