@@ -15,7 +15,8 @@
 #   hack/build-image.sh reproducible   build the base twice too, without its cache (slow: ~4 min)
 #   hack/build-image.sh paths     print where the outputs are
 #
-# Reproducible: SOURCE_DATE_EPOCH (default: the last commit's time) stamps every file and the config.
+# Reproducible: SOURCE_DATE_EPOCH (default: the last commit's time) stamps the app layer and the config;
+# the lower layers carry the last commit that changed their inputs (see "Epochs" below).
 # The Debian mirror moves (no snapshot mirror is reachable here), so the base layer is cached in
 # $PACKAGESYNC_CACHE/image/ keyed by the suite, mirrors, package list and user line; its resolved
 # package versions are written beside it. PACKAGESYNC_IMAGE_REFRESH_BASE=1 rebuilds it (security updates).
