@@ -44,7 +44,9 @@ interface PodSpec {
   hostNetwork?: boolean;
 }
 
-const files = readdirSync(resolve(root, 'deploy')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+const files = readdirSync(resolve(root, 'deploy')).filter(
+  (f) => f.endsWith('.yaml') && f !== 'kustomization.yaml' && f !== 'install.yaml',
+);
 const docs: Doc[] = files.flatMap((f) =>
   parseAllDocuments(read(`deploy/${f}`))
     .map((d) => d.toJS() as Doc | null)
