@@ -12,14 +12,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments, stringify } from 'yaml';
-import { KubeClient, isNotFound } from '../src/adapters/kube/client.ts';
+import { KubeClient } from '../src/adapters/kube/client.ts';
 import type { KubeObject } from '../src/core/object.ts';
-import { eventually, kube, kubeconfig, kubectl } from './support/cluster.ts';
+import { eventReasons, eventually, get, kube, kubeconfig, kubectl } from './support/cluster.ts';
 import {
   createPackageSync,
   getPackageSync,
   packageSync,
-  startController,
   waitReady,
   type ControllerHandle,
 } from './support/controller.ts';
@@ -118,16 +117,15 @@ beforeAll(async () => {
   });
   const path = await tokenKubeconfig(systemNs);
   asController = await KubeClient.create({ kubeconfig: path });
-  controller = await startController({
+  controller = await env.startController({
     kubeconfig: path,
     args: ['--leader-elect', '--leader-election-namespace', systemNs, '--leader-election-id', LEASE],
   });
 });
 
 afterAll(async () => {
-  await controller?.stop();
+  await env?.dispose(); // the controller first
   await asController?.close();
-  await env?.dispose();
   if (clusterScoped.length) await kubectl('delete', '--ignore-not-found', ...clusterScoped).catch(() => undefined);
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
@@ -146,15 +144,6 @@ async function can(verb: string, resource: string, extra: Record<string, string>
     },
   );
   return review.status.allowed;
-}
-
-async function get(path: string): Promise<(KubeObject & { data?: Record<string, string> }) | undefined> {
-  try {
-    return await (await kube()).request('GET', path);
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
 }
 
 describe('the deploy RBAC', () => {
@@ -219,16 +208,7 @@ describe('the deploy RBAC', () => {
     expect(await get(`/api/v1/namespaces/${ns}/configmaps/extra`)).toBeUndefined();
 
     // events are best effort (a refused one is dropped silently): that they exist shows the grant works
-    const reasons = await kubectl(
-      'get',
-      'events',
-      '-n',
-      ns,
-      '--field-selector',
-      'involvedObject.name=app',
-      '-o',
-      'jsonpath={.items[*].reason}',
-    );
+    const reasons = await eventReasons(ns, 'app');
     expect(reasons).toContain('Applied');
 
     await (await kube()).request('DELETE', `/apis/packagesync.io/v1alpha1/namespaces/${ns}/packagesyncs/app`);
