@@ -23,13 +23,7 @@ import { tmpdir } from 'node:os';
 import { join, matchesGlob, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubeconfig } from './support/cluster.ts';
-import {
-  createPackageSync,
-  packageSync,
-  startController,
-  waitReady,
-  type ControllerHandle,
-} from './support/controller.ts';
+import { createPackageSync, packageSync, waitReady } from './support/controller.ts';
 import { configMap, startGitEnv, type GitEnv } from './support/git-env.ts';
 import { get } from './support/safety.ts';
 
@@ -38,7 +32,6 @@ const USER = { uid: 65532, gid: 65532 };
 let tmp: string;
 let app: string;
 let env: GitEnv;
-let controller: ControllerHandle | undefined;
 
 /** The final stage's `COPY <src> ./<dest>` lines (not the --from=deps one). */
 function finalStageCopies(): string[] {
@@ -97,7 +90,6 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  await controller?.stop();
   await env?.dispose();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
@@ -128,7 +120,7 @@ describe('the image layout', () => {
     expect(help.code, help.out).toBe(0);
     expect(help.out).toMatch(/controller/);
 
-    controller = await startController({
+    const controller = await env.startController({
       entry: join(app, 'src/main.ts'),
       user: USER,
       env: imageEnv,
