@@ -4,7 +4,7 @@
  * that exists unowned or owned by another PackageSync is still found, so adoption and conflicts are seen.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { entryOf } from '../src/api/inventory.ts';
+import { entryOf } from '../src/core/inventory.ts';
 import { KubeClient } from '../src/adapters/kube/client.ts';
 import { Discovery } from '../src/adapters/kube/discovery.ts';
 import { Objects } from '../src/adapters/kube/objects.ts';
@@ -59,7 +59,7 @@ describe('reading live state before an apply', () => {
     const desired = [cm(ns, 'unowned'), cm(ns, 'foreign'), cm(ns, 'fresh'), sa(ns, 'runner')];
     const { objects, counts, close } = await countingObjects();
     try {
-      const live = await readLiveState(objects, desired, [], owner, {});
+      const live = await readLiveState(objects.forPackage(owner), desired, [], {});
       expect(live.ok).toBe(true);
       if (!live.ok) return;
       expect([...live.value.byKey.values()].map((o) => o.metadata.name).sort()).toEqual(['foreign', 'unowned']);
@@ -80,7 +80,7 @@ describe('reading live state before an apply', () => {
     const desired = [cm(ns, 'one'), cm(ns, 'two'), cm(ns, 'three')];
     const { objects, counts, close } = await countingObjects();
     try {
-      const live = await readLiveState(objects, desired, inventory, owner, {});
+      const live = await readLiveState(objects.forPackage(owner), desired, inventory, {});
       expect(live.ok).toBe(true);
       if (!live.ok) return;
       expect([...live.value.byKey.values()].map((o) => o.metadata.name).sort()).toEqual(['one', 'two']);

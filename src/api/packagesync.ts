@@ -112,6 +112,7 @@ export const ConditionSchema = z.object({
   observedGeneration: z.number().int().optional(),
 });
 
+/** One inventory entry, in Flux's (cli-utils ObjMetadata) format: `<namespace>_<name>_<group>_<kind>` and the apiVersion's version. */
 export const InventoryEntrySchema = z.object({ id: z.string(), v: z.string() });
 
 export const ObjectCountsSchema = z.object({
@@ -170,12 +171,4 @@ export interface PackageSync {
   };
   spec: Spec;
   status?: Status;
-}
-
-/** Validates and defaults a spec read from the cluster; the message names the field to fix. */
-export function parseSpec(raw: unknown): { ok: true; spec: Spec } | { ok: false; message: string } {
-  const r = SpecSchema.safeParse(raw);
-  if (r.success) return { ok: true, spec: r.data };
-  const issue = r.error.issues[0]!;
-  return { ok: false, message: `spec.${issue.path.join('.')}: ${issue.message}` };
 }

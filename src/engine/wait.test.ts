@@ -1,29 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { available, deployment, starting } from '../../test/support/workloads.ts';
 import { refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
 import type { HealthSource } from './health-source.ts';
-import { newest, waitUntilHealthy } from './wait.ts';
+import { waitUntilHealthy } from './wait.ts';
 
-const deployment = (
-  name: string,
-  status: Record<string, unknown>,
-  generation = 1,
-  uid = `uid-${name}`,
-): KubeObject => ({
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name, namespace: 'team-a', generation, uid },
-  spec: { replicas: 1, selector: { matchLabels: { app: name } } },
-  status,
-});
-const available = {
-  observedGeneration: 1,
-  replicas: 1,
-  updatedReplicas: 1,
-  readyReplicas: 1,
-  availableReplicas: 1,
-  conditions: [{ type: 'Available', status: 'True' }],
-};
-const starting = { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 0, availableReplicas: 0 };
 const gadget = (ready: 'True' | 'False'): KubeObject => ({
   apiVersion: 'example.com/v1',
   kind: 'Gadget',
@@ -121,16 +101,16 @@ describe('waitUntilHealthy', () => {
           'Deployment/team-a/web (0 of 1 replicas available); Gadget.example.com/team-a/g (backend refused)',
       },
     });
-    if (!done.ok && 'failure' in done) expect(done.failure.object).toMatchObject({ name: 'gone' });
+    if (!done.ok) expect(done.failure.object).toMatchObject({ name: 'gone' });
   });
 
-  it('stops when its signal fires, without a failure', async () => {
+  it('stops when its signal fires, as Superseded (not a health failure)', async () => {
     const f = fakeSource([gadget('False')]);
     const cancel = new AbortController();
     const waiting = waitUntilHealthy(f.source, [gadget('False')], opts(cancel.signal));
     await new Promise((r) => setTimeout(r, 20));
     cancel.abort();
-    expect(await waiting).toMatchObject({ ok: false, cancelled: true });
+    expect(await waiting).toMatchObject({ ok: false, failure: { reason: 'Superseded' } });
   });
 
   it('uses the copy the apply returned while the watch has not delivered the change yet', async () => {
@@ -145,30 +125,5 @@ describe('waitUntilHealthy', () => {
     f.change([deployment('web', { ...available, observedGeneration: 2 }, 2)]);
     expect((await waiting).ok).toBe(true);
     expect(f.calls.reads).toBe(2);
-  });
-});
-
-describe('newest', () => {
-  const at = (o: KubeObject, created: string): KubeObject => ({
-    ...o,
-    metadata: { ...o.metadata, creationTimestamp: created },
-  });
-  const gen1 = deployment('web', {}, 1);
-  const gen2 = deployment('web', {}, 2);
-  it.each([
-    ['the read copy when it is as new', gen2, gen2, true, gen2],
-    ['the known copy when the read one is of an older generation', gen1, gen2, false, gen2],
-    ['the read copy when it is of a newer generation', gen2, gen1, false, gen2],
-    ['the known copy for a missing read, during the grace', undefined, gen1, true, gen1],
-    ['nothing for a missing read after the grace (deleted)', undefined, gen1, false, undefined],
-    [
-      'the later creation when recreated',
-      at(deployment('web', {}, 1, 'new'), '2026-01-01T00:00:05Z'),
-      at(gen1, '2026-01-01T00:00:00Z'),
-      false,
-      at(deployment('web', {}, 1, 'new'), '2026-01-01T00:00:05Z'),
-    ],
-  ])('picks %s', (_what, read, known, grace, expected) => {
-    expect(newest(read, known, grace)).toEqual(expected);
   });
 });
