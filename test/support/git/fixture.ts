@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startGitHttpServer, type GitHttpAuth, type GitHttpServer } from './http-server.ts';
+import { startGitHttpServer, type GitHttpAuth, type GitHttpServer, type GitHttpServerOptions } from './http-server.ts';
 import { commitFiles, createRepoRoot, type FileChange, type TestRepo } from './repo.ts';
 import { startGitSshServer, type GitSshServer } from './ssh-server.ts';
 
@@ -19,8 +19,8 @@ export interface GitFixture {
   createRepo(name: string): Promise<TestRepo>;
   /** A new repository with one commit of `files` on main. */
   repoWith(name: string, files: Record<string, FileChange>, message?: string): Promise<{ repo: TestRepo; sha: string }>;
-  /** A smart-HTTP server over root (anonymous unless `auth` says otherwise); stopped by dispose. */
-  serveHttp(auth?: GitHttpAuth): Promise<GitHttpServer>;
+  /** A smart-HTTP server over root (anonymous unless `auth` says otherwise; https with `tls`); stopped by dispose. */
+  serveHttp(auth?: GitHttpAuth, tls?: GitHttpServerOptions['tls']): Promise<GitHttpServer>;
   /** An sshd over root (key-only, git-shell); stopped by dispose. */
   serveSsh(): Promise<GitSshServer>;
   dispose(): Promise<void>;
@@ -43,7 +43,7 @@ export async function startGitFixture(): Promise<GitFixture> {
       const repo = await repos.createRepo(name);
       return { repo, sha: await commitFiles(repo, 'main', files, message) };
     },
-    serveHttp: (auth = 'none') => started(startGitHttpServer({ root: repos.root, auth })),
+    serveHttp: (auth = 'none', tls) => started(startGitHttpServer({ root: repos.root, auth, tls })),
     serveSsh: () => started(startGitSshServer({ root: repos.root })),
     async dispose() {
       await Promise.all(servers.map((s) => s.stop()));
