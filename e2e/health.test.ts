@@ -16,14 +16,13 @@ import {
   notReadyGadget,
   readyAt,
   stalledOnHealth,
-  startHealthEnv,
   watchStatus,
-  type HealthEnv,
 } from './support/health.ts';
+import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 
-let env: HealthEnv;
+let env: GitEnvWithController;
 beforeAll(async () => {
-  env = await startHealthEnv();
+  env = await startGitEnv();
 });
 afterAll(async () => {
   await env?.dispose();

@@ -11,14 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { KubeClient, isNotFound } from '../src/adapters/kube/client.ts';
-import type { KubeObject } from '../src/core/object.ts';
-import { eventually, kube, kubeconfig, kubectl } from './support/cluster.ts';
+import { KubeClient } from '../src/adapters/kube/client.ts';
+import { eventReasons, eventually, get, kube, kubeconfig } from './support/cluster.ts';
 import {
   createPackageSync,
   getPackageSync,
   packageSync,
-  startController,
   waitReady,
   type ControllerHandle,
 } from './support/controller.ts';
@@ -39,16 +37,15 @@ beforeAll(async () => {
   rbac = await applyDeployRbac(systemNs, tmp);
   const path = await tokenKubeconfig(systemNs, join(tmp, 'controller.kubeconfig'));
   asController = await KubeClient.create({ kubeconfig: path });
-  controller = await startController({
+  controller = await env.startController({
     kubeconfig: path,
     args: ['--leader-elect', '--leader-election-namespace', systemNs, '--leader-election-id', LEASE],
   });
 });
 
 afterAll(async () => {
-  await controller?.stop();
+  await env?.dispose(); // the controller first
   await asController?.close();
-  await env?.dispose();
   await rbac?.dispose();
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
@@ -67,15 +64,6 @@ async function can(verb: string, resource: string, extra: Record<string, string>
     },
   );
   return review.status.allowed;
-}
-
-async function get(path: string): Promise<(KubeObject & { data?: Record<string, string> }) | undefined> {
-  try {
-    return await (await kube()).request('GET', path);
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
 }
 
 describe('the deploy RBAC', () => {
@@ -140,16 +128,7 @@ describe('the deploy RBAC', () => {
     expect(await get(`/api/v1/namespaces/${ns}/configmaps/extra`)).toBeUndefined();
 
     // events are best effort (a refused one is dropped silently): that they exist shows the grant works
-    const reasons = await kubectl(
-      'get',
-      'events',
-      '-n',
-      ns,
-      '--field-selector',
-      'involvedObject.name=app',
-      '-o',
-      'jsonpath={.items[*].reason}',
-    );
+    const reasons = await eventReasons(ns, 'app');
     expect(reasons).toContain('Applied');
 
     await (await kube()).request('DELETE', `/apis/packagesync.io/v1alpha1/namespaces/${ns}/packagesyncs/app`);
