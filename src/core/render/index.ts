@@ -3,3 +3,5 @@ export { canonicalJson, compareUtf8, objectDigest, sha256Hex } from './canonical
 export { LocalConfigAnnotation } from './manifests.ts';
 export { maxAliasCount } from './parse.ts';
 export type { RenderedPackage, RenderOptions, SourceFile } from './types.ts';
+export { mergeVariables, SubstituteAnnotations, substitutionDisabled } from './substitute.ts';
+export type { Substitution, VariableSource } from './substitute.ts';

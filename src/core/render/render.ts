@@ -9,7 +9,8 @@ import { objectsOfDocument } from './manifests.ts';
 import { normalizeObject } from './normalize.ts';
 import { parseManifestFile } from './parse.ts';
 import { scopeResolver } from './scope.ts';
-import type { RenderedPackage, RenderOptions, SourceFile } from './types.ts';
+import { substituteObject, type Substitution } from './substitute.ts';
+import type { RenderedPackage, RenderOptions, SourceFile, SourceLocation } from './types.ts';
 import { describeLocation } from './types.ts';
 
 /**
@@ -18,7 +19,7 @@ import { describeLocation } from './types.ts';
  * pruned from a half-read package.
  */
 export function renderPackage(files: readonly SourceFile[], options: RenderOptions): Result<RenderedPackage> {
-  const read = readObjects(files);
+  const read = readObjects(files, options.substitution);
   if (!read.ok) return read;
 
   const namespaced = scopeResolver(
@@ -65,13 +66,17 @@ export function renderPackage(files: readonly SourceFile[], options: RenderOptio
   return ok({ objects, digest: packageDigest(objects), sources });
 }
 
-function readObjects(files: readonly SourceFile[]): Result<LocatedObject[]> {
+function readObjects(files: readonly SourceFile[], substitution?: Substitution): Result<LocatedObject[]> {
   const found: LocatedObject[] = [];
+  // postBuild: on every object, before it is checked and normalised (Flux runs it on kustomize's output)
+  const step = substitution
+    ? (obj: Record<string, unknown>, where: SourceLocation) => substituteObject(obj, where, substitution)
+    : undefined;
   for (const file of [...files].sort((a, b) => compareUtf8(a.path, b.path))) {
     const documents = parseManifestFile(file);
     if (!documents.ok) return documents;
     for (const document of documents.value) {
-      const objects = objectsOfDocument(document.value, { path: file.path, document: document.index, items: [] });
+      const objects = objectsOfDocument(document.value, { path: file.path, document: document.index, items: [] }, step);
       if (!objects.ok) return objects;
       found.push(...objects.value);
     }

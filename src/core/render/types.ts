@@ -1,5 +1,6 @@
 import type { KubeObject } from '../object.ts';
 import type { Owner } from '../plan/ownership.ts';
+import type { Substitution } from './substitute.ts';
 
 /** One manifest file as the source adapter read it: .yaml, .yml or .json, size already checked. */
 export interface SourceFile {
@@ -19,6 +20,8 @@ export interface RenderOptions {
   isNamespaced?: (group: string, kind: string) => boolean | undefined;
   /** spec.allowEmpty: an empty package is a valid state (it prunes everything). */
   allowEmpty?: boolean;
+  /** spec.postBuild, its variables resolved: substituted into every object before it is checked. */
+  substitution?: Substitution;
 }
 
 export interface RenderedPackage {
