@@ -44,9 +44,10 @@ kubectl: ## run the kubectl built here against the local cluster: make kubectl A
 crds: node-deps ## regenerate crds/ from the zod schema in src/api
 	node hack/generate-crds.ts
 
-lint: node-deps ## eslint + prettier
+lint: node-deps ## eslint + prettier + the layer rules of src/ (.dependency-cruiser.mjs)
 	npx eslint .
 	npx prettier --check .
+	npx depcruise src --config .dependency-cruiser.mjs
 
 typecheck: node-deps
 	npx tsc --noEmit

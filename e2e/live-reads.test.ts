@@ -4,7 +4,7 @@
  * that exists unowned or owned by another PackageSync is still found, so adoption and conflicts are seen.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { entryOf } from '../src/api/inventory.ts';
+import { entryOf } from '../src/core/inventory.ts';
 import { KubeClient } from '../src/adapters/kube/client.ts';
 import { Discovery } from '../src/adapters/kube/discovery.ts';
 import { Objects } from '../src/adapters/kube/objects.ts';

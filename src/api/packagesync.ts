@@ -153,6 +153,7 @@ export const ConditionSchema = z.object({
   observedGeneration: z.number().int().optional(),
 });
 
+/** One inventory entry, in Flux's (cli-utils ObjMetadata) format: `<namespace>_<name>_<group>_<kind>` and the apiVersion's version. */
 export const InventoryEntrySchema = z.object({ id: z.string(), v: z.string() });
 
 export const ObjectCountsSchema = z.object({

@@ -12,7 +12,7 @@
  * PackageSync of the same name and namespace.
  */
 import { FIELD_MANAGER, type InventoryEntry, type PackageSync } from '../api/packagesync.ts';
-import { sortEntries } from '../api/inventory.ts';
+import { sortEntries } from '../core/inventory.ts';
 import type { Owner } from '../core/plan/ownership.ts';
 import type { KubeObject } from '../core/object.ts';
 import { isNotFound } from '../adapters/kube/client.ts';

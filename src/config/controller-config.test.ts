@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LEASE_NAME } from '../controller/lease-record.ts';
-import { leaderElectionId, parseControllerConfig } from './controller-config.ts';
+import { LEASE_NAME, leaderElectionId, parseControllerConfig } from './controller-config.ts';
 
 describe('leaderElectionId', () => {
   it('is the default Lease without sharding, and the explicit id when given', () => {

@@ -3,7 +3,9 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { LEASE_NAME } from '../controller/lease-record.ts';
+
+/** The leader-election Lease's name (suffixed per label selector: see leaderElectionId). */
+export const LEASE_NAME = 'packagesync-controller-leader';
 
 export const ControllerConfigSchema = z.object({
   kubeconfig: z.string().optional(),

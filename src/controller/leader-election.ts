@@ -11,8 +11,9 @@
  */
 import type { Logger } from 'pino';
 import { isConflict, isNotFound, type KubeClient } from '../adapters/kube/client.ts';
+import { LEASE_NAME } from '../config/controller-config.ts';
+import { errorText } from '../core/failure.ts';
 import {
-  LEASE_NAME,
   decide,
   newLeaseSpec,
   observe,
@@ -22,7 +23,8 @@ import {
   type Observation,
 } from './lease-record.ts';
 
-export { LEASE_NAME, defaultLeaseNamespace, leaderIdentity, type LeaseSpec } from './lease-record.ts';
+export { LEASE_NAME };
+export { defaultLeaseNamespace, leaderIdentity, type LeaseSpec } from './lease-record.ts';
 
 export interface LeaderElectorOptions {
   client: KubeClient;
@@ -88,7 +90,7 @@ export class LeaderElector {
       this.opts.log?.info({ lease: this.path }, 'leader lease released');
     } catch (e) {
       this.opts.log?.warn(
-        { err: String(e) },
+        { err: errorText(e) },
         'could not release the leader lease; a standby takes over when it expires',
       );
     }
@@ -174,10 +176,7 @@ export class LeaderElector {
   }
 
   private failed(e: unknown): Attempt {
-    this.opts.log?.warn(
-      { err: e instanceof Error ? e.message : String(e), lease: this.path },
-      'leader lease request failed',
-    );
+    this.opts.log?.warn({ err: errorText(e), lease: this.path }, 'leader lease request failed');
     return 'failed';
   }
 

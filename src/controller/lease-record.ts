@@ -6,8 +6,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 
-export const LEASE_NAME = 'packagesync-controller-leader';
-
 export interface LeaseSpec {
   holderIdentity?: string;
   leaseDurationSeconds?: number;

@@ -14,6 +14,7 @@ import { reconcile, type ReconcileOptions } from '../engine/reconcile.ts';
 import type { Ports } from '../engine/ports.ts';
 import { WorkQueue } from './work-queue.ts';
 import type { NamespacePolicy } from '../core/plan/namespace-policy.ts';
+import { errorText } from '../core/failure.ts';
 
 export interface ManagerOptions {
   watchNamespace?: string;
@@ -135,10 +136,6 @@ function needsWork(ps: PackageSync, old?: PackageSync): boolean {
 
 function becameReady(ps: PackageSync, old?: PackageSync): boolean {
   return conditionOf(ps.status, 'Ready')?.status === 'True' && conditionOf(old?.status, 'Ready')?.status !== 'True';
-}
-
-export function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 export type { KubeObject };

@@ -14,7 +14,8 @@ import { controllerReadiness, metricsRoutes, probeRoutes, startHttpServers } fro
 import { createMetrics } from '../server/metrics.ts';
 import { webhookRoutes } from '../server/webhook.ts';
 import { LeaderElector, leaderIdentity } from './leader-election.ts';
-import { Manager, errorText } from './manager.ts';
+import { Manager } from './manager.ts';
+import { errorText } from '../core/failure.ts';
 
 export async function runController(config: ControllerConfig): Promise<void> {
   const log = createLogger(config.logLevel);

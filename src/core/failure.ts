@@ -15,6 +15,11 @@ export interface Failure {
   terminal: boolean;
 }
 
+/** The message of a thrown value: what logs and failures quote (never the value's other properties). */
+export function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
 export type Result<T> = { ok: true; value: T } | { ok: false; failure: Failure };
 
 export const ok = <T>(value: T): Result<T> => ({ ok: true, value });

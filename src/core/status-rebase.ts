@@ -9,7 +9,7 @@
  *   absent object on the next reconcile; an entry too few would leave an applied object unknown to the
  *   inventory — invariant 2 — so the union is the only safe answer.
  */
-import { mergeInventories } from '../api/inventory.ts';
+import { mergeInventories } from './inventory.ts';
 import type { Status } from '../api/packagesync.ts';
 
 export function rebaseStatus(ours: Status, base: Status | undefined, theirs: Status | undefined): Status {

@@ -4,7 +4,7 @@
  * inventory. Whatever point this is interrupted at, no object exists that the saved inventory does not
  * list (invariant 2); a failed apply prunes nothing.
  */
-import { refOfEntry } from '../api/inventory.ts';
+import { refOfEntry } from '../core/inventory.ts';
 import type { InventoryEntry } from '../api/packagesync.ts';
 import type { Objects } from '../adapters/kube/objects.ts';
 import type { Failure } from '../core/failure.ts';

@@ -9,12 +9,12 @@
  *   apply — otherwise the two would take it from each other on every reconcile.
  * Nothing here decides; src/core/plan does.
  */
-import { refOfEntry } from '../api/inventory.ts';
+import { refOfEntry } from '../core/inventory.ts';
 import type { InventoryEntry } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
 import type { Objects } from '../adapters/kube/objects.ts';
 import type { ResourceMapping } from '../adapters/kube/discovery.ts';
-import { fail, ok, type Result } from '../core/failure.ts';
+import { errorText, fail, ok, type Result } from '../core/failure.ts';
 import { refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
 import { OwnerLabel, type Owner } from '../core/plan/ownership.ts';
 
@@ -113,9 +113,9 @@ export async function readLiveState(
       }),
     );
   } catch (e) {
-    const err = e as { status?: number; message?: string };
-    if (err.status === 403) return fail(Reason.Forbidden, `reading live objects: forbidden: ${err.message}`);
-    return fail(Reason.ApplyFailed, `reading live objects: ${err.message ?? String(e)}`);
+    const status = (e as { status?: number }).status;
+    if (status === 403) return fail(Reason.Forbidden, `reading live objects: forbidden: ${errorText(e)}`);
+    return fail(Reason.ApplyFailed, `reading live objects: ${errorText(e)}`);
   }
   return ok({ byKey, unknownKinds });
 }

@@ -6,30 +6,9 @@ import type { Logger } from 'pino';
 import type { Objects } from '../adapters/kube/objects.ts';
 import type { WatchCache } from '../adapters/kube/watch-cache.ts';
 import type { PackageSyncs } from '../adapters/kube/packagesyncs.ts';
-import type { Result } from '../core/failure.ts';
-import type { SourceFile } from '../core/render/types.ts';
-import type { Spec } from '../api/packagesync.ts';
+import type { SourcePort } from '../adapters/git/source-port.ts';
 
-export interface FetchedSource {
-  /** e.g. main@sha1:3f2a… */
-  revision: string;
-  commit: string;
-  files: SourceFile[];
-}
-
-export interface SourcePort {
-  /**
-   * Resolves the ref to a commit, fetches it (from cache when unchanged) and reads the package files.
-   * `credentials` comes from the PackageSync's own namespace; the source never falls back to others.
-   */
-  fetch(
-    source: Spec['source'],
-    credentials: Record<string, string> | undefined,
-    signal: AbortSignal,
-  ): Promise<Result<FetchedSource>>;
-  /** Forgets what it recently learnt about this URL's refs: the next fetch asks the git server. */
-  forget?(url: string): void;
-}
+export type { FetchedSource, SourcePort } from '../adapters/git/source-port.ts';
 
 export interface SecretsPort {
   /** The Secret's data, decoded; undefined when it does not exist. */

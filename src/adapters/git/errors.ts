@@ -1,5 +1,5 @@
 import { Reason } from '../../api/reasons.ts';
-import type { Failure } from '../../core/failure.ts';
+import { errorText, type Failure } from '../../core/failure.ts';
 
 /**
  * Turns a failed git process into a Failure a user can act on, and makes sure no secret survives into it:
@@ -135,11 +135,6 @@ function secretForms(secrets: readonly string[]): string[] {
   }
   // Longest first, so a secret containing another is masked whole.
   return [...forms].sort((a, b) => b.length - a.length);
-}
-
-function errorText(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
 }
 
 function pluginOf(err: unknown): string {

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { durationMs } from '../../api/packagesync.ts';
 import type { Spec } from '../../api/packagesync.ts';
 import type { ControllerConfig } from '../../config/controller-config.ts';
-import type { FetchedSource, SourcePort } from '../../engine/ports.ts';
+import type { SourceFile } from '../../core/render/types.ts';
 import { ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { authFromSecret } from './auth.ts';
@@ -17,6 +17,27 @@ import { validatePackagePath, validateRef, validateSourceURL } from './validate.
  * the ref, fetch (shared cache), and read the package's manifests. Validation comes first, so nothing the
  * spec says reaches git unchecked.
  */
+
+export interface FetchedSource {
+  /** e.g. main@sha1:3f2a… */
+  revision: string;
+  commit: string;
+  files: SourceFile[];
+}
+
+export interface SourcePort {
+  /**
+   * Resolves the ref to a commit, fetches it (from cache when unchanged) and reads the package files.
+   * `credentials` comes from the PackageSync's own namespace; the source never falls back to others.
+   */
+  fetch(
+    source: Spec['source'],
+    credentials: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<Result<FetchedSource>>;
+  /** Forgets what it recently learnt about this URL's refs: the next fetch asks the git server. */
+  forget?(url: string): void;
+}
 
 export type GitSourceConfig = Pick<
   ControllerConfig,

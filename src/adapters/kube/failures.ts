@@ -6,7 +6,7 @@
  */
 import { FIELD_MANAGER } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
-import type { Failure } from '../../core/failure.ts';
+import { errorText, type Failure } from '../../core/failure.ts';
 import { describeRef, refOf, type KubeObject, type ObjectRef } from '../../core/object.ts';
 import { KubeApiError } from './client.ts';
 
@@ -30,7 +30,7 @@ export function applyFailure(obj: KubeObject, e: unknown, verb: 'apply' | 'delet
   const secret = ref.kind === 'Secret' && ref.group === '';
   const failure = (reason: string, message: string): Failure => ({ reason, message, object: ref, terminal: false });
   if (!(e instanceof KubeApiError)) {
-    return failure(Reason.ApplyFailed, `${verb} ${what}: ${(e as Error).message ?? String(e)}`);
+    return failure(Reason.ApplyFailed, `${verb} ${what}: ${errorText(e)}`);
   }
   const causes = causesOf(e);
   if (e.status === 409 && verb === 'apply' && causes.some((c) => c.reason === 'FieldManagerConflict')) {
@@ -65,8 +65,8 @@ export function applyFailure(obj: KubeObject, e: unknown, verb: 'apply' | 'delet
 
 /** One line per failed delete, for PruneFailed: the object and why (the verb and resource when forbidden). */
 export function deleteProblem(ref: ObjectRef, e: unknown): string {
-  const message = e instanceof KubeApiError ? apiMessage(e, ref.kind === 'Secret') : (e as Error).message;
-  return `${describeRef(ref)}: ${trimMessage(message ?? String(e), 300)}`;
+  const message = e instanceof KubeApiError ? apiMessage(e, ref.kind === 'Secret') : errorText(e);
+  return `${describeRef(ref)}: ${trimMessage(message, 300)}`;
 }
 
 function causesOf(e: KubeApiError): Cause[] {

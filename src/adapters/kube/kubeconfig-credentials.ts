@@ -7,7 +7,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
 import { join } from 'node:path';
-import type { Kubeconfig, KubeconfigInfo, KubeHeaders } from './kubeconfig.ts';
+import { errorText } from '../../core/failure.ts';
+import type { Kubeconfig, KubeconfigInfo, KubeHeaders } from './kubeconfig-types.ts';
 
 export const IN_CLUSTER_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
@@ -121,7 +122,7 @@ export async function delegateToClientNode(
       await kc.applyToHTTPSOptions(opts as never);
     } catch (e) {
       // the plugin's own message (its stderr): what kubectl shows too
-      const said = (e instanceof Error ? e.message : String(e)).trim().slice(0, 500);
+      const said = errorText(e).trim().slice(0, 500);
       throw new Error(`${where} failed${said ? `: ${said}` : ' without a message'}`, { cause: e });
     }
     const headers: KubeHeaders = {};

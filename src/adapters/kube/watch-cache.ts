@@ -15,6 +15,7 @@
  * not see through the cache what its ServiceAccount may not read, so the engine does not use this for it.
  */
 import type { Logger } from 'pino';
+import { errorText } from '../../core/failure.ts';
 import type { KubeObject } from '../../core/object.ts';
 import { OwnerLabel } from '../../core/plan/ownership.ts';
 import type { KubeClient } from './client.ts';
@@ -186,8 +187,7 @@ export class WatchCache {
       path,
       labelSelector: objects === 'owned' ? OwnerLabel.name : undefined,
       objectType: { apiVersion: group ? `${group}/${version}` : version, kind },
-      onError: (e) =>
-        this.log?.warn({ watch: key, err: e instanceof Error ? e.message : String(e) }, 'watch interrupted; resuming'),
+      onError: (e) => this.log?.warn({ watch: key, err: errorText(e) }, 'watch interrupted; resuming'),
     });
     const w: Watch = { key, informer, holders: new Set(), synced: false };
     informer.on(() => {

@@ -2,7 +2,7 @@
  * Step 4: desired × inventory × live → what to apply, in which waves, and what to prune. Pure: the
  * live copies were read by the engine; this decides.
  */
-import { entryOf, mergeInventories } from '../../api/inventory.ts';
+import { entryOf, mergeInventories } from '../inventory.ts';
 import type { InventoryEntry } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
 import type { Failure } from '../failure.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { InventoryEntry } from '../../api/inventory.ts';
-import { entryOf } from '../../api/inventory.ts';
+import type { InventoryEntry } from '../inventory.ts';
+import { entryOf } from '../inventory.ts';
 import type { KubeObject } from '../object.ts';
 import { describeRef } from '../object.ts';
 import { planPrune } from './prune.ts';

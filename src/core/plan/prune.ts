@@ -1,5 +1,5 @@
-import type { InventoryEntry } from '../../api/inventory.ts';
-import { inventoryId, refOfEntry } from '../../api/inventory.ts';
+import type { InventoryEntry } from '../inventory.ts';
+import { inventoryId, refOfEntry } from '../inventory.ts';
 import type { KubeObject, ObjectRef } from '../object.ts';
 import { refKey, refOf } from '../object.ts';
 import { compareUtf8 } from '../render/canonical.ts';

@@ -1,20 +1,16 @@
-import type { KubeObject, ObjectRef } from '../core/object.ts';
-import { refOf, versionOf } from '../core/object.ts';
-import type { Result } from '../core/failure.ts';
-import { fail, ok } from '../core/failure.ts';
-import { Reason } from './reasons.ts';
+import type { InventoryEntry } from '../api/packagesync.ts';
+import { Reason } from '../api/reasons.ts';
+import type { KubeObject, ObjectRef } from './object.ts';
+import { refOf, versionOf } from './object.ts';
+import type { Result } from './failure.ts';
+import { fail, ok } from './failure.ts';
+
+export type { InventoryEntry };
 
 /**
  * The inventory in status: every object this PackageSync applied, in the same format as Flux's
  * kustomize-controller (cli-utils ObjMetadata), so tools that read one can read the other.
  */
-export interface InventoryEntry {
-  /** `<namespace>_<name>_<group>_<kind>`: namespace empty when cluster-scoped, group empty for core. */
-  id: string;
-  /** API version of the object when it was applied, e.g. `v1`. */
-  v: string;
-}
-
 export interface InventoryDiff {
   /** In the new inventory only. */
   added: InventoryEntry[];
@@ -80,6 +76,13 @@ export function mergeInventories(old: readonly InventoryEntry[], next: readonly 
   for (const entry of old) byId.set(entry.id, entry);
   for (const entry of next) byId.set(entry.id, entry);
   return sortEntries([...byId.values()]);
+}
+
+/** The same objects at the same versions, whatever the order: saving one over the other changes nothing. */
+export function sameInventory(a: readonly InventoryEntry[], b: readonly InventoryEntry[]): boolean {
+  if (a.length !== b.length) return false;
+  const versions = new Map(a.map((e) => [e.id, e.v]));
+  return versions.size === a.length && b.every((e) => versions.get(e.id) === e.v);
 }
 
 /** Compares by id only: a version change is not an addition or a removal. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject, ObjectRef } from '../core/object.ts';
+import type { KubeObject, ObjectRef } from './object.ts';
 import type { InventoryEntry } from './inventory.ts';
 import {
   apiVersionOfEntry,
