@@ -9,8 +9,8 @@ import { objectsOfDocument } from './manifests.ts';
 import { normalizeObject } from './normalize.ts';
 import { parseManifestFile } from './parse.ts';
 import { scopeResolver } from './scope.ts';
-import { substituteObject, type Substitution } from './substitute.ts';
-import type { RenderedPackage, RenderOptions, SourceFile, SourceLocation } from './types.ts';
+import { substituteObject } from './substitute.ts';
+import type { RenderedPackage, RenderOptions, SourceFile, SourceLocation, Substitution } from './types.ts';
 import { describeLocation } from './types.ts';
 
 /**

@@ -18,7 +18,9 @@ import { EnvsubstError, envsubst, type Lookup } from './envsubst.ts';
 import { emitGoYamlV2 } from './goyaml-emit.ts';
 import { goYamlV2Tags } from './goyaml-resolve.ts';
 import { findNonJson, maxAliasCount } from './parse.ts';
-import type { SourceLocation } from './types.ts';
+import type { SourceLocation, Substitution } from './types.ts';
+
+export type { Substitution } from './types.ts';
 import { describeLocation } from './types.ts';
 import { describeYamlError } from './yaml-errors.ts';
 
@@ -29,18 +31,6 @@ export const SubstituteAnnotations = ['packagesync.io/substitute', 'kustomize.to
 
 /** Flux's rule for variable names (POSIX classes are ASCII in Go's regexp). */
 export const VARIABLE_NAME = /^[_A-Za-z][_A-Za-z0-9]*$/;
-
-export interface Substitution {
-  /** Every variable, already merged (see mergeVariables). */
-  variables: Readonly<Record<string, string>>;
-  /** A `${var}` with no value and no default fails the render (Flux's StrictPostBuildSubstitutions). */
-  strict: boolean;
-  /**
-   * spec.postBuild.substituteStrategy Always: substitute even when no variable is defined (for
-   * `${var:=default}`). By default (WithVariables) a package with no variables is left untouched, as Flux does.
-   */
-  always?: boolean;
-}
 
 /** Where variables came from, in spec order: each source's data, then spec.postBuild.substitute. */
 export interface VariableSource {

@@ -1,6 +1,5 @@
 import type { KubeObject } from '../object.ts';
 import type { Owner } from '../plan/ownership.ts';
-import type { Substitution } from './substitute.ts';
 
 /** One manifest file as the source adapter read it: .yaml, .yml or .json, size already checked. */
 export interface SourceFile {
@@ -22,6 +21,19 @@ export interface RenderOptions {
   allowEmpty?: boolean;
   /** spec.postBuild, its variables resolved: substituted into every object before it is checked. */
   substitution?: Substitution;
+}
+
+/** postBuild substitution, its variables resolved (see ./substitute.ts). */
+export interface Substitution {
+  /** Every variable, already merged (see mergeVariables). */
+  variables: Readonly<Record<string, string>>;
+  /** A `${var}` with no value and no default fails the render (Flux's StrictPostBuildSubstitutions). */
+  strict: boolean;
+  /**
+   * spec.postBuild.substituteStrategy Always: substitute even when no variable is defined (for
+   * `${var:=default}`). By default (WithVariables) a package with no variables is left untouched, as Flux does.
+   */
+  always?: boolean;
 }
 
 export interface RenderedPackage {
