@@ -23,6 +23,8 @@ export interface ManagerOptions {
   applyConcurrency: number;
   defaultServiceAccount?: string;
   namespacePolicy: NamespacePolicy;
+  /** postBuild: fail on an undefined variable (--strict-substitutions, default true). */
+  strictSubstitutions?: boolean;
   onQueueDepth?: (queued: number, inFlight: number) => void;
   onReconciled?: (ps: { namespace: string; name: string }, seconds: number, failed: boolean) => void;
 }
@@ -100,6 +102,7 @@ export class Manager {
       applyConcurrency: this.opts.applyConcurrency,
       defaultServiceAccount: this.opts.defaultServiceAccount,
       namespacePolicy: this.opts.namespacePolicy,
+      strictSubstitutions: this.opts.strictSubstitutions,
     };
     try {
       const res = await reconcile(namespace, name, { ...this.ports, log }, opts);

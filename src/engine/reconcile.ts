@@ -36,6 +36,7 @@ import { readLiveState } from './live.ts';
 import type { Ports } from './ports.ts';
 import { pruneObjects } from './prune.ts';
 import { awaitHealth } from './health-step.ts';
+import { readSubstitution } from './substitution-inputs.ts';
 import { healthOf } from './wait.ts';
 
 export interface ReconcileOptions {
@@ -48,6 +49,8 @@ export interface ReconcileOptions {
   namespacePolicy: NamespacePolicy;
   /** Fires when a newer revision of this PackageSync arrived (new generation, trigger): stop waiting. */
   superseded?: AbortSignal;
+  /** postBuild: an undefined variable without a default fails the render (default true, as Flux 2.9). */
+  strictSubstitutions?: boolean;
 }
 
 export interface ReconcileResult {
@@ -148,8 +151,16 @@ class Run {
     const { revision } = source.value;
     this.log = this.log.child({ revision });
 
-    // 3. render: files → objects (pure). Scope comes from discovery: a kind it does not know (a CRD
-    // installed since it was loaded) gets one refresh and a second render.
+    // 3. render: files → objects (pure), postBuild variables read first (engine/substitution-inputs.ts). Scope
+    // comes from discovery: a kind it does not know (a CRD installed since it was loaded) gets one refresh and a
+    // second render.
+    const substitution = await readSubstitution(
+      ps.metadata.namespace,
+      spec.postBuild,
+      ports,
+      this.opts.strictSubstitutions ?? true,
+    );
+    if (!substitution.ok) return this.fail(substitution.failure, revision, retry);
     const discovery = ports.objects.discovery;
     const render = () =>
       renderPackage(source.value.files, {
@@ -158,6 +169,7 @@ class Run {
         targetNamespace: spec.targetNamespace,
         isNamespaced: (g, k) => discovery.isNamespaced(g, k),
         allowEmpty: spec.allowEmpty,
+        substitution: substitution.value,
       });
     let rendered = render();
     const unknownKind = (o: KubeObject) => discovery.isNamespaced(groupOf(o.apiVersion), o.kind) === undefined;
