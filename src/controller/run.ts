@@ -50,6 +50,8 @@ export async function runController(config: ControllerConfig): Promise<void> {
     applyConcurrency: config.applyConcurrency,
     defaultServiceAccount: config.defaultServiceAccount,
     strictSubstitutions: config.strictSubstitutions,
+    watchConfigs: config.watchConfigs,
+    watchConfigsLabelSelector: config.watchConfigsLabelSelector,
     namespacePolicy: {
       controllerNamespace: config.controllerNamespace,
       allowCrossNamespace: config.allowCrossNamespaceObjects,
