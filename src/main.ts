@@ -47,13 +47,14 @@ program
   .addOption(
     new Option(
       '--no-strict-substitutions',
-      'postBuild: substitute an undefined ${var} with "" instead of failing (Flux before 2.9; default: fail)',
+      'postBuild: an undefined ${var} becomes "" instead of failing, as in Flux before 2.9 (default: fail)',
     ),
   )
   .addOption(
     new Option(
       '--no-watch-configs',
-      'do not watch the ConfigMaps and Secrets PackageSyncs reference: their changes wait for the interval',
+      'do not watch the ConfigMaps and Secrets PackageSyncs reference: their changes wait for the interval ' +
+        '(default: watch, docs/deploy.md)',
     ),
   )
   .addOption(

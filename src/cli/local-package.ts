@@ -8,7 +8,7 @@ import { readPackageFiles } from '../adapters/git/read-package.ts';
 import type { KubeObject } from '../core/object.ts';
 import { planWaves, withDigest } from '../core/plan/index.ts';
 import type { Owner } from '../core/plan/ownership.ts';
-import { renderPackage } from '../core/render/index.ts';
+import { renderPackage, type Substitution } from '../core/render/index.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
 
 /** The controller's defaults (--max-files, --max-file-bytes, --max-total-bytes). */
@@ -28,6 +28,8 @@ export interface RenderDirOptions {
   /** Discovery's answer when connected; offline, built-in kinds and the package's own CRDs decide. */
   isNamespaced?: (group: string, kind: string) => boolean | undefined;
   allowEmpty: boolean;
+  /** spec.postBuild, from --substitute and --substitute-from-file. */
+  substitution?: Substitution;
 }
 
 export async function renderDir(dir: string, opts: RenderDirOptions): Promise<RenderedDir> {
@@ -41,6 +43,7 @@ export async function renderDir(dir: string, opts: RenderDirOptions): Promise<Re
     targetNamespace: opts.targetNamespace,
     isNamespaced: opts.isNamespaced,
     allowEmpty: opts.allowEmpty,
+    substitution: opts.substitution,
   });
   if (!rendered.ok) throw new CliError(ExitCode.Invalid, `${rendered.failure.reason}: ${rendered.failure.message}`);
   const desired = rendered.value.objects;

@@ -12,8 +12,9 @@ import type { Cluster } from './cluster.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
 import { openInventory, type InventoryStore } from './inventory-store.ts';
 import { renderDir, type RenderedDir } from './local-package.ts';
+import { substituteOptions, substitutionFromFlags, type SubstituteFlags } from './substitute-flags.ts';
 
-export interface PackageFlags {
+export interface PackageFlags extends SubstituteFlags {
   name: string;
   namespace?: string;
   targetNamespace?: string;
@@ -45,6 +46,7 @@ export const packageOptions = (): Option[] => [
   ),
   new Option('--no-prune', 'spec.prune: false: never delete objects that left the package (default: prune)'),
   new Option('--force', "spec.force: take over fields other managers own (server-side apply's force)").default(false),
+  ...substituteOptions(),
 ];
 
 export interface PackagePlan {
@@ -69,6 +71,7 @@ export async function planPackage(
     targetNamespace: flags.targetNamespace,
     isNamespaced: (g, k) => cluster.discovery.isNamespaced(g, k),
     allowEmpty: flags.allowEmpty,
+    substitution: await substitutionFromFlags(flags),
   });
   const inventory = await openInventory(cluster, owner, forWrite);
   const live = await readLiveState(cluster.objects, rendered.desired, inventory.entries, owner, {});
