@@ -60,7 +60,7 @@ describe('reading live state before an apply', () => {
     const desired = [cm(ns, 'unowned'), cm(ns, 'foreign'), cm(ns, 'fresh'), sa(ns, 'runner')];
     const { objects, counts, close } = await countingObjects();
     try {
-      const live = await readLiveState(objects, desired, [], owner, {});
+      const live = await readLiveState(objects.forPackage(owner), desired, [], {});
       expect(live.ok).toBe(true);
       if (!live.ok) return;
       expect([...live.value.byKey.values()].map((o) => o.metadata.name).sort()).toEqual(['foreign', 'unowned']);
@@ -82,7 +82,7 @@ describe('reading live state before an apply', () => {
     const desired = [cm(ns, 'one'), cm(ns, 'two'), cm(ns, 'three')];
     const { objects, counts, close } = await countingObjects();
     try {
-      const live = await readLiveState(objects, desired, inventory, owner, {});
+      const live = await readLiveState(objects.forPackage(owner), desired, inventory, {});
       expect(live.ok).toBe(true);
       if (!live.ok) return;
       expect([...live.value.byKey.values()].map((o) => o.metadata.name).sort()).toEqual(['one', 'two']);

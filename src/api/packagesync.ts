@@ -215,11 +215,3 @@ export interface PackageSync {
   spec: Spec;
   status?: Status;
 }
-
-/** Validates and defaults a spec read from the cluster; the message names the field to fix. */
-export function parseSpec(raw: unknown): { ok: true; spec: Spec } | { ok: false; message: string } {
-  const r = SpecSchema.safeParse(raw);
-  if (r.success) return { ok: true, spec: r.data };
-  const issue = r.error.issues[0]!;
-  return { ok: false, message: `spec.${issue.path.join('.')}: ${issue.message}` };
-}

@@ -9,6 +9,8 @@ export const Reason = {
   HealthCheckPending: 'HealthCheckPending',
   Suspended: 'Suspended',
   DependencyNotReady: 'DependencyNotReady',
+  /** A newer revision, or shutdown, ended the run early: never written to status (the next run writes its own). */
+  Superseded: 'Superseded',
   // source
   InvalidSpec: 'InvalidSpec',
   InvalidURL: 'InvalidURL',

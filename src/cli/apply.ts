@@ -6,9 +6,11 @@
  * Where the inventory lives: src/cli/inventory-store.ts.
  */
 import { Option, type Command } from 'commander';
-import type { InventoryEntry } from '../api/packagesync.ts';
+import type { Failure } from '../core/failure.ts';
+import type { HealthSummary } from '../core/health/index.ts';
+import { sameInventory } from '../core/inventory.ts';
 import { describeRef } from '../core/object.ts';
-import { summarizeChanges } from '../core/plan/changeset.ts';
+import { summarizeChanges, type Change } from '../core/plan/changeset.ts';
 import { applyAndPrune } from '../engine/act.ts';
 import { waitForHealth } from '../engine/wait.ts';
 import { kubeconfigOption, withCluster, type Cluster } from './cluster.ts';
@@ -49,61 +51,59 @@ async function applyPackage(cluster: Cluster, dir: string, flags: ApplyFlags, ti
   const started = Date.now();
   const signal = AbortSignal.timeout(timeoutMs);
   const p = await planPackage(cluster, dir, flags, true);
-  const { plan, owner, inventory } = p;
+  const { plan, inventory } = p;
   const out = (line: string) => process.stdout.write(`${line}\n`);
   let saved = inventory.entries;
+  const changes: Change[] = [];
+  let applyFailures: readonly Failure[] = [];
 
-  const acted = await applyAndPrune(cluster.objects, plan, p.live, owner, {
-    prune: flags.prune,
-    force: flags.force,
-    signal,
-    concurrency: APPLY_CONCURRENCY,
-    // written only when it changes: a no-op apply writes nothing
-    saveInventory: async (entries) => {
-      if (!sameEntries(saved, entries)) await inventory.save(entries);
-      saved = entries;
+  const acted = await applyAndPrune(
+    p.objects,
+    plan,
+    p.live,
+    { prune: flags.prune, force: flags.force, signal, concurrency: APPLY_CONCURRENCY },
+    {
+      // written only when it changes: a no-op apply writes nothing
+      saveInventory: async (entries) => {
+        if (!sameInventory(saved, entries)) await inventory.save(entries);
+        saved = entries;
+      },
+      handled: (c) => void changes.push(...c),
+      applyFailed: (failures) => void (applyFailures = failures),
     },
-  });
-  const { changes } = acted;
+  );
   for (const c of changes) if (c.action !== 'unchanged') out(`${describeRef(c.ref)} ${c.action}`);
-  if (acted.applyFailures.length > 0) {
-    for (const f of acted.applyFailures) process.stderr.write(`error: ${f.reason}: ${f.message}\n`);
+  if (applyFailures.length > 0) {
+    for (const f of applyFailures) process.stderr.write(`error: ${f.reason}: ${f.message}\n`);
     out(`apply failed: nothing pruned; ${inventory.where} lists every object that may exist`);
     return signal.aborted ? ExitCode.Timeout : ExitCode.No;
   }
-  if (acted.failure) {
+  if (!acted.ok) {
     process.stderr.write(`error: ${acted.failure.reason}: ${acted.failure.message}\n`);
     out(`prune failed: ${summarizeChanges(changes)}`);
     return ExitCode.No;
   }
 
   if (flags.wait && p.rendered.desired.length > 0) {
-    const waited = await waitForHealth(cluster.objects, p.rendered.desired, owner, {
+    let last: HealthSummary | undefined;
+    const waited = await waitForHealth(p.objects, p.rendered.desired, {
       // the wait ends itself at its deadline with every unhealthy object named; the command's budget signal
       // would cut its last read short instead
       signal: new AbortController().signal,
       timeoutMs: Math.max(0, timeoutMs - (Date.now() - started)),
       onProgress: (s) => void process.stderr.write(`waiting for ${s.message}\n`),
+      observed: (s) => void (last = s),
     });
     if (!waited.ok) {
       process.stderr.write(`error: ${waited.failure.reason}: ${waited.failure.message}\n`);
       out(`applied (${summarizeChanges(changes)}) but not healthy`);
-      return waited.summary.counts.Failed > 0 ? ExitCode.No : ExitCode.Timeout;
+      return (last?.counts.Failed ?? 0) > 0 ? ExitCode.No : ExitCode.Timeout;
     }
   }
   const unchanged = changes.filter((c) => c.action === 'unchanged').length;
   out(
     `${summarizeChanges(changes)}, ${unchanged} unchanged${flags.wait ? ', all healthy' : ''} ` +
-      `(inventory: ${inventory.where}, ${acted.inventory.length} objects)`,
+      `(inventory: ${inventory.where}, ${acted.value.inventory.length} objects)`,
   );
   return ExitCode.Ok;
-}
-
-function sameEntries(a: InventoryEntry[], b: InventoryEntry[]): boolean {
-  const key = (es: InventoryEntry[]) =>
-    es
-      .map((e) => `${e.id}=${e.v}`)
-      .sort()
-      .join('\n');
-  return key(a) === key(b);
 }

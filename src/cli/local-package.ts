@@ -5,10 +5,12 @@
  */
 import { stat } from 'node:fs/promises';
 import { readPackageFiles } from '../adapters/git/read-package.ts';
+import type { Discovery } from '../adapters/kube/discovery.ts';
 import type { KubeObject } from '../core/object.ts';
 import { planWaves, withDigest } from '../core/plan/index.ts';
 import type { Owner } from '../core/plan/ownership.ts';
-import { renderPackage, type Substitution } from '../core/render/index.ts';
+import type { Substitution } from '../core/render/index.ts';
+import { renderForCluster } from '../engine/package-plan.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
 
 /** The controller's defaults (--max-files, --max-file-bytes, --max-total-bytes). */
@@ -25,8 +27,8 @@ export interface RenderedDir {
 export interface RenderDirOptions {
   owner: Owner;
   targetNamespace?: string;
-  /** Discovery's answer when connected; offline, built-in kinds and the package's own CRDs decide. */
-  isNamespaced?: (group: string, kind: string) => boolean | undefined;
+  /** The cluster's discovery when connected; offline, built-in kinds and the package's own CRDs decide. */
+  discovery?: Discovery;
   allowEmpty: boolean;
   /** spec.postBuild, from --substitute and --substitute-from-file. */
   substitution?: Substitution;
@@ -37,14 +39,17 @@ export async function renderDir(dir: string, opts: RenderDirOptions): Promise<Re
   if (!info?.isDirectory()) throw new CliError(ExitCode.Invalid, `${dir} is not a directory`);
   const files = await readPackageFiles(dir, '.', LIMITS);
   if (!files.ok) throw new CliError(ExitCode.Invalid, `${files.failure.reason}: ${files.failure.message}`);
-  const rendered = renderPackage(files.value, {
-    owner: opts.owner,
-    defaultNamespace: opts.owner.namespace,
-    targetNamespace: opts.targetNamespace,
-    isNamespaced: opts.isNamespaced,
-    allowEmpty: opts.allowEmpty,
-    substitution: opts.substitution,
-  });
+  const rendered = await renderForCluster(
+    files.value,
+    {
+      owner: opts.owner,
+      defaultNamespace: opts.owner.namespace,
+      targetNamespace: opts.targetNamespace,
+      allowEmpty: opts.allowEmpty,
+      substitution: opts.substitution,
+    },
+    opts.discovery,
+  );
   if (!rendered.ok) throw new CliError(ExitCode.Invalid, `${rendered.failure.reason}: ${rendered.failure.message}`);
   const desired = rendered.value.objects;
   return { desired, waves: planWaves(desired.map(withDigest)), digest: rendered.value.digest };

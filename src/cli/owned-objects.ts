@@ -7,8 +7,7 @@
 import { KubeApiError } from '../adapters/kube/client.ts';
 import type { Objects } from '../adapters/kube/objects.ts';
 import { refKey, refOf, type KubeObject } from '../core/object.ts';
-import type { Owner } from '../core/plan/ownership.ts';
-import { ownerSelector } from '../engine/live.ts';
+import { ownerSelector, type Owner } from '../core/plan/ownership.ts';
 
 export interface OwnedObjects {
   byKey: Map<string, KubeObject>;

@@ -1,13 +1,15 @@
 /**
- * What `diff` and `apply` share with a reconcile, steps 3 and 4 of the pipeline: render the directory
- * (with the cluster's discovery answering which kinds are namespaced), read the live copies, and let
- * core/plan decide what to apply and what to prune. Same functions, same decisions as the controller.
+ * What `diff` and `apply` share with a reconcile, steps 3 and 4 of the pipeline (engine/package-plan.ts):
+ * render the directory with the cluster's discovery, read the live copies, and let core/plan decide what to
+ * apply and what to prune. Same functions, same decisions as the controller.
  */
 import { Option } from 'commander';
+import type { PackageObjects } from '../adapters/kube/objects.ts';
+import { Reason } from '../api/reasons.ts';
 import { refKey, refOf, type KubeObject } from '../core/object.ts';
-import { planChanges, type ChangePlan } from '../core/plan/plan-changes.ts';
+import type { ChangePlan } from '../core/plan/plan-changes.ts';
 import type { Owner } from '../core/plan/ownership.ts';
-import { readLiveState } from '../engine/live.ts';
+import { planAgainstLive } from '../engine/package-plan.ts';
 import type { Cluster } from './cluster.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
 import { openInventory, type InventoryStore } from './inventory-store.ts';
@@ -51,6 +53,8 @@ export const packageOptions = (): Option[] => [
 
 export interface PackagePlan {
   owner: Owner;
+  /** The package's objects, as the CLI's own identity. */
+  objects: PackageObjects;
   rendered: RenderedDir;
   inventory: InventoryStore;
   /** refKey → live object, for every desired or inventoried object that exists. */
@@ -65,20 +69,25 @@ export async function planPackage(
   forWrite: boolean,
 ): Promise<PackagePlan> {
   const owner = { name: flags.name, namespace: flags.namespace ?? cluster.contextNamespace };
+  const objects = cluster.objects.forPackage(owner);
   await cluster.discovery.refresh();
   const rendered = await renderDir(dir, {
     owner,
     targetNamespace: flags.targetNamespace,
-    isNamespaced: (g, k) => cluster.discovery.isNamespaced(g, k),
+    discovery: cluster.discovery,
     allowEmpty: flags.allowEmpty,
     substitution: await substitutionFromFlags(flags),
   });
   const inventory = await openInventory(cluster, owner, forWrite);
-  const live = await readLiveState(cluster.objects, rendered.desired, inventory.entries, owner, {});
-  if (!live.ok) throw new CliError(ExitCode.Cluster, `${live.failure.reason}: ${live.failure.message}`);
-  const planned = planChanges(rendered.desired, inventory.entries, live.value.byKey, owner);
-  if (!planned.ok) throw new CliError(ExitCode.Invalid, `${planned.failure.reason}: ${planned.failure.message}`);
-  return { owner, rendered, inventory, live: live.value.byKey, plan: planned.plan };
+  const planned = await planAgainstLive(objects, rendered.desired, inventory.entries);
+  if (!planned.ok) {
+    const { reason, message } = planned.failure;
+    // another PackageSync's objects are the package's problem; anything else is the cluster's
+    const code = reason === Reason.OwnershipConflict ? ExitCode.Invalid : ExitCode.Cluster;
+    throw new CliError(code, `${reason}: ${message}`);
+  }
+  const { live, plan } = planned.value;
+  return { owner, objects, rendered, inventory, live: live.byKey, plan };
 }
 
 /** The objects to send, as they will be sent, in apply order. */

@@ -54,7 +54,7 @@ export function registerRender(program: Command): void {
       const { waves } = flags.kubeconfig
         ? await withCluster(flags.kubeconfig, async (cluster) => {
             await cluster.discovery.refresh();
-            return renderDir(dir, { ...opts, isNamespaced: (g, k) => cluster.discovery.isNamespaced(g, k) });
+            return renderDir(dir, { ...opts, discovery: cluster.discovery });
           })
         : await renderDir(dir, opts);
       const objects = waves.flat();

@@ -86,7 +86,10 @@ export function isReadyFor(status: Status | undefined, generation: number | unde
   return ready?.status === 'True' && status?.observedGeneration === generation;
 }
 
-/** Same conditions and revisions: a status write would change nothing a reader cares about. */
+/**
+ * Same conditions, revisions, inventory, counts and history: a status write would change nothing a reader
+ * cares about (condition timestamps aside, which move only with a condition's status).
+ */
 export function sameStatus(a: Status | undefined, b: Status): boolean {
   const strip = (s: Status | undefined) =>
     JSON.stringify({
@@ -101,6 +104,7 @@ export function sameStatus(a: Status | undefined, b: Status): boolean {
       r: [s?.lastAttemptedRevision, s?.lastAppliedRevision, s?.lastHandledReconcileAt],
       i: s?.inventory,
       o: s?.objects,
+      h: s?.history,
     });
   return strip(a) === strip(b);
 }

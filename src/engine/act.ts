@@ -4,13 +4,11 @@
  * inventory. Whatever point this is interrupted at, no object exists that the saved inventory does not
  * list (invariant 2); a failed apply prunes nothing.
  */
-import { refOfEntry } from '../core/inventory.ts';
-import type { InventoryEntry } from '../api/packagesync.ts';
-import type { Objects } from '../adapters/kube/objects.ts';
-import type { Failure } from '../core/failure.ts';
+import { refOfEntry, type InventoryEntry } from '../core/inventory.ts';
+import type { PackageObjects } from '../adapters/kube/objects.ts';
+import { ok, type Failure, type Result } from '../core/failure.ts';
 import { refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
 import type { Change } from '../core/plan/changeset.ts';
-import type { Owner } from '../core/plan/ownership.ts';
 import type { ChangePlan } from '../core/plan/plan-changes.ts';
 import { applyWaves } from './apply.ts';
 import { pruneObjects } from './prune.ts';
@@ -18,76 +16,62 @@ import { pruneObjects } from './prune.ts';
 export interface ActOptions {
   /** spec.prune / --prune: without it, objects that left the package are released, not deleted. */
   prune: boolean;
-  impersonate?: string;
   force: boolean;
   signal: AbortSignal;
   concurrency: number;
+}
+
+/** What the act step tells its caller while it works: the reconcile's run context, or the CLI. */
+export interface ActProgress {
   /**
    * Persists the inventory: old ∪ new before the first apply ('applying'), then what is left once the
    * prune is done ('pruned'). The first save must be durable before it returns.
    */
   saveInventory(entries: InventoryEntry[], phase: 'applying' | 'pruned'): Promise<void>;
+  /** Objects handled: created / configured / unchanged after the apply, pruned after the prune. */
+  handled(changes: readonly Change[]): void;
+  /** Every object whose apply failed, when any did (the Result carries the first). */
+  applyFailed?(failures: readonly Failure[]): void;
 }
 
-export interface ActResult {
-  /** created / configured / unchanged / pruned, per object handled. */
-  changes: Change[];
+export interface Acted {
   /** Objects as the server stored them after the apply. */
   stored: Map<string, KubeObject>;
-  /** The first failure: of the apply (nothing was pruned), or of the prune (the rest is done). */
-  failure?: Failure;
-  /** Every apply failure of the failed wave (the CLI prints them all). */
-  applyFailures: Failure[];
   pruned: ObjectRef[];
   /** The inventory as last saved. */
   inventory: InventoryEntry[];
 }
 
+/** Fails with the first apply failure (nothing pruned), or the prune's failure (everything else done). */
 export async function applyAndPrune(
-  objects: Objects,
+  objects: PackageObjects,
   plan: ChangePlan,
-  live: Map<string, KubeObject>,
-  owner: Owner,
+  live: ReadonlyMap<string, KubeObject>,
   opts: ActOptions,
-): Promise<ActResult> {
-  await opts.saveInventory(plan.inventoryDuringApply, 'applying');
+  progress: ActProgress,
+): Promise<Result<Acted>> {
+  await progress.saveInventory(plan.inventoryDuringApply, 'applying');
   const applied = await applyWaves(objects, plan.waves, (o) => plan.toApply.has(refKey(refOf(o))), {
-    impersonate: opts.impersonate,
     force: opts.force,
     adopt: plan.adopt,
     signal: opts.signal,
     concurrency: opts.concurrency,
   });
-  const changes: Change[] = [...applied.changes];
+  progress.handled(applied.changes);
   if (applied.failures.length > 0) {
-    return {
-      changes,
-      stored: applied.stored,
-      failure: applied.failures[0],
-      applyFailures: applied.failures,
-      pruned: [],
-      inventory: plan.inventoryDuringApply,
-    };
+    progress.applyFailed?.(applied.failures);
+    return { ok: false, failure: applied.failures[0]! };
   }
 
-  const pruned = await pruneObjects(objects, opts.prune ? plan.prune : [], live, owner, {
-    impersonate: opts.impersonate,
-    signal: opts.signal,
-  });
-  for (const ref of pruned.pruned) changes.push({ ref, action: 'pruned' });
+  const pruned = await pruneObjects(objects, opts.prune ? plan.prune : [], live, { signal: opts.signal });
+  progress.handled(pruned.pruned.map((ref) => ({ ref, action: 'pruned' as const })));
   // A failed delete keeps its entry so the next run retries it. With prune off, objects that left the
   // package are released from the inventory and left in the cluster, as Flux does.
   const kept = pruned.kept.flatMap((r) => plan.inventoryDuringApply.filter((e) => sameRef(e, r)));
   const inventory = [...plan.inventoryAfter, ...kept];
-  await opts.saveInventory(inventory, 'pruned');
-  return {
-    changes,
-    stored: applied.stored,
-    ...(pruned.failure ? { failure: pruned.failure } : {}),
-    applyFailures: [],
-    pruned: pruned.pruned,
-    inventory,
-  };
+  await progress.saveInventory(inventory, 'pruned');
+  if (pruned.failure) return { ok: false, failure: pruned.failure };
+  return ok({ stored: applied.stored, pruned: pruned.pruned, inventory });
 }
 
 function sameRef(entry: InventoryEntry, ref: ObjectRef): boolean {

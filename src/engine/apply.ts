@@ -8,7 +8,7 @@ import PQueue from 'p-queue';
 import { Reason } from '../api/reasons.ts';
 import { applyFailure, type Objects } from '../adapters/kube/objects.ts';
 import { isNotFound } from '../adapters/kube/client.ts';
-import type { Failure } from '../core/failure.ts';
+import { fail, ok, type Failure, type Result } from '../core/failure.ts';
 import type { Change } from '../core/plan/changeset.ts';
 import { describeRef, refKey, refOf, type KubeObject } from '../core/object.ts';
 
@@ -22,7 +22,6 @@ export interface ApplyResult {
 }
 
 export interface ApplyOptions {
-  impersonate?: string;
   force: boolean;
   /** Objects being adopted: they take over fields from the managers that created them (docs/adr/0006). */
   adopt?: ReadonlySet<string>;
@@ -50,8 +49,8 @@ export async function applyWaves(
       sends.map((obj) =>
         queue.add(async () => {
           if (opts.signal.aborted || result.failures.length > 0) return;
-          const failure = await applyOne(objects, obj, opts, result);
-          if (failure) result.failures.push(failure);
+          const applied = await applyOne(objects, obj, opts, result);
+          if (!applied.ok) result.failures.push(applied.failure);
         }),
       ),
     );
@@ -68,9 +67,10 @@ export async function applyWaves(
       (o) => o.kind === 'CustomResourceDefinition' && o.apiVersion.startsWith('apiextensions.k8s.io/'),
     );
     if (crds.length > 0) {
-      const failure = (await waitEstablished(objects, crds, opts)) ?? (await waitServed(objects, crds, opts));
-      if (failure) {
-        result.failures.push(failure);
+      const established = await waitEstablished(objects, crds, opts);
+      const served = established.ok ? await waitServed(objects, crds, opts) : established;
+      if (!served.ok) {
+        result.failures.push(served.failure);
         return result;
       }
     }
@@ -83,76 +83,71 @@ async function applyOne(
   obj: KubeObject,
   opts: ApplyOptions,
   result: ApplyResult,
-): Promise<Failure | undefined> {
+): Promise<Result<void>> {
   const key = refKey(refOf(obj));
   try {
     const force = opts.force || (opts.adopt?.has(key) ?? false);
-    const res = await objects.apply(obj, { impersonate: opts.impersonate, force, signal: opts.signal });
+    const res = await objects.apply(obj, { force, signal: opts.signal });
     result.changes.push({ ref: refOf(obj), action: res.created ? 'created' : 'configured' });
     result.stored.set(key, res.object);
-    return undefined;
+    return ok(undefined);
   } catch (e) {
     const failure = applyFailure(obj, e);
-    if (failure.reason !== Reason.ImmutableFieldChange || !opts.force) return failure;
+    if (failure.reason !== Reason.ImmutableFieldChange || !opts.force) return { ok: false, failure };
     // spec.force: delete, wait until it is gone, create it again
     const recreated = await recreate(objects, obj, opts);
-    if (!recreated.ok) return recreated.failure;
+    if (!recreated.ok) return recreated;
     result.changes.push({ ref: refOf(obj), action: 'created' });
-    result.stored.set(key, recreated.object);
-    return undefined;
+    result.stored.set(key, recreated.value);
+    return ok(undefined);
   }
 }
 
-async function recreate(
-  objects: Objects,
-  obj: KubeObject,
-  opts: ApplyOptions,
-): Promise<{ ok: true; object: KubeObject } | { ok: false; failure: Failure }> {
+async function recreate(objects: Objects, obj: KubeObject, opts: ApplyOptions): Promise<Result<KubeObject>> {
   const ref = refOf(obj);
   try {
-    const deleted = await objects.delete(ref, { impersonate: opts.impersonate, signal: opts.signal });
+    const deleted = await objects.delete(ref, { signal: opts.signal });
     const held = deleted.gone ? '' : ` (finalizers: ${deleted.finalizers.join(', ')})`;
     const deadline = Date.now() + 60_000;
-    while (await objects.get(ref, { impersonate: opts.impersonate, signal: opts.signal })) {
+    while (await objects.get(ref, { signal: opts.signal })) {
       if (Date.now() > deadline || opts.signal.aborted) {
         const message = `${describeRef(ref)}: deleted to recreate it, but it is still terminating${held}`;
-        return { ok: false, failure: { reason: Reason.ImmutableFieldChange, message, object: ref, terminal: false } };
+        return fail(Reason.ImmutableFieldChange, message, { object: ref });
       }
       await new Promise((r) => setTimeout(r, 250));
     }
-    const res = await objects.apply(obj, { impersonate: opts.impersonate, force: true, signal: opts.signal });
-    return { ok: true, object: res.object };
+    const res = await objects.apply(obj, { force: true, signal: opts.signal });
+    return ok(res.object);
   } catch (e) {
     return { ok: false, failure: applyFailure(obj, e) };
   }
 }
 
-async function waitEstablished(objects: Objects, crds: KubeObject[], opts: ApplyOptions): Promise<Failure | undefined> {
+async function waitEstablished(objects: Objects, crds: KubeObject[], opts: ApplyOptions): Promise<Result<void>> {
   const deadline = Date.now() + (opts.establishTimeoutMs ?? 30_000);
   for (const crd of crds) {
     const ref = refOf(crd);
     for (;;) {
       let live: KubeObject | undefined;
       try {
-        live = await objects.get(ref, { impersonate: opts.impersonate, signal: opts.signal });
+        live = await objects.get(ref, { signal: opts.signal });
       } catch (e) {
-        if (!isNotFound(e)) return applyFailure(crd, e);
+        if (!isNotFound(e)) return { ok: false, failure: applyFailure(crd, e) };
       }
       const conditions =
         (live?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
       if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
       if (Date.now() > deadline || opts.signal.aborted) {
-        return {
-          reason: Reason.ApplyFailed,
-          message: `${describeRef(ref)} was applied but did not become Established; its custom resources were not applied`,
-          object: ref,
-          terminal: false,
-        };
+        return fail(
+          Reason.ApplyFailed,
+          `${describeRef(ref)} was applied but did not become Established; its custom resources were not applied`,
+          { object: ref },
+        );
       }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  return undefined;
+  return ok(undefined);
 }
 
 /**
@@ -160,7 +155,7 @@ async function waitEstablished(objects: Objects, crds: KubeObject[], opts: Apply
  * discovery until every new CRD's kind is served, so the next wave's custom resources find their REST
  * mapping instead of failing with UnknownKind and a back-off.
  */
-async function waitServed(objects: Objects, crds: KubeObject[], opts: ApplyOptions): Promise<Failure | undefined> {
+async function waitServed(objects: Objects, crds: KubeObject[], opts: ApplyOptions): Promise<Result<void>> {
   const deadline = Date.now() + (opts.establishTimeoutMs ?? 30_000);
   const kinds = crds.map((crd) => {
     const spec = (crd.spec ?? {}) as { group?: string; names?: { kind?: string } };
@@ -169,14 +164,13 @@ async function waitServed(objects: Objects, crds: KubeObject[], opts: ApplyOptio
   for (;;) {
     await objects.discovery.refresh();
     const missing = kinds.find((k) => objects.discovery.isNamespaced(k.group, k.kind) === undefined);
-    if (!missing) return undefined;
+    if (!missing) return ok(undefined);
     if (Date.now() > deadline || opts.signal.aborted) {
-      return {
-        reason: Reason.ApplyFailed,
-        message: `${describeRef(refOf(missing.crd))} is Established but the API server does not serve kind ${missing.kind} yet; its custom resources were not applied`,
-        object: refOf(missing.crd),
-        terminal: false,
-      };
+      return fail(
+        Reason.ApplyFailed,
+        `${describeRef(refOf(missing.crd))} is Established but the API server does not serve kind ${missing.kind} yet; its custom resources were not applied`,
+        { object: refOf(missing.crd) },
+      );
     }
     await new Promise((r) => setTimeout(r, 100));
   }

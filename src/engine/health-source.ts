@@ -7,11 +7,9 @@
  *   CLI, and for a kind whose watch has not synced yet.
  * Children (Pods, ReplicaSets) are read only for workloads that are not Current.
  */
-import type { Objects } from '../adapters/kube/objects.ts';
+import type { PackageObjects } from '../adapters/kube/objects.ts';
 import type { WatchCache, WatchWant } from '../adapters/kube/watch-cache.ts';
 import { groupOf, refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
-import type { Owner } from '../core/plan/ownership.ts';
-import { ownerSelector } from './live.ts';
 
 export interface HealthSource {
   /** The live copies of these objects, keyed by refKey; an absent key = not found. */
@@ -25,15 +23,17 @@ export interface HealthSource {
 }
 
 interface ReadOptions {
-  impersonate?: string;
   signal: AbortSignal;
 }
 
-/** Polls with labelled LISTs, one per (kind, namespace) of the package, backing off from 250 ms to 2 s. */
-export function listSource(objects: Objects, owner: Owner, opts: ReadOptions): HealthSource {
+/**
+ * Polls with labelled LISTs, one per (kind, namespace) of the package, backing off from 250 ms to 2 s, as
+ * the package's own identity.
+ */
+export function listSource(objects: PackageObjects, opts: ReadOptions): HealthSource {
   let delay = 250;
   return {
-    read: (refs) => listOwned(objects, refs, ownerSelector(owner), opts),
+    read: (refs) => listOwned(objects, refs, opts),
     children: async (workloads) => (await Promise.all(workloads.map((w) => listChildren(objects, w, opts)))).flat(),
     changed: async (maxMs, signal) => {
       await sleep(Math.min(delay, maxMs), signal);
@@ -149,9 +149,8 @@ function groupByKind(refs: readonly ObjectRef[]): KindGroup[] {
 }
 
 async function listOwned(
-  objects: Objects,
+  objects: PackageObjects,
   refs: readonly ObjectRef[],
-  selector: string,
   opts: ReadOptions,
 ): Promise<Map<string, KubeObject>> {
   const out = new Map<string, KubeObject>();
@@ -160,7 +159,7 @@ async function listOwned(
       const m = await objects.discovery.mapping(g.want.group, g.want.kind);
       if (!m) return;
       const wanted = new Set(g.refs.map(refKey));
-      for (const o of await objects.list(m, m.namespaced ? g.want.namespace : '', selector, opts)) {
+      for (const o of await objects.listOwned(m, m.namespaced ? g.want.namespace : '', opts)) {
         const k = refKey(refOf(o));
         if (wanted.has(k)) out.set(k, o);
       }
@@ -170,7 +169,7 @@ async function listOwned(
 }
 
 /** The Pods (and ReplicaSets, for a Deployment) selected by a workload's selector. */
-async function listChildren(objects: Objects, workload: KubeObject, opts: ReadOptions): Promise<KubeObject[]> {
+async function listChildren(objects: PackageObjects, workload: KubeObject, opts: ReadOptions): Promise<KubeObject[]> {
   const spec = workload.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined;
   const labels = spec?.selector?.matchLabels;
   if (!labels || Object.keys(labels).length === 0) return [];

@@ -7,19 +7,28 @@
  * spec.interval while the wait lasts longer than that.
  */
 import type { Spec } from '../api/packagesync.ts';
-import type { Failure } from '../core/failure.ts';
+import type { PackageObjects } from '../adapters/kube/objects.ts';
+import { Reason } from '../api/reasons.ts';
+import { fail, type Result } from '../core/failure.ts';
 import type { HealthSummary } from '../core/health/index.ts';
 import type { KubeObject } from '../core/object.ts';
-import type { Owner } from '../core/plan/ownership.ts';
 import { listSource, sleep, watchSource } from './health-source.ts';
 import type { Ports } from './ports.ts';
 import { waitUntilHealthy } from './wait.ts';
 
+/** What the health step tells its caller while it waits: the reconcile's run context. */
+export interface HealthProgress {
+  /** Writes the Reconciling message. */
+  waiting(message: string): Promise<void>;
+  /** The latest health summary (the last one is what the wait ended with). */
+  observed(summary: HealthSummary): void;
+}
+
 export interface HealthStepInput {
   ports: Ports;
   spec: Spec;
-  owner: Owner;
-  impersonate: string | undefined;
+  /** The package's objects, as the identity the run acts as. */
+  objects: PackageObjects;
   desired: readonly KubeObject[];
   /** Copies from the live read and the apply, by refKey. */
   known: ReadonlyMap<string, KubeObject>;
@@ -36,15 +45,8 @@ export interface HealthStepInput {
   interval: number;
   /** What Reconciling says once the wait outlasts WAITING_WRITE_GRACE_MS and no object has been named yet. */
   waitingMessage: string;
-  /** Writes the Reconciling message. */
-  progress(message: string): Promise<void>;
+  progress: HealthProgress;
 }
-
-export type HealthStepResult =
-  | { kind: 'healthy'; summary: HealthSummary }
-  | { kind: 'unhealthy'; summary: HealthSummary; failure: Failure }
-  /** Stop now; `newRevision` = start over at once (a new commit), else the manager re-runs or shuts down. */
-  | { kind: 'cancelled'; newRevision?: string };
 
 /** Progress messages that only change numbers are written at most this often: each is a status write. */
 const PROGRESS_MIN_INTERVAL_MS = 2_000;
@@ -55,14 +57,20 @@ const PROGRESS_MIN_INTERVAL_MS = 2_000;
  */
 const WAITING_WRITE_GRACE_MS = 1_000;
 
-export async function awaitHealth(input: HealthStepInput): Promise<HealthStepResult> {
-  const { ports, owner } = input;
+/**
+ * Ok with the summary when every object is Current; HealthCheckFailed when one failed or time ran out;
+ * Superseded when a newer revision (or shutdown) made the wait moot: the caller tells which from its signals
+ * (neither fired: a new commit on the followed ref, start over at once).
+ */
+export async function awaitHealth(input: HealthStepInput): Promise<Result<HealthSummary>> {
+  const { ports, objects } = input;
+  const { owner } = objects;
   const stop = new AbortController();
   const signal = AbortSignal.any([input.signal, stop.signal, ...(input.superseded ? [input.superseded] : [])]);
-  const polling = listSource(ports.objects, owner, { impersonate: input.impersonate, signal });
+  const polling = listSource(objects, { signal });
   // Shared watches read as the controller; a PackageSync that impersonates reads as its ServiceAccount.
   const source =
-    ports.watches && !input.impersonate
+    ports.watches && !objects.identity
       ? watchSource(ports.watches, `${owner.namespace}/${owner.name}`, polling)
       : polling;
 
@@ -80,7 +88,7 @@ export async function awaitHealth(input: HealthStepInput): Promise<HealthStepRes
   let writes: Promise<void> = Promise.resolve();
   const write = (message: string) => {
     lastWrite = Date.now();
-    const next = writes.catch(() => undefined).then(() => input.progress(message));
+    const next = writes.catch(() => undefined).then(() => input.progress.waiting(message));
     writes = next;
     return next;
   };
@@ -90,12 +98,17 @@ export async function awaitHealth(input: HealthStepInput): Promise<HealthStepRes
     if (pending !== undefined) void write(pending).catch(() => undefined);
     pending = undefined;
   }, WAITING_WRITE_GRACE_MS);
-  const cancelled = (): HealthStepResult => ({ kind: 'cancelled', ...(newRevision ? { newRevision } : {}) });
+  const cancelled = () =>
+    fail<HealthSummary>(
+      Reason.Superseded,
+      newRevision ? `revision ${newRevision} arrived while waiting for health` : 'health wait cancelled',
+    );
   try {
     const waited = await waitUntilHealthy(source, input.desired, {
       signal,
       timeoutMs: input.timeoutMs,
       known: input.known,
+      observed: (summary) => input.progress.observed(summary),
       ...(source === polling ? { recheckMs: 2_000 } : {}),
       onProgress: async (s) => {
         // A new object to name or a new count is worth a write at once; a changed number in the same
@@ -112,9 +125,8 @@ export async function awaitHealth(input: HealthStepInput): Promise<HealthStepRes
         await write(message);
       },
     });
-    if (waited.ok) return { kind: 'healthy', summary: waited.summary };
-    if ('failure' in waited) return { kind: 'unhealthy', summary: waited.summary, failure: waited.failure };
-    return cancelled();
+    if (!waited.ok && waited.failure.reason === Reason.Superseded) return cancelled();
+    return waited;
   } catch (e) {
     if (signal.aborted) return cancelled(); // a read cut short by the cancel itself
     throw e;

@@ -12,11 +12,10 @@
 import { refOfEntry } from '../core/inventory.ts';
 import type { InventoryEntry } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
-import type { Objects } from '../adapters/kube/objects.ts';
+import type { PackageObjects } from '../adapters/kube/objects.ts';
 import type { ResourceMapping } from '../adapters/kube/discovery.ts';
 import { errorText, fail, ok, type Result } from '../core/failure.ts';
 import { refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
-import { OwnerLabel, type Owner } from '../core/plan/ownership.ts';
 
 /** Above this many new objects in one (kind, namespace), one LIST is cheaper than GETs. */
 const LIST_INSTEAD_OF_GETS = 20;
@@ -28,16 +27,11 @@ export interface LiveState {
   unknownKinds: ObjectRef[];
 }
 
-export function ownerSelector(owner: Owner): string {
-  return `${OwnerLabel.name}=${owner.name},${OwnerLabel.namespace}=${owner.namespace}`;
-}
-
 export async function readLiveState(
-  objects: Objects,
-  desired: KubeObject[],
-  inventory: InventoryEntry[],
-  owner: Owner,
-  opts: { impersonate?: string; signal?: AbortSignal },
+  objects: PackageObjects,
+  desired: readonly KubeObject[],
+  inventory: readonly InventoryEntry[],
+  opts: { signal?: AbortSignal },
 ): Promise<Result<LiveState>> {
   const inInventory = new Set<string>();
   const groups = new Map<
@@ -71,7 +65,6 @@ export async function readLiveState(
 
   const byKey = new Map<string, KubeObject>();
   const unknownKinds: ObjectRef[] = [];
-  const selector = ownerSelector(owner);
   try {
     await Promise.all(
       [...groups.values()].map(async (g) => {
@@ -86,7 +79,7 @@ export async function readLiveState(
         // The labelled LIST finds what the inventory lists; a kind and namespace the inventory has nothing
         // in (a new package, a new kind) holds nothing to find that the reads below would not.
         const inventoried = g.refs.length > g.fresh.length;
-        const owned = inventoried ? await objects.list(m, ns, selector, opts) : [];
+        const owned = inventoried ? await objects.listOwned(m, ns, opts) : [];
         for (const o of owned)
           byKey.set(refKey(refOf({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? '' } })), o);
         const unseen = g.desired.filter((r) => !byKey.has(refKey(r)));

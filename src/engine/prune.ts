@@ -11,11 +11,11 @@
  * live in spec) and count as gone once their deletion started.
  */
 import { Reason } from '../api/reasons.ts';
-import type { Objects } from '../adapters/kube/objects.ts';
+import type { PackageObjects } from '../adapters/kube/objects.ts';
 import { deleteProblem } from '../adapters/kube/failures.ts';
 import type { Failure } from '../core/failure.ts';
 import { describeRef, refKey, type KubeObject, type ObjectRef } from '../core/object.ts';
-import { mayPrune, type Owner } from '../core/plan/ownership.ts';
+import { mayPrune } from '../core/plan/ownership.ts';
 
 export interface PruneResult {
   pruned: ObjectRef[];
@@ -27,23 +27,21 @@ export interface PruneResult {
 }
 
 export interface PruneOptions {
-  impersonate?: string;
   signal?: AbortSignal;
   /** How long objects held by finalizers get to disappear before they count as refused. */
   finalizerGraceMs?: number;
 }
 
 export async function pruneObjects(
-  objects: Objects,
-  candidates: ObjectRef[],
-  live: Map<string, KubeObject>,
-  owner: Owner,
+  objects: PackageObjects,
+  candidates: readonly ObjectRef[],
+  live: ReadonlyMap<string, KubeObject>,
   opts: PruneOptions,
 ): Promise<PruneResult> {
   const result: PruneResult = { pruned: [], kept: [], skipped: [] };
   const errors: string[] = [];
   const held: { ref: ObjectRef; uid?: string; finalizers: string[] }[] = [];
-  const call = { impersonate: opts.impersonate, signal: opts.signal };
+  const call = { signal: opts.signal };
   // Reverse apply order, one at a time: dependents (custom resources, workloads) go before the
   // Namespaces and CRDs that hold them.
   for (const ref of candidates) {
@@ -52,7 +50,7 @@ export async function pruneObjects(
       result.pruned.push(ref); // already gone
       continue;
     }
-    if (!mayPrune(obj, owner)) {
+    if (!mayPrune(obj, objects.owner)) {
       result.skipped.push(ref);
       continue;
     }
@@ -97,11 +95,11 @@ export async function pruneObjects(
 
 /** True when the object (this uid) still exists at the deadline. */
 async function waitGone(
-  objects: Objects,
+  objects: PackageObjects,
   ref: ObjectRef,
   uid: string | undefined,
   deadline: number,
-  opts: { impersonate?: string; signal?: AbortSignal },
+  opts: { signal?: AbortSignal },
 ): Promise<boolean> {
   for (;;) {
     const now = await objects.get(ref, opts);

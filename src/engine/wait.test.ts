@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
 import type { HealthSource } from './health-source.ts';
-import { newest, waitUntilHealthy } from './wait.ts';
+import { waitUntilHealthy } from './wait.ts';
 
 const deployment = (
   name: string,
@@ -121,16 +121,16 @@ describe('waitUntilHealthy', () => {
           'Deployment/team-a/web (0 of 1 replicas available); Gadget.example.com/team-a/g (backend refused)',
       },
     });
-    if (!done.ok && 'failure' in done) expect(done.failure.object).toMatchObject({ name: 'gone' });
+    if (!done.ok) expect(done.failure.object).toMatchObject({ name: 'gone' });
   });
 
-  it('stops when its signal fires, without a failure', async () => {
+  it('stops when its signal fires, as Superseded (not a health failure)', async () => {
     const f = fakeSource([gadget('False')]);
     const cancel = new AbortController();
     const waiting = waitUntilHealthy(f.source, [gadget('False')], opts(cancel.signal));
     await new Promise((r) => setTimeout(r, 20));
     cancel.abort();
-    expect(await waiting).toMatchObject({ ok: false, cancelled: true });
+    expect(await waiting).toMatchObject({ ok: false, failure: { reason: 'Superseded' } });
   });
 
   it('uses the copy the apply returned while the watch has not delivered the change yet', async () => {
@@ -145,30 +145,5 @@ describe('waitUntilHealthy', () => {
     f.change([deployment('web', { ...available, observedGeneration: 2 }, 2)]);
     expect((await waiting).ok).toBe(true);
     expect(f.calls.reads).toBe(2);
-  });
-});
-
-describe('newest', () => {
-  const at = (o: KubeObject, created: string): KubeObject => ({
-    ...o,
-    metadata: { ...o.metadata, creationTimestamp: created },
-  });
-  const gen1 = deployment('web', {}, 1);
-  const gen2 = deployment('web', {}, 2);
-  it.each([
-    ['the read copy when it is as new', gen2, gen2, true, gen2],
-    ['the known copy when the read one is of an older generation', gen1, gen2, false, gen2],
-    ['the read copy when it is of a newer generation', gen2, gen1, false, gen2],
-    ['the known copy for a missing read, during the grace', undefined, gen1, true, gen1],
-    ['nothing for a missing read after the grace (deleted)', undefined, gen1, false, undefined],
-    [
-      'the later creation when recreated',
-      at(deployment('web', {}, 1, 'new'), '2026-01-01T00:00:05Z'),
-      at(gen1, '2026-01-01T00:00:00Z'),
-      false,
-      at(deployment('web', {}, 1, 'new'), '2026-01-01T00:00:05Z'),
-    ],
-  ])('picks %s', (_what, read, known, grace, expected) => {
-    expect(newest(read, known, grace)).toEqual(expected);
   });
 });

@@ -1,39 +1,52 @@
 /**
- * Reading, applying and deleting package objects. Every call can act as a tenant's ServiceAccount
- * (impersonation), so the API server's RBAC decides what a PackageSync may touch.
+ * Reading, applying and deleting package objects. An Objects acts as one identity, fixed when it is made:
+ * the controller's own, or a tenant's ServiceAccount (impersonation), so the API server's RBAC decides what a
+ * PackageSync may touch. A reconcile makes its PackageObjects once (`forPackage`), and no step below it can
+ * pick another identity.
  */
 import { FIELD_MANAGER } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
-import type { Failure } from '../../core/failure.ts';
+import { fail, ok, type Result } from '../../core/failure.ts';
 import { groupOf, versionOf, type KubeObject, type ObjectRef } from '../../core/object.ts';
+import { ownerSelector, type Owner } from '../../core/plan/ownership.ts';
 import { KubeApiError, isNotFound, type KubeClient } from './client.ts';
 import { resourcePath, type Discovery, type ResourceMapping } from './discovery.ts';
 
 export { applyFailure } from './failures.ts';
 
 export interface ObjectsOptions {
-  impersonate?: string;
   signal?: AbortSignal;
 }
 
 export class Objects {
-  private readonly client: KubeClient;
+  protected readonly client: KubeClient;
   readonly discovery: Discovery;
+  /** The user every request impersonates (`system:serviceaccount:<ns>:<name>`); undefined: the client's own. */
+  readonly identity: string | undefined;
 
-  constructor(client: KubeClient, discovery: Discovery) {
+  constructor(client: KubeClient, discovery: Discovery, identity?: string) {
     this.client = client;
     this.discovery = discovery;
+    this.identity = identity;
   }
 
-  async mappingFor(group: string, kind: string, version?: string): Promise<ResourceMapping | Failure> {
+  /**
+   * The objects of one PackageSync, read and written as its ServiceAccount (in the PackageSync's namespace)
+   * when it names one, else as the client's own identity.
+   */
+  forPackage(owner: Owner, serviceAccount?: string): PackageObjects {
+    const identity = serviceAccount ? `system:serviceaccount:${owner.namespace}:${serviceAccount}` : undefined;
+    return new PackageObjects(this.client, this.discovery, owner, identity);
+  }
+
+  async mappingFor(group: string, kind: string, version?: string): Promise<Result<ResourceMapping>> {
     const m = await this.discovery.mapping(group, kind, version);
-    if (m) return m;
+    if (m) return ok(m);
     const gk = group ? `${kind}.${group}` : kind;
-    return {
-      reason: Reason.UnknownKind,
-      message: `the cluster does not serve ${gk}${version ? ` (${version})` : ''}: install its CRD first, or add the CRD to the package`,
-      terminal: false,
-    };
+    return fail(
+      Reason.UnknownKind,
+      `the cluster does not serve ${gk}${version ? ` (${version})` : ''}: install its CRD first, or add the CRD to the package`,
+    );
   }
 
   /** Lists objects of one kind in one namespace ('' = cluster-scoped or all) matching a label selector. */
@@ -49,7 +62,7 @@ export class Objects {
       const page = await this.client.request<{ items: KubeObject[]; metadata: { continue?: string } }>(
         'GET',
         resourcePath(m, namespace || undefined),
-        { query: { labelSelector, limit: 500, continue: cont }, impersonate: opts.impersonate, signal: opts.signal },
+        { query: { labelSelector, limit: 500, continue: cont }, impersonate: this.identity, signal: opts.signal },
       );
       const apiVersion = m.group ? `${m.group}/${m.version}` : m.version;
       for (const item of page.items) out.push({ ...item, apiVersion, kind: m.kind });
@@ -64,7 +77,7 @@ export class Objects {
     if (scopeChanged(m, ref.namespace)) return undefined; // a namespaced object of a now cluster-scoped kind
     try {
       return await this.client.request<KubeObject>('GET', resourcePath(m, ref.namespace, ref.name), {
-        impersonate: opts.impersonate,
+        impersonate: this.identity,
         signal: opts.signal,
       });
     } catch (e) {
@@ -78,8 +91,9 @@ export class Objects {
     obj: KubeObject,
     opts: ObjectsOptions & { force?: boolean; dryRun?: boolean } = {},
   ): Promise<{ created: boolean; object: KubeObject }> {
-    const m = await this.mappingFor(groupOf(obj.apiVersion), obj.kind, versionOf(obj.apiVersion));
-    if ('reason' in m) throw new KubeApiError(404, 'NotFound', m.message);
+    const mapped = await this.mappingFor(groupOf(obj.apiVersion), obj.kind, versionOf(obj.apiVersion));
+    if (!mapped.ok) throw new KubeApiError(404, 'NotFound', mapped.failure.message);
+    const m = mapped.value;
     // Render judged the scope (and the namespace policy what it may place) from discovery as it was then. A kind
     // that became cluster-scoped since must not be applied with its namespace silently dropped: for a tenant
     // that would be a cluster-scoped object the policy never saw. The next reconcile renders it as it is now.
@@ -102,7 +116,7 @@ export class Objects {
         },
         contentType: 'application/apply-patch+yaml',
         body: obj,
-        impersonate: opts.impersonate,
+        impersonate: this.identity,
         signal: opts.signal,
       },
     );
@@ -131,7 +145,7 @@ export class Objects {
             // never delete a newer object of the same name that someone created since we read it
             ...(opts.uid ? { preconditions: { uid: opts.uid } } : {}),
           },
-          impersonate: opts.impersonate,
+          impersonate: this.identity,
           signal: opts.signal,
         },
       );
@@ -144,6 +158,21 @@ export class Objects {
       if (isNotFound(e)) return { gone: true };
       throw e;
     }
+  }
+}
+
+/** One PackageSync's objects: the Objects view a reconcile (or `packagesync apply`) makes once, bound to its identity. */
+export class PackageObjects extends Objects {
+  readonly owner: Owner;
+
+  constructor(client: KubeClient, discovery: Discovery, owner: Owner, identity?: string) {
+    super(client, discovery, identity);
+    this.owner = owner;
+  }
+
+  /** Objects of one kind in one namespace ('' = cluster-scoped or all) that carry this package's owner labels. */
+  listOwned(m: ResourceMapping, namespace: string, opts: ObjectsOptions = {}): Promise<KubeObject[]> {
+    return this.list(m, namespace, ownerSelector(this.owner), opts);
   }
 }
 

@@ -10,3 +10,4 @@ export { explainWorkload } from './explain.ts';
 export { CRASH_LOOP_FAILED_RESTARTS } from './pod.ts';
 export type { HealthSummary, ObjectHealth } from './summary.ts';
 export { describeUnhealthy, summarizeHealth } from './summary.ts';
+export { freshestCopy, healthFailure, healthOf, isWorkload, judgeHealth, workloadsToExplain } from './judge.ts';

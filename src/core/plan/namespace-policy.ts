@@ -5,7 +5,7 @@
  * Without this, anyone allowed to create a PackageSync could write anywhere the controller can.
  */
 import { Reason } from '../../api/reasons.ts';
-import type { Failure } from '../failure.ts';
+import { fail, ok, type Result } from '../failure.ts';
 import { describeRef, refOf, type KubeObject } from '../object.ts';
 
 export interface NamespacePolicy {
@@ -17,19 +17,17 @@ export function checkNamespacePolicy(
   objects: readonly KubeObject[],
   packageSyncNamespace: string,
   policy: NamespacePolicy,
-): Failure | undefined {
-  if (policy.allowCrossNamespace || packageSyncNamespace === policy.controllerNamespace) return undefined;
+): Result<void> {
+  if (policy.allowCrossNamespace || packageSyncNamespace === policy.controllerNamespace) return ok(undefined);
   const outside = objects.filter((o) => (o.metadata.namespace ?? '') !== packageSyncNamespace);
-  if (outside.length === 0) return undefined;
+  if (outside.length === 0) return ok(undefined);
   const first = refOf(outside[0]!);
   const where = first.namespace ? `namespace ${first.namespace}` : 'cluster scope';
-  return {
-    reason: Reason.NamespaceNotAllowed,
-    message:
-      `${describeRef(first)} is in ${where}, outside this PackageSync's namespace ${packageSyncNamespace}` +
+  return fail(
+    Reason.NamespaceNotAllowed,
+    `${describeRef(first)} is in ${where}, outside this PackageSync's namespace ${packageSyncNamespace}` +
       `${outside.length > 1 ? ` (and ${outside.length - 1} more)` : ''}: move the PackageSync to ${policy.controllerNamespace}, ` +
       'or run the controller with --allow-cross-namespace-objects',
-    object: first,
-    terminal: true,
-  };
+    { object: first, terminal: true },
+  );
 }

@@ -26,6 +26,11 @@ export function ownerLabels(owner: Owner): Record<string, string> {
  * Who owns a live object: this PackageSync, nobody (it may be adopted), or another PackageSync.
  * Half a mark (one label of the two) is treated as another owner: we cannot tell whose it is.
  */
+/** The label selector that finds a PackageSync's objects. */
+export function ownerSelector(owner: Owner): string {
+  return `${OwnerLabel.name}=${owner.name},${OwnerLabel.namespace}=${owner.namespace}`;
+}
+
 export function ownershipOf(live: KubeObject, owner: Owner): Ownership {
   const labels = live.metadata.labels ?? {};
   const name = ownLabel(labels, OwnerLabel.name);

@@ -5,7 +5,7 @@
 import { entryOf, mergeInventories } from '../inventory.ts';
 import type { InventoryEntry } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
-import type { Failure } from '../failure.ts';
+import { fail, ok, type Result } from '../failure.ts';
 import { describeRef, refKey, refOf, type KubeObject, type ObjectRef } from '../object.ts';
 import { needsApply, withDigest } from './drift.ts';
 import { ownershipOf, type Owner } from './ownership.ts';
@@ -35,7 +35,7 @@ export function planChanges(
   inventory: readonly InventoryEntry[],
   live: ReadonlyMap<string, KubeObject>,
   owner: Owner,
-): { ok: true; plan: ChangePlan } | { ok: false; failure: Failure } {
+): Result<ChangePlan> {
   const conflicts: string[] = [];
   const adopt = new Set<string>();
   let firstConflict: ObjectRef | undefined;
@@ -51,15 +51,11 @@ export function planChanges(
     }
   }
   if (conflicts.length > 0) {
-    return {
-      ok: false,
-      failure: {
-        reason: Reason.OwnershipConflict,
-        message: `${conflicts.slice(0, 5).join('; ')}${conflicts.length > 5 ? `; and ${conflicts.length - 5} more` : ''}: remove it from this package or from the other one`,
-        object: firstConflict!,
-        terminal: true,
-      },
-    };
+    return fail(
+      Reason.OwnershipConflict,
+      `${conflicts.slice(0, 5).join('; ')}${conflicts.length > 5 ? `; and ${conflicts.length - 5} more` : ''}: remove it from this package or from the other one`,
+      { object: firstConflict!, terminal: true },
+    );
   }
   const stamped = desired.map(withDigest);
   const toApply = new Set<string>();
@@ -68,15 +64,12 @@ export function planChanges(
     if (needsApply(obj, live.get(key))) toApply.add(key);
   }
   const next = desired.map(entryOf);
-  return {
-    ok: true,
-    plan: {
-      waves: planWaves(stamped),
-      toApply,
-      adopt,
-      prune: planPrune(inventory, desired),
-      inventoryDuringApply: mergeInventories(inventory, next),
-      inventoryAfter: mergeInventories([], next),
-    },
-  };
+  return ok({
+    waves: planWaves(stamped),
+    toApply,
+    adopt,
+    prune: planPrune(inventory, desired),
+    inventoryDuringApply: mergeInventories(inventory, next),
+    inventoryAfter: mergeInventories([], next),
+  });
 }

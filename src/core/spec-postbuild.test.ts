@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { parseSpec } from './packagesync.ts';
+import { parseSpec } from './spec.ts';
 
 const source = { url: 'https://git.example.com/repo.git' };
 
 describe('spec.postBuild', () => {
   it('is optional: a spec without it has none', () => {
     const r = parseSpec({ source });
-    expect(r.ok && r.spec.postBuild).toBeUndefined();
+    expect(r.ok && r.value.postBuild).toBeUndefined();
   });
 
   it("takes Flux's fields, defaulting optional to false and substituteStrategy to WithVariables", () => {
@@ -20,7 +20,7 @@ describe('spec.postBuild', () => {
         ],
       },
     });
-    expect(r.ok && r.spec.postBuild).toEqual({
+    expect(r.ok && r.value.postBuild).toEqual({
       substitute: { cluster_env: 'prod' },
       substituteFrom: [
         { kind: 'ConfigMap', name: 'cluster-vars', optional: true },
@@ -38,6 +38,6 @@ describe('spec.postBuild', () => {
   ])('refuses %j, naming %s', (postBuild, field) => {
     const r = parseSpec({ source, postBuild });
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.message.startsWith(`${field}:`)).toBe(true);
+    if (!r.ok) expect(r.failure.message.startsWith(`${field}:`)).toBe(true);
   });
 });

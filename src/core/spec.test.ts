@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { crdYaml } from '../api/crd-yaml.ts';
+import { parseSpec } from './spec.ts';
+
+describe('parseSpec', () => {
+  it('fills the documented defaults', () => {
+    const r = parseSpec({ source: { url: 'https://example.com/repo.git' } });
+    expect(r.ok && r.value).toMatchObject({
+      interval: '5m',
+      retryInterval: '30s',
+      timeout: '3m',
+      prune: true,
+      wait: true,
+      suspend: false,
+      allowEmpty: false,
+      force: false,
+      source: { path: '.' },
+    });
+  });
+
+  it.each([
+    [{ source: { url: 'https://x/y.git', ref: { branch: 'main', tag: 'v1' } } }, 'spec.source.ref: set exactly one'],
+    [{ source: { url: 'https://x/y.git' }, interval: '5 minutes' }, 'spec.interval: '],
+    // it becomes a segment of every object's URL: ".." would be a dot segment
+    [{ source: { url: 'https://x/y.git' }, targetNamespace: '..' }, 'spec.targetNamespace: targetNamespace must be'],
+    [{ source: { url: 'https://x/y.git' }, targetNamespace: 'a/b' }, 'spec.targetNamespace: targetNamespace must be'],
+  ])('rejects %j naming the field', (raw, message) => {
+    const r = parseSpec(raw);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.failure).toMatchObject({ reason: 'InvalidSpec', terminal: true });
+    expect(!r.ok && r.failure.message).toContain(message);
+  });
+
+  // Issue 5 names the reasons: a bad path is InvalidPath and a bad commit InvalidRef, on the PackageSync's
+  // status. Neither the API server (the CRD) nor parseSpec (InvalidSpec) may pre-empt the git source's checks.
+  it.each([
+    [{ path: '../etc' }],
+    [{ path: '/etc' }],
+    [{ path: 'a/../..' }],
+    [{ ref: { commit: 'abc' } }],
+    [{ ref: { commit: 'a'.repeat(39) } }],
+    [{ ref: { commit: 'a'.repeat(65) } }],
+    [{ ref: { commit: '' } }],
+    [{ ref: { branch: '' } }],
+    [{ ref: { tag: '' } }],
+    [{ ref: { semver: '' } }],
+    [{ url: '' }],
+  ])('leaves %j to the git source (InvalidURL / InvalidPath / InvalidRef), in the CRD too', (source) => {
+    expect(parseSpec({ source: { url: 'https://x/y.git', ...source } }).ok).toBe(true);
+    const crd = crdYaml();
+    expect(crd).not.toContain('path must be relative');
+    expect(crd).not.toContain('pattern: ^([0-9a-f]{40}');
+    // url and ref (everything in source before path) carry size bounds only
+    const urlAndRef = /\n {16}source:\n[\s\S]*?\n {20}path:/.exec(crd)?.[0] ?? '';
+    expect(urlAndRef).toContain('maxLength: 2048');
+    expect(urlAndRef).not.toContain('minLength');
+  });
+});

@@ -1,0 +1,42 @@
+/**
+ * A PackageSync being deleted: prune its inventory (when spec.prune, and not suspended), then release the
+ * finalizer so the API server can remove it. A prune that fails keeps the finalizer and is retried.
+ */
+import { FINALIZER, type PackageSync } from '../api/packagesync.ts';
+import { planPrune } from '../core/plan/prune.ts';
+import { parseSpec } from '../core/spec.ts';
+import { readLiveState } from './live.ts';
+import type { Ports } from './ports.ts';
+import { pruneObjects } from './prune.ts';
+import type { ReconcileResult } from './run.ts';
+
+/** How soon a failed teardown is tried again. */
+const RETRY_MS = 5_000;
+
+export async function finalize(
+  ps: PackageSync,
+  ports: Ports,
+  opts: { signal: AbortSignal; defaultServiceAccount?: string },
+): Promise<ReconcileResult> {
+  if (!ps.metadata.finalizers?.includes(FINALIZER)) return { failed: false };
+  const spec = parseSpec(ps.spec);
+  if (spec.ok && spec.value.prune && !spec.value.suspend) {
+    const { name, namespace } = ps.metadata;
+    const objects = ports.objects.forPackage(
+      { name, namespace },
+      spec.value.serviceAccountName ?? opts.defaultServiceAccount,
+    );
+    const inventory = ps.status?.inventory?.entries ?? [];
+    const live = await readLiveState(objects, [], inventory, { signal: opts.signal });
+    if (!live.ok) return { failed: true, requeueAfterMs: RETRY_MS };
+    const pruned = await pruneObjects(objects, planPrune(inventory, []), live.value.byKey, { signal: opts.signal });
+    if (pruned.failure) {
+      await ports.packageSyncs.event(ps, 'Warning', pruned.failure.reason, pruned.failure.message);
+      return { failed: true, requeueAfterMs: RETRY_MS };
+    }
+    if (pruned.pruned.length)
+      await ports.packageSyncs.event(ps, 'Normal', 'Pruned', `Deleted ${pruned.pruned.length} object(s)`);
+  }
+  await ports.packageSyncs.setFinalizer(ps, FINALIZER, false);
+  return { failed: false };
+}

@@ -1,0 +1,59 @@
+/**
+ * Steps 3 and 4, shared by the controller's reconcile and the CLI's `render`, `diff` and `apply`: the same
+ * functions make the same decisions, so what `packagesync diff` shows is what the controller will do.
+ *
+ *   render   the package's files → objects, with the cluster's discovery deciding which kinds are namespaced
+ *   plan     read the live copies (engine/live.ts), then core/plan decides what to apply and what to prune
+ */
+import type { Discovery } from '../adapters/kube/discovery.ts';
+import type { PackageObjects } from '../adapters/kube/objects.ts';
+import { ok, type Result } from '../core/failure.ts';
+import type { InventoryEntry } from '../core/inventory.ts';
+import { groupOf, type KubeObject } from '../core/object.ts';
+import { planChanges, type ChangePlan } from '../core/plan/plan-changes.ts';
+import { renderPackage, type RenderedPackage, type RenderOptions, type SourceFile } from '../core/render/index.ts';
+import { readLiveState, type LiveState } from './live.ts';
+
+export type PackageRenderOptions = Omit<RenderOptions, 'isNamespaced'>;
+
+/**
+ * Renders the package. Scope comes from discovery when there is a cluster (offline: built-in kinds and the
+ * package's own CRDs decide): a kind discovery does not know (a CRD installed since it was loaded) gets one
+ * refresh and a second render.
+ */
+export async function renderForCluster(
+  files: readonly SourceFile[],
+  options: PackageRenderOptions,
+  discovery: Pick<Discovery, 'isNamespaced' | 'refresh'> | undefined,
+): Promise<Result<RenderedPackage>> {
+  const render = () =>
+    renderPackage(files, {
+      ...options,
+      ...(discovery ? { isNamespaced: (g, k) => discovery.isNamespaced(g, k) } : {}),
+    });
+  const rendered = render();
+  if (!discovery || !rendered.ok) return rendered;
+  const unknownKind = (o: KubeObject) => discovery.isNamespaced(groupOf(o.apiVersion), o.kind) === undefined;
+  if (!rendered.value.objects.some(unknownKind)) return rendered;
+  await discovery.refresh();
+  return render();
+}
+
+export interface PlannedPackage {
+  live: LiveState;
+  plan: ChangePlan;
+}
+
+/** Reads what lives of the package and its inventory (as the package's identity), then plans. */
+export async function planAgainstLive(
+  objects: PackageObjects,
+  desired: readonly KubeObject[],
+  inventory: readonly InventoryEntry[],
+  signal?: AbortSignal,
+): Promise<Result<PlannedPackage>> {
+  const live = await readLiveState(objects, desired, inventory, { ...(signal ? { signal } : {}) });
+  if (!live.ok) return live;
+  const plan = planChanges(desired, inventory, live.value.byKey, objects.owner);
+  if (!plan.ok) return plan;
+  return ok({ live: live.value, plan: plan.value });
+}

@@ -1,0 +1,212 @@
+/**
+ * One reconcile's context, made at the top of `reconcile()`: the PackageSync as last read or written, the
+ * identity the run acts as, what the run has learnt (revision, digest, changes, health), and the only way
+ * status is written. Every outcome goes through `report()`: the pure reducer (src/core/status.ts) turns it
+ * into conditions, a write that would change nothing is skipped, and a run that was aborted (shutdown, lost
+ * leadership) writes nothing, so the next leader starts from the last durable status.
+ *
+ * The act and health steps report progress to it (ActProgress, HealthProgress) instead of calling back up.
+ */
+import type { Logger } from 'pino';
+import { RECONCILE_REQUESTED_AT, type HistoryEntry, type PackageSync, type Status } from '../api/packagesync.ts';
+import { Reason } from '../api/reasons.ts';
+import { interruptionMessage } from '../adapters/kube/failures.ts';
+import type { PackageObjects } from '../adapters/kube/objects.ts';
+import type { Failure } from '../core/failure.ts';
+import type { HealthSummary } from '../core/health/index.ts';
+import type { InventoryEntry } from '../core/inventory.ts';
+import { summarizeChanges, type Change } from '../core/plan/changeset.ts';
+import { reduceStatus, sameStatus, type Outcome } from '../core/status.ts';
+import type { ActProgress } from './act.ts';
+import type { HealthProgress } from './health-step.ts';
+import type { Ports } from './ports.ts';
+
+export interface ReconcileResult {
+  /** When to run again; undefined = only on the next change (deleted, suspended). */
+  requeueAfterMs?: number;
+  /** True when the reconcile failed: the controller backs off from retryInterval. */
+  failed: boolean;
+}
+
+/** How many reconciles status.history keeps, newest first. */
+const HISTORY = 5;
+
+export class Run implements ActProgress, HealthProgress {
+  /** The PackageSync as this run loaded it: what "before" means for events and the no-op check. */
+  readonly loaded: PackageSync;
+  readonly ports: Ports;
+  readonly signal: AbortSignal;
+  readonly started = new Date();
+  /** The reconcile-requested-at annotation, when it asks for a run not yet handled. */
+  readonly trigger: string | undefined;
+  /** The package's objects as the run's identity; set once the spec is known (`actAs`). */
+  objects!: PackageObjects;
+  log: Logger;
+  revision: string | undefined;
+  digest: string | undefined;
+  /** Objects handled so far: created / configured / unchanged / pruned. */
+  readonly changes: Change[] = [];
+  /** Set when an apply failed: nothing was pruned, and there is nothing to announce. */
+  applyFailures: readonly Failure[] = [];
+  private status: Status;
+  private latest: PackageSync;
+
+  constructor(ps: PackageSync, ports: Ports, signal: AbortSignal) {
+    this.loaded = ps;
+    this.latest = ps;
+    this.ports = ports;
+    this.log = ports.log;
+    this.signal = signal;
+    const trigger = ps.metadata.annotations?.[RECONCILE_REQUESTED_AT];
+    this.trigger = trigger !== undefined && trigger !== ps.status?.lastHandledReconcileAt ? trigger : undefined;
+    // a requested reconcile is answered by whatever this run writes, so `packagesync reconcile` sees it
+    this.status = this.trigger ? { ...ps.status, lastHandledReconcileAt: this.trigger } : (ps.status ?? {});
+  }
+
+  get owner(): { name: string; namespace: string } {
+    return { name: this.loaded.metadata.name, namespace: this.loaded.metadata.namespace };
+  }
+
+  /** Binds the run to its identity once: every read and write of package objects goes through this view. */
+  actAs(serviceAccount: string | undefined): void {
+    this.objects = this.ports.objects.forPackage(this.owner, serviceAccount);
+  }
+
+  resolved(revision: string): void {
+    this.revision = revision;
+    this.log = this.log.child({ revision });
+  }
+
+  // ActProgress
+
+  async saveInventory(entries: InventoryEntry[], phase: 'applying' | 'pruned'): Promise<void> {
+    this.status = { ...this.status, inventory: { entries } };
+    // the shrunk inventory goes out with the next status write (waiting, succeeded or failed)
+    if (phase === 'applying') {
+      await this.report({
+        kind: 'progressing',
+        revision: this.revision!,
+        message: `Applying revision ${this.revision}`,
+      });
+    }
+  }
+
+  handled(changes: readonly Change[]): void {
+    this.changes.push(...changes);
+  }
+
+  applyFailed(failures: readonly Failure[]): void {
+    this.applyFailures = failures;
+  }
+
+  // HealthProgress
+
+  waiting(message: string): Promise<void> {
+    return this.report({ kind: 'waiting', revision: this.revision!, message });
+  }
+
+  observed(h: HealthSummary): void {
+    const c = h.counts;
+    this.status = {
+      ...this.status,
+      objects: {
+        total: h.total,
+        current: c.Current,
+        inProgress: c.InProgress,
+        failed: c.Failed,
+        terminating: c.Terminating,
+        unknown: c.Unknown + c.NotFound,
+      },
+    };
+  }
+
+  /** `created 2, configured 1, pruned 1`-style summary of what this run changed. */
+  summary(): string {
+    return summarizeChanges(this.changes);
+  }
+
+  /** Metrics, a log line and an Applied event for what the apply and prune changed (none after a failed apply). */
+  async announceChanges(): Promise<void> {
+    const count = (f: (c: Change) => boolean) => this.changes.filter(f).length;
+    this.ports.observe?.applied?.(count((c) => c.action !== 'unchanged' && c.action !== 'pruned'));
+    if (this.applyFailures.length > 0) return;
+    this.ports.observe?.pruned?.(count((c) => c.action === 'pruned'));
+    if (this.changes.some((c) => c.action !== 'unchanged')) {
+      this.log.info({ changes: this.summary() }, 'applied');
+      await this.ports.packageSyncs.event(
+        this.loaded,
+        'Normal',
+        'Applied',
+        `Revision ${this.revision}: ${this.summary()}`,
+      );
+    }
+  }
+
+  // Outcomes: each writes status once and says when to run again.
+
+  async succeeded(message: string, requeueAfterMs: number): Promise<ReconcileResult> {
+    this.addHistory('Succeeded');
+    await this.report({ kind: 'succeeded', revision: this.revision!, message });
+    return { failed: false, requeueAfterMs };
+  }
+
+  /** A failed step: history, one Warning event per new failure (not per retry), status; back off. */
+  async failed(failure: Failure, requeueAfterMs: number): Promise<ReconcileResult> {
+    if (this.revision) this.addHistory(failure.reason);
+    this.log.info({ reason: failure.reason }, failure.message);
+    const before = this.loaded.status?.conditions?.find((c) => c.type === 'Ready');
+    if (!this.signal.aborted && (before?.reason !== failure.reason || before.message !== failure.message)) {
+      await this.ports.packageSyncs.event(this.loaded, 'Warning', failure.reason, failure.message);
+    }
+    await this.report({ kind: 'failed', failure, ...(this.revision ? { revision: this.revision } : {}) });
+    return { failed: true, requeueAfterMs };
+  }
+
+  /** An outcome decided before any work (a spec the schema refuses, a dependency not Ready). */
+  async decided(outcome: Outcome, result: ReconcileResult): Promise<ReconcileResult> {
+    await this.report(outcome);
+    return result;
+  }
+
+  /**
+   * An API fault mid-reconcile (e.g. the API server restarting): say so if the API lets us, keeping the
+   * inventory as it was saved last (old ∪ new once applying started). The status names the kind of fault,
+   * never the raw error text.
+   */
+  async interrupted(e: unknown): Promise<void> {
+    const message = `reconcile interrupted: ${interruptionMessage(e)}; retrying`;
+    await this.report({ kind: 'failed', failure: { reason: Reason.InternalError, message, terminal: false } });
+  }
+
+  /** The only status write of a reconcile. */
+  private async report(outcome: Outcome): Promise<void> {
+    // Shutdown or lost leadership aborted this run: another replica may own the PackageSync by now, and a
+    // step cut short says nothing about the package. Status stays as the last write left it (Reconciling,
+    // inventory old ∪ new), which is what the next leader starts from.
+    if (this.signal.aborted) return;
+    const next = reduceStatus(this.status, this.loaded.metadata.generation ?? 0, outcome, new Date().toISOString());
+    if (sameStatus(this.latest.status, next)) {
+      this.status = next;
+      return;
+    }
+    const written = await this.ports.packageSyncs.writeStatus(this.latest, next);
+    // a conflict may have added another writer's inventory entries (core/status-rebase.ts): keep them
+    this.status = written?.status ?? next;
+    if (written) this.latest = written;
+  }
+
+  private addHistory(result: string): void {
+    const count = (a: Change['action']) => this.changes.filter((c) => c.action === a).length;
+    const entry: HistoryEntry = {
+      revision: this.revision!,
+      result,
+      startedAt: this.started.toISOString(),
+      durationSeconds: Math.round((Date.now() - this.started.getTime()) / 10) / 100,
+      created: count('created'),
+      configured: count('configured'),
+      pruned: count('pruned'),
+      digest: this.digest ? `sha256:${this.digest}` : '',
+    };
+    this.status = { ...this.status, history: [entry, ...(this.status.history ?? [])].slice(0, HISTORY) };
+  }
+}
