@@ -3,7 +3,7 @@
  *
  *   1. load, finalizer / deletion, spec, suspend, dependsOn
  *   2. source   resolve the ref, fetch (cached per URL and commit), read the package's files
- *   3. render   files → objects (pure), namespace policy
+ *   3. render   postBuild variables (substitution-inputs.ts), files → objects (pure), namespace policy
  *   4. plan     desired × inventory × live (reads here, decisions in core/plan); nothing to do → done
  *   5. act      save inventory old ∪ new → apply waves → prune → save inventory new
  *   6. health   wait until every applied object is Current
