@@ -40,9 +40,29 @@ export function resolvePlain(s: string): unknown {
   return s;
 }
 
-/** Whether go-yaml v2 would read this text, unquoted, back as the same string (else it quotes it). */
+/**
+ * Whether go-yaml v2 would read this text, unquoted, back as the same string (else it quotes it). A timestamp
+ * counts as not a string here: go-yaml's writer quotes it, although its reader hands it back as a string.
+ */
 export function resolvesToString(s: string): boolean {
-  return typeof resolvePlain(s) === 'string';
+  return typeof resolvePlain(s) === 'string' && !isTimestamp(s);
+}
+
+const TIMESTAMP =
+  /^(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:[Tt](\d{1,2}):(\d{1,2}):(\d{1,2})(?:[.,]\d+)?(?:Z|[+-]\d{2}:\d{2}))|(?: (\d{1,2}):(\d{1,2}):(\d{1,2})(?:[.,]\d+)?))?$/;
+
+/** go-yaml v2's parseTimestamp: the layouts it tries with Go's time.Parse, ranges checked as Go checks them. */
+function isTimestamp(s: string): boolean {
+  const m = TIMESTAMP.exec(s);
+  if (!m) return false;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const [hour, minute, second] = [m[4] ?? m[7], m[5] ?? m[8], m[6] ?? m[9]].map((v) => Number(v ?? 0)) as [
+    number,
+    number,
+    number,
+  ];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour < 24 && minute < 60 && second < 60;
 }
 
 /**
