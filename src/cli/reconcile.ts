@@ -35,10 +35,8 @@ export function registerReconcile(program: Command): void {
     .addOption(namespaceOption())
     .addOption(timeoutOption())
     .addOption(kubeconfigOption())
-    .action(async (name: string, flags: SwitchFlags) => {
-      const timeoutMs = parseTimeout(flags.timeout);
-      process.exitCode = await withCluster(flags.kubeconfig, async (cluster) => {
-        const namespace = flags.namespace ?? cluster.contextNamespace;
+    .action((name: string, flags: SwitchFlags) =>
+      answered(flags, async (cluster, namespace, timeoutMs) => {
         const ps = await mustGet(cluster, namespace, name);
         if (ps.spec.suspend)
           throw new CliError(
@@ -48,8 +46,8 @@ export function registerReconcile(program: Command): void {
         const requestedAt = new Date().toISOString();
         await patch(cluster, namespace, name, { metadata: { annotations: { [RECONCILE_REQUESTED_AT]: requestedAt } } });
         return waitForAnswer(cluster, namespace, name, requestedAt, timeoutMs);
-      });
-    });
+      }),
+    );
 
   program
     .command('suspend')
@@ -80,10 +78,8 @@ export function registerReconcile(program: Command): void {
     )
     .addOption(timeoutOption())
     .addOption(kubeconfigOption())
-    .action(async (name: string, flags: SwitchFlags) => {
-      const timeoutMs = parseTimeout(flags.timeout);
-      process.exitCode = await withCluster(flags.kubeconfig, async (cluster) => {
-        const namespace = flags.namespace ?? cluster.contextNamespace;
+    .action((name: string, flags: SwitchFlags) =>
+      answered(flags, async (cluster, namespace, timeoutMs) => {
         const requestedAt = new Date().toISOString();
         // One patch: resumed and requested together, so the first reconcile after resuming is the requested one.
         await patch(cluster, namespace, name, {
@@ -92,8 +88,19 @@ export function registerReconcile(program: Command): void {
         });
         process.stderr.write(`PackageSync ${namespace}/${name} resumed\n`);
         return flags.wait ? waitForAnswer(cluster, namespace, name, requestedAt, timeoutMs) : ExitCode.Ok;
-      });
-    });
+      }),
+    );
+}
+
+/** A command that waits for the controller's answer: `fn` gets the namespace and the budget, returns the exit code. */
+async function answered(
+  flags: SwitchFlags,
+  fn: (cluster: Cluster, namespace: string, timeoutMs: number) => Promise<number>,
+): Promise<void> {
+  const timeoutMs = parseTimeout(flags.timeout);
+  process.exitCode = await withCluster(flags.kubeconfig, (cluster) =>
+    fn(cluster, flags.namespace ?? cluster.contextNamespace, timeoutMs),
+  );
 }
 
 async function mustGet(cluster: Cluster, namespace: string, name: string): Promise<PackageSync> {

@@ -76,6 +76,7 @@ export async function reconcile(
 
 async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<ReconcileResult> {
   const { ports, loaded: ps } = run;
+  // 1. (cont.) the spec, suspend, dependsOn; then the identity every later step acts as
   const parsed = parseSpec(ps.spec);
   if (!parsed.ok) {
     const outcome = { kind: 'failed', failure: parsed.failure } as const;

@@ -48,6 +48,8 @@ export class Run implements ActProgress, HealthProgress {
   readonly changes: Change[] = [];
   /** Set when an apply failed: nothing was pruned, and there is nothing to announce. */
   applyFailures: readonly Failure[] = [];
+  /** The latest health of the package's objects: written to status.objects with the outcome. */
+  private health: HealthSummary | undefined;
   private status: Status;
   private latest: PackageSync;
 
@@ -106,18 +108,9 @@ export class Run implements ActProgress, HealthProgress {
   }
 
   observed(h: HealthSummary): void {
-    const c = h.counts;
-    this.status = {
-      ...this.status,
-      objects: {
-        total: h.total,
-        current: c.Current,
-        inProgress: c.InProgress,
-        failed: c.Failed,
-        terminating: c.Terminating,
-        unknown: c.Unknown + c.NotFound,
-      },
-    };
+    // Kept aside, not put in status yet: a progress write in flight returns the status it sent, which would
+    // undo a count put there meanwhile. The outcome's write carries the last counts.
+    this.health = h;
   }
 
   /** `created 2, configured 1, pruned 1`-style summary of what this run changed. */
@@ -145,6 +138,7 @@ export class Run implements ActProgress, HealthProgress {
   // Outcomes: each writes status once and says when to run again.
 
   async succeeded(message: string, requeueAfterMs: number): Promise<ReconcileResult> {
+    this.addObjectCounts();
     this.addHistory('Succeeded');
     await this.report({ kind: 'succeeded', revision: this.revision!, message });
     return { failed: false, requeueAfterMs };
@@ -152,6 +146,7 @@ export class Run implements ActProgress, HealthProgress {
 
   /** A failed step: history, one Warning event per new failure (not per retry), status; back off. */
   async failed(failure: Failure, requeueAfterMs: number): Promise<ReconcileResult> {
+    this.addObjectCounts();
     if (this.revision) this.addHistory(failure.reason);
     this.log.info({ reason: failure.reason }, failure.message);
     const before = this.loaded.status?.conditions?.find((c) => c.type === 'Ready');
@@ -193,6 +188,23 @@ export class Run implements ActProgress, HealthProgress {
     // a conflict may have added another writer's inventory entries (core/status-rebase.ts): keep them
     this.status = written?.status ?? next;
     if (written) this.latest = written;
+  }
+
+  private addObjectCounts(): void {
+    const h = this.health;
+    if (!h) return;
+    const c = h.counts;
+    this.status = {
+      ...this.status,
+      objects: {
+        total: h.total,
+        current: c.Current,
+        inProgress: c.InProgress,
+        failed: c.Failed,
+        terminating: c.Terminating,
+        unknown: c.Unknown + c.NotFound,
+      },
+    };
   }
 
   private addHistory(result: string): void {

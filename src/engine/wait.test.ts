@@ -1,29 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { available, deployment, starting } from '../../test/support/workloads.ts';
 import { refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
 import type { HealthSource } from './health-source.ts';
 import { waitUntilHealthy } from './wait.ts';
 
-const deployment = (
-  name: string,
-  status: Record<string, unknown>,
-  generation = 1,
-  uid = `uid-${name}`,
-): KubeObject => ({
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name, namespace: 'team-a', generation, uid },
-  spec: { replicas: 1, selector: { matchLabels: { app: name } } },
-  status,
-});
-const available = {
-  observedGeneration: 1,
-  replicas: 1,
-  updatedReplicas: 1,
-  readyReplicas: 1,
-  availableReplicas: 1,
-  conditions: [{ type: 'Available', status: 'True' }],
-};
-const starting = { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 0, availableReplicas: 0 };
 const gadget = (ready: 'True' | 'False'): KubeObject => ({
   apiVersion: 'example.com/v1',
   kind: 'Gadget',

@@ -1,20 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { render, rendered } from '../../../test/support/render.ts';
 import type { Failure } from '../failure.ts';
-import { renderPackage } from './render.ts';
-import type { RenderedPackage, RenderOptions, SourceFile } from './types.ts';
-
-const owner = { name: 'web', namespace: 'team-a' };
-
-function render(files: SourceFile[] | Record<string, string>, options: Partial<RenderOptions> = {}) {
-  const list = Array.isArray(files) ? files : Object.entries(files).map(([path, content]) => ({ path, content }));
-  return renderPackage(list, { owner, ...options });
-}
-
-function rendered(files: SourceFile[] | Record<string, string>, options: Partial<RenderOptions> = {}): RenderedPackage {
-  const result = render(files, options);
-  if (!result.ok) throw new Error(`render failed: ${result.failure.message}`);
-  return result.value;
-}
+import type { RenderOptions } from './types.ts';
 
 function failed(files: Record<string, string>, options: Partial<RenderOptions> = {}): Failure {
   const result = render(files, options);

@@ -1,26 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { renderPackage } from './render.ts';
-import type { RenderedPackage, RenderOptions, SourceFile } from './types.ts';
-
-const owner = { name: 'web', namespace: 'team-a' };
-
-function render(files: SourceFile[] | Record<string, string>, options: Partial<RenderOptions> = {}) {
-  const list = Array.isArray(files) ? files : Object.entries(files).map(([path, content]) => ({ path, content }));
-  return renderPackage(list, { owner, ...options });
-}
-
-function rendered(files: SourceFile[] | Record<string, string>, options: Partial<RenderOptions> = {}): RenderedPackage {
-  const result = render(files, options);
-  if (!result.ok) throw new Error(`render failed: ${result.failure.message}`);
-  return result.value;
-}
-
-/** `Kind/namespace/name` of each rendered object, namespace '-' when there is none. */
-const ids = (pkg: RenderedPackage) =>
-  pkg.objects.map((o) => `${o.kind}/${o.metadata.namespace ?? '-'}/${o.metadata.name}`);
-
-const cm = (name: string, namespace?: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n${namespace ? `  namespace: ${namespace}\n` : ''}data:\n  k: v\n`;
+import { cm, ids, rendered } from '../../../test/support/render.ts';
+import type { RenderOptions } from './types.ts';
 
 describe('renderPackage: namespaces', () => {
   const crd = (scope: string) =>
