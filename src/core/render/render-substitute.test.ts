@@ -1,15 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderPackage } from './render.ts';
-import type { RenderOptions } from './types.ts';
-
-const owner = { name: 'web', namespace: 'team-a' };
-
-function render(files: Record<string, string>, options: Partial<RenderOptions> = {}) {
-  return renderPackage(
-    Object.entries(files).map(([path, content]) => ({ path, content })),
-    { owner, ...options },
-  );
-}
+import { render } from '../../../test/support/render.ts';
 
 const vars = (variables: Record<string, string>, strict = false) => ({ substitution: { variables, strict } });
 
