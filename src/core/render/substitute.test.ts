@@ -149,6 +149,12 @@ describe('substituteObject', () => {
     });
   });
 
+  it('an object with no "$" anywhere comes back as it is (the same data Flux reads back)', () => {
+    const obj = cm({ yes: 'on', n: '0755', t: '2026-01-01', long: 'word '.repeat(40) });
+    const r = substitute(obj, { variables: { V: 'x' }, strict: true });
+    expect(r.ok && r.value).toBe(obj);
+  });
+
   it('non-strict: an undefined variable becomes empty', () => {
     expect(substitute(cm({ a: '[${UNDEFINED}]' }), { variables: { V: 'x' } })).toMatchObject({
       ok: true,

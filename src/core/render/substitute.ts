@@ -89,6 +89,9 @@ export function substituteObject(
   if (substitutionDisabled(obj)) return ok(obj);
   const names = Object.keys(substitution.variables);
   if (names.length === 0 && !substitution.always) return ok(obj);
+  // Without a "$" the expansion changes nothing, and Flux's write-then-read gives back the same data (its
+  // writer quotes whatever would read back as another type): skip both, they cost most of a large render.
+  if (!JSON.stringify(obj).includes('$')) return ok(obj);
   const lookup = lookupIn(substitution);
 
   let text: string;
