@@ -55,7 +55,7 @@ describe.concurrent('kstatus readers', () => {
 
     const table = await kubectl('get', 'pks', 'app', '-n', ns);
     const [header, row] = table.trim().split('\n');
-    expect(header!.split(/\s{2,}/)).toEqual(['NAME', 'READY', 'STATUS', 'REVISION', 'AGE']);
+    expect(header!.split(/\s{2,}/)).toEqual(['NAME', 'READY', 'STATUS', 'REVISION', 'SUSPENDED', 'AGE']);
     expect(row).toContain(`Applied revision main@sha1:${sha}: 1 created`);
     expect(row).toContain(`main@sha1:${sha}`);
     const described = await kubectl('describe', 'pks', 'app', '-n', ns);

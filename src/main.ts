@@ -74,6 +74,16 @@ program
         'resolves share one ls-remote); a push webhook or a requested reconcile asks git again at once',
     ).default('2s'),
   )
+  .addOption(
+    new Option(
+      '--git-cache-max-bytes <n>',
+      'keep the git cache under this size: least recently used checkouts, then cache repos, are removed ' +
+        "(never one used in the last 5 minutes); fits deploy/'s 1Gi emptyDir",
+    ).default(768 << 20),
+  )
+  .addOption(
+    new Option('--git-cache-max-age <duration>', 'remove checkouts and cache repos unused this long').default('24h'),
+  )
   .addOption(new Option('--max-files <n>', 'most manifest files a package may hold').default(10_000))
   .addOption(new Option('--max-file-bytes <n>', 'largest manifest file').default(4 << 20))
   .addOption(new Option('--max-total-bytes <n>', 'largest package').default(64 << 20))
@@ -124,6 +134,7 @@ program
       config = parseControllerConfig(raw);
       durationMs(config.gitTimeout);
       durationMs(config.gitRefCacheTtl);
+      durationMs(config.gitCacheMaxAge);
       durationMs(config.shutdownGrace);
     } catch (e) {
       throw new CliError(ExitCode.Invalid, errorMessage(e));

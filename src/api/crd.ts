@@ -56,6 +56,7 @@ export function packageSyncCRD(): Json {
             { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
             { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].message' },
             { name: 'Revision', type: 'string', jsonPath: '.status.lastAppliedRevision' },
+            { name: 'Suspended', type: 'boolean', jsonPath: '.spec.suspend' },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
           schema: {

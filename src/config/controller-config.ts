@@ -23,6 +23,13 @@ export const ControllerConfigSchema = z.object({
   gitCacheDir: z.string().default(join(tmpdir(), 'packagesync-git')),
   gitTimeout: z.string().default('90s'),
   gitRefCacheTtl: z.string().default('2s'),
+  // deploy/'s emptyDir for the cache is 1Gi: 768 MiB leaves room for checkouts being made and git's temp files
+  gitCacheMaxBytes: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(768 << 20),
+  gitCacheMaxAge: z.string().default('24h'),
   maxFiles: z.coerce.number().int().min(1).default(10_000),
   maxFileBytes: z.coerce
     .number()

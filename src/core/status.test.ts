@@ -7,6 +7,20 @@ const T1 = '2026-01-01T00:01:00Z';
 const types = (s: ReturnType<typeof reduceStatus>) => s.conditions!.map((c) => `${c.type}=${c.status}/${c.reason}`);
 
 describe('reduceStatus', () => {
+  it('suspended: keeps the last conditions and revisions, adds Suspended=True; resuming drops it', () => {
+    const ok = reduceStatus(undefined, 1, { kind: 'succeeded', revision: 'main@sha1:abc', message: 'ok' }, T0);
+    const s = reduceStatus(ok, 2, { kind: 'suspended' }, T1);
+    expect(types(s)).toEqual(['Ready=True/ReconciliationSucceeded', 'Suspended=True/Suspended']);
+    expect(s.conditions![0]).toEqual(ok.conditions![0]);
+    expect(s.conditions![1]).toMatchObject({ observedGeneration: 2, lastTransitionTime: T1 });
+    // the spec as it is now was not reconciled: kstatus must not read the suspend as reconciled
+    expect(s.observedGeneration).toBe(1);
+    expect(s.lastAppliedRevision).toBe('main@sha1:abc');
+    expect(sameStatus(s, reduceStatus(s, 2, { kind: 'suspended' }, '2026-01-01T00:09:00Z'))).toBe(true);
+    const resumed = reduceStatus(s, 3, { kind: 'progressing', revision: 'main@sha1:abc', message: 'Applying' }, T1);
+    expect(types(resumed)).toEqual(['Ready=Unknown/Progressing', 'Reconciling=True/Progressing']);
+  });
+
   it('marks work in progress: Ready Unknown, Reconciling True, no Stalled', () => {
     const s = reduceStatus(undefined, 3, { kind: 'progressing', revision: 'main@sha1:abc', message: 'Applying' }, T0);
     expect(types(s)).toEqual(['Ready=Unknown/Progressing', 'Reconciling=True/Progressing']);

@@ -21,11 +21,14 @@ export type Outcome =
   /** A step failed; `revision` is what was attempted, when known. */
   | { kind: 'failed'; revision?: string; failure: Failure }
   /** A dependsOn PackageSync is not Ready yet: not an error, retried. */
-  | { kind: 'dependency-not-ready'; message: string };
+  | { kind: 'dependency-not-ready'; message: string }
+  /** spec.suspend: the other conditions stay as the last reconcile left them, Suspended=True says why. */
+  | { kind: 'suspended' };
 
 export const ProgressingWithRetry = 'ProgressingWithRetry';
 
 export function reduceStatus(prev: Status | undefined, generation: number, outcome: Outcome, now: string): Status {
+  if (outcome.kind === 'suspended') return suspendedStatus(prev, generation, now);
   const next: Status = { ...(prev ?? {}) };
   const conditions: Omit<Condition, 'lastTransitionTime'>[] = [];
   const set = (type: string, status: Condition['status'], reason: string, message: string) =>
@@ -62,6 +65,32 @@ export function reduceStatus(prev: Status | undefined, generation: number, outco
   }
   next.conditions = conditions.map((c) => ({ ...c, lastTransitionTime: transitionTime(prev?.conditions, c, now) }));
   return next;
+}
+
+export const SuspendedCondition = 'Suspended';
+const SUSPENDED_MESSAGE =
+  'spec.suspend is true: nothing is fetched, applied or pruned until it is resumed; the other conditions are ' +
+  'from the last reconcile';
+
+/**
+ * A suspended PackageSync keeps what the last reconcile said (a Ready=True stays: the objects are still as
+ * it left them) and says it is suspended in its own condition, which kstatus readers ignore (they read
+ * Reconciling and Stalled). observedGeneration is not advanced: the spec as it is now was not reconciled,
+ * so kstatus reads a suspend that changed the spec as InProgress, as it does for Flux.
+ */
+function suspendedStatus(prev: Status | undefined, generation: number, now: string): Status {
+  const others = (prev?.conditions ?? []).filter((c) => c.type !== SuspendedCondition);
+  const suspended = {
+    type: SuspendedCondition,
+    status: 'True' as const,
+    reason: Reason.Suspended,
+    message: SUSPENDED_MESSAGE,
+    observedGeneration: generation,
+  };
+  return {
+    ...(prev ?? {}),
+    conditions: [...others, { ...suspended, lastTransitionTime: transitionTime(prev?.conditions, suspended, now) }],
+  };
 }
 
 /** lastTransitionTime moves only when the condition's status changes. */

@@ -83,7 +83,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
     return run.decided(outcome, { failed: true, requeueAfterMs: INVALID_SPEC_RETRY_MS });
   }
   const spec = parsed.value;
-  if (spec.suspend) return { failed: false };
+  if (spec.suspend) return run.decided({ kind: 'suspended' }, { failed: false });
   const retry = durationMs(spec.retryInterval);
   const interval = durationMs(spec.interval);
 

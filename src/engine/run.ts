@@ -126,12 +126,7 @@ export class Run implements ActProgress, HealthProgress {
     this.ports.observe?.pruned?.(count((c) => c.action === 'pruned'));
     if (this.changes.some((c) => c.action !== 'unchanged')) {
       this.log.info({ changes: this.summary() }, 'applied');
-      await this.ports.packageSyncs.event(
-        this.loaded,
-        'Normal',
-        'Applied',
-        `Revision ${this.revision}: ${this.summary()}`,
-      );
+      await this.event('Normal', 'Applied', `Revision ${this.revision}: ${this.summary()}`);
     }
   }
 
@@ -144,21 +139,23 @@ export class Run implements ActProgress, HealthProgress {
     return { failed: false, requeueAfterMs };
   }
 
-  /** A failed step: history, one Warning event per new failure (not per retry), status; back off. */
+  /**
+   * A failed step: history, a Warning event (a retry of the same failure counts up the same event), status;
+   * back off.
+   */
   async failed(failure: Failure, requeueAfterMs: number): Promise<ReconcileResult> {
     this.addObjectCounts();
     if (this.revision) this.addHistory(failure.reason);
     this.log.info({ reason: failure.reason }, failure.message);
-    const before = this.loaded.status?.conditions?.find((c) => c.type === 'Ready');
-    if (!this.signal.aborted && (before?.reason !== failure.reason || before.message !== failure.message)) {
-      await this.ports.packageSyncs.event(this.loaded, 'Warning', failure.reason, failure.message);
-    }
+    await this.event('Warning', failure.reason, failure.message);
     await this.report({ kind: 'failed', failure, ...(this.revision ? { revision: this.revision } : {}) });
     return { failed: true, requeueAfterMs };
   }
 
-  /** An outcome decided before any work (a spec the schema refuses, a dependency not Ready). */
+  /** An outcome decided before any work (a spec the schema refuses, a dependency not Ready), with its event. */
   async decided(outcome: Outcome, result: ReconcileResult): Promise<ReconcileResult> {
+    if (outcome.kind === 'failed') await this.event('Warning', outcome.failure.reason, outcome.failure.message);
+    if (outcome.kind === 'dependency-not-ready') await this.event('Normal', Reason.DependencyNotReady, outcome.message);
     await this.report(outcome);
     return result;
   }
@@ -170,7 +167,14 @@ export class Run implements ActProgress, HealthProgress {
    */
   async interrupted(e: unknown): Promise<void> {
     const message = `reconcile interrupted: ${interruptionMessage(e)}; retrying`;
+    await this.event('Warning', Reason.InternalError, message);
     await this.report({ kind: 'failed', failure: { reason: Reason.InternalError, message, terminal: false } });
+  }
+
+  /** Events are best effort and never sent for a run that was aborted (it says nothing about the package). */
+  private async event(type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    if (this.signal.aborted) return;
+    await this.ports.packageSyncs.event(this.loaded, type, reason, message);
   }
 
   /** The only status write of a reconcile. */

@@ -22,7 +22,11 @@ describe('authFromSecret', () => {
       { identity: KEY, known_hosts: 'h k v' },
       { identity: KEY, knownHosts: 'h k v' },
     ],
-    [{ bearerToken: 't', 'ca.crt': 'x' }, { bearerToken: 't' }],
+    [
+      { bearerToken: 't', 'ca.crt': 'x' },
+      { bearerToken: 't', caCert: 'x' },
+    ],
+    [{ 'ca.crt': 'x' }, { anonymous: true, caCert: 'x' }],
   ])('%j', (data, expected) => {
     expect(authFromSecret(data)).toEqual({ ok: true, value: expected });
   });
@@ -51,6 +55,16 @@ describe('writeAuthMaterial', () => {
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
   const mode = async (p: string): Promise<number> => (await stat(p)).mode & 0o777;
+
+  it('ca.crt: a 0600 bundle file git trusts alone (GIT_SSL_CAINFO), with or without credentials', async () => {
+    const cert = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    const r = await writeAuthMaterial({ anonymous: true, caCert: cert }, https, dir, join(dir, 'home'));
+    expect(r.ok && r.value.env).toEqual({ GIT_SSL_CAINFO: join(dir, 'ca.crt') });
+    expect(await readFile(join(dir, 'ca.crt'), 'utf8')).toBe(cert);
+    expect(await mode(join(dir, 'ca.crt'))).toBe(0o600);
+    const withToken = await writeAuthMaterial({ bearerToken: 't', caCert: cert }, https, dir, join(dir, 'home'));
+    expect(withToken.ok && Object.keys(withToken.value.env)).toEqual(['GIT_SSL_CAINFO']);
+  });
 
   it('basic auth: askpass script reads 0600 files; no secret in env', async () => {
     const r = await writeAuthMaterial({ username: 'alice', password: "p'w$(id)" }, https, dir, join(dir, 'home'));

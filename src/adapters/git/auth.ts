@@ -12,13 +12,18 @@ import type { SourceURL } from './validate.ts';
  * which the caller deletes when the git operation ends.
  *  - username/password: a GIT_ASKPASS script that `cat`s the 0600 username/password files;
  *  - bearerToken: an `http.<url>.extraHeader` in $HOME/.gitconfig (0600), scoped to the source URL;
- *  - identity + knownHosts: 0600 key and known_hosts files, and a GIT_SSH_COMMAND that pins them.
+ *  - identity + knownHosts: 0600 key and known_hosts files, and a GIT_SSH_COMMAND that pins them;
+ *  - ca.crt (with any https kind, or alone): a CA bundle file that git trusts instead of the system's, for
+ *    servers behind a private CA (Flux's GitRepository reads the same key).
  * No other credential source is reachable (clean HOME, no system config, no agent, IdentitiesOnly), so a
  * failing credential never falls back to anonymous access or to some other identity.
  */
 
-export type GitAuth =
+export type GitCredentials =
   { username: string; password: string } | { bearerToken: string } | { identity: string; knownHosts: string };
+
+/** Credentials, a CA bundle for https, or both. */
+export type GitAuth = (GitCredentials | { anonymous: true }) & { caCert?: string };
 
 export interface AuthMaterial {
   /** Variables to add to git's environment (paths only, never values of secrets). */
@@ -40,17 +45,38 @@ export async function writeAuthMaterial(
   home: string,
 ): Promise<Result<AuthMaterial>> {
   const isSsh = source.transport === 'ssh';
-  if (auth === undefined) {
+  if (auth === undefined || 'anonymous' in auth) {
     if (isSsh) return invalidSecret('ssh sources need a secretRef with keys identity and known_hosts');
-    return ok({ env: {}, secrets: [] });
+    return withCa(auth?.caCert, source, opDir, ok({ env: {}, secrets: [] }));
   }
   if ('identity' in auth) {
     if (!isSsh) return invalidSecret(`the secret holds an ssh identity but the URL uses ${source.transport}`);
+    if (auth.caCert !== undefined) return invalidSecret('ca.crt is for https sources; ssh pins the host key instead');
     return writeSshMaterial(auth, opDir);
   }
   if (isSsh) return invalidSecret('ssh sources need identity and known_hosts in the secret, not a password or token');
-  if ('bearerToken' in auth) return writeBearerMaterial(auth.bearerToken, source, home);
-  return writeBasicMaterial(auth, opDir);
+  if ('bearerToken' in auth)
+    return withCa(auth.caCert, source, opDir, await writeBearerMaterial(auth.bearerToken, source, home));
+  return withCa(auth.caCert, source, opDir, await writeBasicMaterial(auth, opDir));
+}
+
+/**
+ * Adds the CA bundle: git verifies the server against it alone (GIT_SSL_CAINFO), not the system's CAs. Not
+ * secret (a certificate), but it lives with the rest of the operation's material and goes with it.
+ */
+async function withCa(
+  caCert: string | undefined,
+  source: SourceURL,
+  opDir: string,
+  material: Result<AuthMaterial>,
+): Promise<Result<AuthMaterial>> {
+  if (caCert === undefined || !material.ok) return material;
+  if (source.transport !== 'https')
+    return invalidSecret(`ca.crt is for https sources, but the URL uses ${source.transport}`);
+  if (!/-----BEGIN CERTIFICATE-----/.test(caCert)) return invalidSecret('ca.crt is not a PEM certificate (bundle)');
+  const file = join(opDir, 'ca.crt');
+  await writeFile(file, caCert.endsWith('\n') ? caCert : `${caCert}\n`, { mode: 0o600 });
+  return ok({ ...material.value, env: { ...material.value.env, GIT_SSL_CAINFO: file } });
 }
 
 async function writeBasicMaterial(
@@ -150,7 +176,9 @@ function configQuote(s: string): string {
  * "anonymous" without auth.
  */
 export function credentialFingerprint(auth: GitAuth | undefined, hmacKey: Buffer): string {
-  if (auth === undefined) return 'anonymous';
+  // The CA is not part of it: it decides whether a server is trusted, not what a credential may read, and a
+  // commit id names the same tree wherever it was fetched from.
+  if (auth === undefined || 'anonymous' in auth) return 'anonymous';
   const parts =
     'identity' in auth
       ? ['ssh', auth.identity, auth.knownHosts]
@@ -179,11 +207,25 @@ export async function loadFingerprintKey(cacheRoot: string): Promise<Buffer> {
 
 /**
  * Reads auth material from a Secret's decoded data: `username` + `password`, or `bearerToken`, or
- * `identity` + `known_hosts`; exactly one kind. One trailing line break on username, password and token is
- * dropped (files written with `echo` carry one). Messages name keys, never values.
+ * `identity` + `known_hosts`; at most one kind, plus `ca.crt` for https servers behind a private CA. One
+ * trailing line break on username, password and token is dropped (files written with `echo` carry one).
+ * Messages name keys, never values.
  */
 export function authFromSecret(data: Record<string, string> | undefined): Result<GitAuth | undefined> {
   if (data === undefined) return ok(undefined);
+  const credentials = credentialsFromSecret(data);
+  if (!credentials.ok) return credentials;
+  const caCert = typeof data['ca.crt'] === 'string' && data['ca.crt'] !== '' ? data['ca.crt'] : undefined;
+  if (credentials.value === undefined) {
+    if (caCert !== undefined) return ok({ anonymous: true, caCert });
+    return invalidSecret(
+      'the secret has none of the keys username/password, bearerToken, identity/known_hosts, ca.crt',
+    );
+  }
+  return ok(caCert === undefined ? credentials.value : { ...credentials.value, caCert });
+}
+
+function credentialsFromSecret(data: Record<string, string>): Result<GitCredentials | undefined> {
   const has = (k: string): boolean => typeof data[k] === 'string' && data[k] !== '';
   const chomp = (k: string): string => (data[k] ?? '').replace(/\r?\n$/, '');
   const kinds = [has('username') || has('password'), has('bearerToken'), has('identity') || has('known_hosts')];
@@ -201,5 +243,5 @@ export function authFromSecret(data: Record<string, string> | undefined): Result
     if (!has('identity') || !has('known_hosts')) return invalidSecret('the secret needs both identity and known_hosts');
     return ok({ identity: data.identity as string, knownHosts: data.known_hosts as string });
   }
-  return invalidSecret('the secret has none of the keys username/password, bearerToken, identity/known_hosts');
+  return ok(undefined);
 }

@@ -43,7 +43,10 @@ export type GitSourceConfig = Pick<
   ControllerConfig,
   'gitCacheDir' | 'gitTimeout' | 'allowInsecureHttp' | 'maxFiles' | 'maxFileBytes' | 'maxTotalBytes'
 > &
-  Partial<Pick<ControllerConfig, 'gitRefCacheTtl'>>;
+  Partial<Pick<ControllerConfig, 'gitRefCacheTtl' | 'gitCacheMaxBytes' | 'gitCacheMaxAge'>>;
+
+/** A checkout used this recently may be in use (a render reading it): eviction never removes it. */
+const IN_USE_MS = 5 * 60_000;
 
 export async function createGitSource(
   config: GitSourceConfig,
@@ -60,6 +63,17 @@ export async function createGitSource(
     timeoutMs: durationMs(config.gitTimeout),
     allowInsecureHttp,
     refCacheTtlMs: config.gitRefCacheTtl === undefined ? 0 : durationMs(config.gitRefCacheTtl),
+    ...(config.gitCacheMaxBytes !== undefined || config.gitCacheMaxAge !== undefined
+      ? {
+          eviction: {
+            maxBytes: config.gitCacheMaxBytes ?? Number.MAX_SAFE_INTEGER,
+            maxIdleMs:
+              config.gitCacheMaxAge === undefined ? Number.MAX_SAFE_INTEGER : durationMs(config.gitCacheMaxAge),
+            minIdleMs: IN_USE_MS,
+          },
+        }
+      : {}),
+    onEvicted: (removed) => log.info(removed, 'git cache: removed least recently used checkouts to stay in bounds'),
   });
   const limits = { maxFiles: config.maxFiles, maxFileBytes: config.maxFileBytes, maxTotalBytes: config.maxTotalBytes };
 

@@ -4,7 +4,8 @@ import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { credentialFingerprint, loadFingerprintKey } from './auth.ts';
 import type { GitAuth } from './auth.ts';
-import { cachePaths, checkoutCommit, ensureCacheRepo, exists, fetchCommit, hasCommit } from './cache.ts';
+import { cachePaths, checkoutCommit, ensureCacheRepo, exists, fetchCommit, hasCommit, removeTree } from './cache.ts';
+import { chooseEvictions, listCache, type EvictionPolicy } from './evict.ts';
 import { withGitOperation } from './git-command.ts';
 import { formatRevision, lsRemoteArgs, parseLsRemote, selectRef } from './refs.ts';
 import type { ResolvedRef } from './refs.ts';
@@ -37,6 +38,10 @@ export interface GitFetcherOptions {
    * reconcile) ends the reuse at once.
    */
   refCacheTtlMs?: number;
+  /** Bounds of the cache on disk (evict.ts); default: unbounded. */
+  eviction?: EvictionPolicy;
+  /** Called with what an eviction removed (for a log line). */
+  onEvicted?: (removed: { paths: number; bytes: number }) => void;
 }
 
 export interface GitCallOptions {
@@ -56,6 +61,8 @@ export interface GitFetchStats {
   fetches: number;
   checkouts: number;
   cacheHits: number;
+  /** Checkouts and cache repos removed to keep the cache inside its bounds. */
+  evictions: number;
 }
 
 export interface GitFetcher {
@@ -74,6 +81,8 @@ export interface GitFetcher {
   /** Drops resolved refs of this URL (reused or in flight), so the next resolve asks the server. */
   forget(url: string): void;
   stats(): GitFetchStats;
+  /** Applies the eviction policy now (it also runs by itself after new checkouts); resolves when done. */
+  evict(): Promise<void>;
 }
 
 interface SharedResolve {
@@ -86,11 +95,21 @@ interface SharedResolve {
 }
 
 const DEFAULT_TIMEOUT_MS = 120_000;
+/** Eviction walks the whole cache: after a new checkout, not more often than this. */
+const EVICTION_EVERY_MS = 30_000;
 
 export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
   const tmpRoot = options.tmpRoot ?? join(options.cacheRoot, 'tmp');
   const allowInsecureHttp = options.allowInsecureHttp === true;
-  const counters: GitFetchStats = { lsRemotes: 0, fetches: 0, checkouts: 0, cacheHits: 0 };
+  const counters: GitFetchStats = { lsRemotes: 0, fetches: 0, checkouts: 0, cacheHits: 0, evictions: 0 };
+  /** When this process last used each checkout and cache repo (evict.ts reads it). */
+  const used = new Map<string, number>();
+  const touch = (...paths: string[]) => {
+    const now = Date.now();
+    for (const p of paths) used.set(p, now);
+  };
+  let evicting: Promise<void> | undefined;
+  let lastEviction = 0;
   const inFlight = new Map<string, Promise<Result<Checkout>>>();
   const repoLocks = new Map<string, Promise<unknown>>();
   const resolves = new Map<string, SharedResolve>();
@@ -130,6 +149,8 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
   ): Promise<Result<Checkout>> {
     const paths = cachePaths(options.cacheRoot, source.url, credential);
     const dir = join(paths.checkouts, commit);
+    // in use from now on: eviction spares what was used within its minimum idle time
+    touch(dir, paths.repo);
     if (await exists(dir)) {
       counters.cacheHits++;
       return ok({ dir, commit });
@@ -153,9 +174,41 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
         const checkout = await checkoutCommit(op, paths, commit);
         if (!checkout.ok) return checkout;
         counters.checkouts++;
+        touch(dir, paths.repo);
+        scheduleEviction();
         return ok({ dir: checkout.value, commit });
       }),
     );
+  }
+
+  /** After a new checkout, at most once per EVICTION_EVERY_MS, in the background. */
+  function scheduleEviction(): void {
+    if (!options.eviction || evicting || Date.now() - lastEviction < EVICTION_EVERY_MS) return;
+    void evict();
+  }
+
+  function evict(): Promise<void> {
+    const policy = options.eviction;
+    if (!policy) return Promise.resolve();
+    evicting ??= (async () => {
+      lastEviction = Date.now();
+      const chosen = chooseEvictions(await listCache(options.cacheRoot, used), policy, Date.now());
+      let bytes = 0;
+      for (const entry of chosen) {
+        // one at a time with the fetches into the same cache repo; a checkout still unused when its turn comes
+        await serialised(entry.base, async () => {
+          if (entry.kind === 'checkout' && Date.now() - (used.get(entry.path) ?? 0) < policy.minIdleMs) return;
+          await removeTree(entry.path);
+          used.delete(entry.path);
+          counters.evictions++;
+          bytes += entry.bytes;
+        });
+      }
+      if (chosen.length > 0) options.onEvicted?.({ paths: chosen.length, bytes });
+    })()
+      .catch(() => undefined) // a cache that cannot be cleaned now is tried again after the next checkout
+      .finally(() => (evicting = undefined));
+    return evicting;
   }
 
   async function fetchRevision(
@@ -261,7 +314,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     }
   }
 
-  return { resolveRef, fetchRevision, forget, stats: () => ({ ...counters }) };
+  return { resolveRef, fetchRevision, forget, stats: () => ({ ...counters }), evict };
 }
 
 /** Only the error's class and code: an unexpected error's message could quote a path or a value. */

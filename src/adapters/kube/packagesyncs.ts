@@ -9,9 +9,27 @@ export const packageSyncCollectionPath = (namespace?: string) =>
 const objectPath = (namespace: string, name: string) =>
   `${packageSyncCollectionPath(namespace)}/${encodeURIComponent(name)}`;
 
+/**
+ * A repeat of the same event (same PackageSync, type, reason and message) within this window bumps the
+ * count of the event already written instead of writing another, as client-go's EventCorrelator does.
+ */
+const EVENT_SERIES_WINDOW_MS = 10 * 60_000;
+/** Event series remembered at most (oldest forgotten first): the memory bound of the correlation. */
+const EVENT_SERIES_MAX = 4096;
+
+interface EventSeries {
+  namespace: string;
+  name: string;
+  count: number;
+  firstTimestamp: string;
+  at: number;
+}
+
 export class PackageSyncs {
   private readonly client: KubeClient;
   private readonly component: string;
+  /** Recent events by what makes them the same, oldest first (Map keeps insertion order). */
+  private readonly series = new Map<string, EventSeries>();
 
   constructor(client: KubeClient, component = 'packagesync-controller') {
     this.client = client;
@@ -96,38 +114,76 @@ export class PackageSyncs {
     });
   }
 
-  /** A core/v1 Event on the PackageSync, so `kubectl describe pks` shows what happened. Best effort. */
+  /**
+   * A core/v1 Event on the PackageSync, so `kubectl describe pks` shows what happened. A repeat within ten
+   * minutes counts up the event already written (`kubectl describe` shows "x5 over 3m") instead of adding
+   * one per retry. Best effort.
+   */
   async event(ps: PackageSync, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
     const now = new Date().toISOString();
     const ns = ps.metadata.namespace;
+    const text = message.length > 1024 ? `${message.slice(0, 1023)}…` : message;
+    const key = JSON.stringify([ns, ps.metadata.name, ps.metadata.uid, type, reason, text]);
+    const earlier = this.series.get(key);
+    this.series.delete(key);
+    if (earlier && Date.now() - earlier.at < EVENT_SERIES_WINDOW_MS) {
+      const counted = await this.countAgain(earlier, now);
+      if (counted) return this.remember(key, { ...earlier, count: earlier.count + 1, at: Date.now() });
+    }
     try {
-      await this.client.request('POST', `/api/v1/namespaces/${encodeURIComponent(ns)}/events`, {
-        body: {
-          apiVersion: 'v1',
-          kind: 'Event',
-          metadata: { generateName: `${ps.metadata.name}.`, namespace: ns },
-          involvedObject: {
-            apiVersion: API_VERSION,
-            kind: KIND,
-            name: ps.metadata.name,
-            namespace: ns,
-            uid: ps.metadata.uid,
-            resourceVersion: ps.metadata.resourceVersion,
+      const created = await this.client.request<{ metadata: { name: string } }>(
+        'POST',
+        `/api/v1/namespaces/${encodeURIComponent(ns)}/events`,
+        {
+          body: {
+            apiVersion: 'v1',
+            kind: 'Event',
+            metadata: { generateName: `${ps.metadata.name}.`, namespace: ns },
+            involvedObject: {
+              apiVersion: API_VERSION,
+              kind: KIND,
+              name: ps.metadata.name,
+              namespace: ns,
+              uid: ps.metadata.uid,
+              resourceVersion: ps.metadata.resourceVersion,
+            },
+            type,
+            reason,
+            message: text,
+            firstTimestamp: now,
+            lastTimestamp: now,
+            count: 1,
+            source: { component: this.component },
+            reportingComponent: this.component,
+            reportingInstance: this.component,
           },
-          type,
-          reason,
-          message: message.length > 1024 ? `${message.slice(0, 1023)}…` : message,
-          firstTimestamp: now,
-          lastTimestamp: now,
-          count: 1,
-          source: { component: this.component },
-          reportingComponent: this.component,
-          reportingInstance: this.component,
         },
-      });
+      );
+      const name = created?.metadata?.name;
+      if (name) this.remember(key, { namespace: ns, name, count: 1, firstTimestamp: now, at: Date.now() });
     } catch (e) {
       if (!(e instanceof KubeApiError)) throw e;
       // events are best effort: a namespace being deleted refuses them
     }
+  }
+
+  /** Bumps an event's count; false when it is gone (expired by the API server's event TTL): write a new one. */
+  private async countAgain(series: EventSeries, now: string): Promise<boolean> {
+    try {
+      await this.client.request(
+        'PATCH',
+        `/api/v1/namespaces/${encodeURIComponent(series.namespace)}/events/${encodeURIComponent(series.name)}`,
+        { contentType: 'application/merge-patch+json', body: { count: series.count + 1, lastTimestamp: now } },
+      );
+      return true;
+    } catch (e) {
+      if (!(e instanceof KubeApiError)) throw e;
+      return false;
+    }
+  }
+
+  private remember(key: string, series: EventSeries): void {
+    this.series.set(key, series);
+    if (this.series.size > EVENT_SERIES_MAX) this.series.delete(this.series.keys().next().value!);
   }
 }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { repoDirName } from './repo.ts';
@@ -14,7 +15,7 @@ import { repoDirName } from './repo.ts';
 export type GitHttpAuth = 'none' | { username: string; password: string } | { bearerToken: string };
 
 export interface GitHttpServer {
-  /** http://127.0.0.1:PORT/<name>.git */
+  /** http://127.0.0.1:PORT/<name>.git (https:// with `tls`) */
   url(repoName: string): string;
   port: number;
   /** Every request the server answered, in order (method, path, status): lets tests count fetches. */
@@ -26,6 +27,8 @@ export interface GitHttpServerOptions {
   /** Directory holding the bare repositories (GIT_PROJECT_ROOT). */
   root: string;
   auth?: GitHttpAuth;
+  /** Serve https with this certificate and key (PEM), e.g. one signed by a test CA. */
+  tls?: { cert: string; key: string };
 }
 
 const HTTP_BACKEND = '/usr/lib/git-core/git-http-backend';
@@ -35,7 +38,7 @@ export async function startGitHttpServer(opts: GitHttpServerOptions): Promise<Gi
   const children = new Set<ChildProcess>();
   const requests: GitHttpServer['requests'] = [];
 
-  const server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     res.on('finish', () => requests.push({ method: req.method ?? 'GET', path, status: res.statusCode }));
     if (!isDecodable(path)) {
@@ -52,7 +55,8 @@ export async function startGitHttpServer(opts: GitHttpServerOptions): Promise<Gi
     const child = runBackend(req, res, opts.root, user);
     children.add(child);
     child.on('close', () => children.delete(child));
-  });
+  };
+  const server = opts.tls ? createTlsServer(opts.tls, handler) : createServer(handler);
   // git keeps connections alive between requests; without this, stop() would wait for the client's idle timeout.
   server.keepAliveTimeout = 1000;
 
@@ -65,7 +69,7 @@ export async function startGitHttpServer(opts: GitHttpServerOptions): Promise<Gi
   return {
     port,
     requests,
-    url: (repoName) => `http://127.0.0.1:${port}/${repoDirName(repoName)}`,
+    url: (repoName) => `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}/${repoDirName(repoName)}`,
     stop: async () => {
       for (const child of children) child.kill('SIGKILL');
       server.closeAllConnections();

@@ -1,0 +1,68 @@
+/**
+ * The git cache stays inside its bound through 50 revisions of a real repository (smart HTTP), never removes
+ * the checkout just handed out, and a revision evicted earlier is fetched again when asked for.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGitFetcher } from '../../src/adapters/git/index.ts';
+import { diskUsage } from '../../src/adapters/git/evict.ts';
+import { commitFiles, createRepoRoot, startGitHttpServer, type GitHttpServer } from '../support/git/index.ts';
+
+const MAX_BYTES = 200_000;
+let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+let server: GitHttpServer;
+let cacheRoot: string;
+
+beforeAll(async () => {
+  repos = await createRepoRoot();
+  server = await startGitHttpServer({ root: repos.root });
+  cacheRoot = await mkdtemp(join(tmpdir(), 'psync-evict-'));
+});
+
+afterAll(async () => {
+  await server?.stop();
+  await repos?.dispose();
+  await rm(cacheRoot, { recursive: true, force: true });
+});
+
+describe('git cache eviction', () => {
+  it('stays under its bound through 50 revisions, keeping the checkout in use', { timeout: 180_000 }, async () => {
+    const repo = await repos.createRepo('big');
+    const fetcher = createGitFetcher({
+      cacheRoot,
+      allowInsecureHttp: true,
+      eviction: { maxBytes: MAX_BYTES, maxIdleMs: 3_600_000, minIdleMs: 150 },
+    });
+    const commits: string[] = [];
+    const sizes: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      // 16 KiB that does not compress: every revision costs the cache its full size
+      const sha = await commitFiles(
+        repo,
+        'main',
+        { 'blob.yaml': `data: ${randomBytes(12_288).toString('base64')}\n` },
+        `r${i}`,
+      );
+      commits.push(sha);
+      const checkout = await fetcher.fetchRevision(server.url('big'), sha, undefined);
+      expect(checkout.ok).toBe(true);
+      await fetcher.evict();
+      // the checkout just handed out is in use: never removed
+      expect(existsSync(join(checkout.ok ? checkout.value.dir : '', 'blob.yaml'))).toBe(true);
+      sizes.push(await diskUsage(cacheRoot));
+      await new Promise((r) => setTimeout(r, 200)); // older than minIdle by the next round
+    }
+    // one revision is ~33 KiB on disk (checkout + objects): unbounded, 50 would be ~1.6 MiB
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(MAX_BYTES * 1.1);
+    expect(fetcher.stats().evictions).toBeGreaterThan(40);
+
+    // an evicted revision comes back: fetched again, not served from a half-removed cache
+    const again = await fetcher.fetchRevision(server.url('big'), commits[0]!, undefined);
+    expect(again.ok).toBe(true);
+    expect(existsSync(join(again.ok ? again.value.dir : '', 'blob.yaml'))).toBe(true);
+  });
+});
