@@ -45,6 +45,25 @@ program
     ).default(false),
   )
   .addOption(
+    new Option(
+      '--no-strict-substitutions',
+      'postBuild: an undefined ${var} becomes "" instead of failing, as in Flux before 2.9 (default: fail)',
+    ),
+  )
+  .addOption(
+    new Option(
+      '--no-watch-configs',
+      'do not watch the ConfigMaps and Secrets PackageSyncs reference: their changes wait for the interval ' +
+        '(default: watch, docs/deploy.md)',
+    ),
+  )
+  .addOption(
+    new Option(
+      '--watch-configs-label-selector <selector>',
+      'watch only referenced ConfigMaps and Secrets matching this selector, e.g. owner!=helm (default: all, metadata only)',
+    ),
+  )
+  .addOption(
     new Option('--git-cache-dir <dir>', 'where fetched revisions are cached (default: $TMPDIR/packagesync-git)'),
   )
   .addOption(new Option('--git-timeout <duration>', 'deadline for one git fetch').default('90s'))

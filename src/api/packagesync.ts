@@ -173,6 +173,42 @@ export const HelmSchema = z
   })
   .meta({ description: 'Render the Helm chart at spec.source.path with helm template.' });
 
+/** Flux's postBuild (kustomize.toolkit.fluxcd.io/v1 Kustomization spec.postBuild), field for field. */
+export const SubstituteReferenceSchema = z.object({
+  kind: z.enum(['ConfigMap', 'Secret']).meta({ description: 'ConfigMap or Secret.' }),
+  name: name.meta({ description: 'Its name; it lives in the namespace of the PackageSync.' }),
+  optional: z.boolean().default(false).meta({
+    description: 'Proceed as if it were empty when it does not exist (default false: a missing one fails).',
+  }),
+});
+
+export const PostBuildSchema = z.object({
+  substitute: z
+    .record(z.string(), z.string())
+    .optional()
+    .meta({
+      description:
+        'Variables substituted for ${name} in every object of the package; they override substituteFrom. ' +
+        'Supports ${var:=default}, $${var} for a literal, and bash string functions (as Flux).',
+    }),
+  substituteFrom: z
+    .array(SubstituteReferenceSchema)
+    .optional()
+    .meta({
+      description:
+        'ConfigMaps and Secrets whose data keys are variables; a later entry overrides an earlier one. A change to ' +
+        'one triggers a reconcile.',
+    }),
+  substituteStrategy: z
+    .enum(['WithVariables', 'Always'])
+    .default('WithVariables')
+    .meta({
+      description:
+        'WithVariables (default): substitute only when at least one variable is defined. Always: substitute even ' +
+        'when none is, so ${var:=default} expressions apply.',
+    }),
+});
+
 export const SpecSchema = z.object({
   source: SourceSchema,
   interval: duration('5m', 'How often to re-check git and re-assert the cluster'),
@@ -200,6 +236,11 @@ export const SpecSchema = z.object({
   }),
   kustomize: KustomizeSchema.optional(),
   helm: HelmSchema.optional(),
+  postBuild: PostBuildSchema.optional().meta({
+    description:
+      "Variable substitution in the rendered objects, with Flux's semantics. An object labelled or annotated " +
+      'packagesync.io/substitute: disabled (or kustomize.toolkit.fluxcd.io/substitute: disabled) is left as is.',
+  }),
 });
 
 export const ConditionSchema = z.object({
@@ -259,6 +300,8 @@ export const StatusSchema = z.object({
 });
 
 export type GitRef = z.infer<typeof GitRefSchema>;
+export type PostBuild = z.infer<typeof PostBuildSchema>;
+export type SubstituteReference = z.infer<typeof SubstituteReferenceSchema>;
 export type Spec = z.infer<typeof SpecSchema>;
 export type KustomizeSpec = z.infer<typeof KustomizeSchema>;
 export type HelmSpec = z.infer<typeof HelmSchema>;

@@ -33,6 +33,9 @@ export const Reason = {
   InvalidManifest: 'InvalidManifest',
   EmptyRender: 'EmptyRender',
   DuplicateObject: 'DuplicateObject',
+  // postBuild substitution
+  SubstitutionFailed: 'SubstitutionFailed',
+  SubstitutionSourceNotFound: 'SubstitutionSourceNotFound',
   // apply and prune
   ApplyFailed: 'ApplyFailed',
   ApplyConflict: 'ApplyConflict',

@@ -13,6 +13,7 @@ import type { KubeObject } from '../core/object.ts';
 import { buildGraph, planWaves, withDigest } from '../core/plan/index.ts';
 import type { Owner } from '../core/plan/ownership.ts';
 import { builtPackageAt, createRenderer } from '../adapters/render/build.ts';
+import type { Substitution } from '../core/render/index.ts';
 import { renderBuiltForCluster } from '../engine/package-plan.ts';
 import { defaultToolPaths } from '../config/tool-paths.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
@@ -39,6 +40,8 @@ export interface RenderDirOptions {
   /** The cluster's discovery when connected; offline, built-in kinds and the package's own CRDs decide. */
   discovery?: Discovery;
   allowEmpty: boolean;
+  /** spec.postBuild, from --substitute and --substitute-from-file. */
+  substitution?: Substitution;
 }
 
 export async function renderDir(dir: string, opts: RenderDirOptions): Promise<RenderedDir> {
@@ -67,6 +70,7 @@ export async function renderDir(dir: string, opts: RenderDirOptions): Promise<Re
     releaseNamespace: opts.targetNamespace ?? opts.owner.namespace,
     // connected: the cluster's version and API versions, as the controller passes them; offline, helm's defaults
     capabilities: tool === 'helm' && opts.discovery ? await opts.discovery.capabilities() : undefined,
+    ...(opts.substitution ? { substitution: opts.substitution } : {}),
   });
   if (!built.ok) throw new CliError(ExitCode.Invalid, `${built.failure.reason}: ${built.failure.message}`);
   const rendered = await renderBuiltForCluster(

@@ -14,8 +14,9 @@ import type { Cluster } from './cluster.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
 import { openInventory, type InventoryStore } from './inventory-store.ts';
 import { renderDir, type RenderedDir } from './local-package.ts';
+import { substituteOptions, substitutionFromFlags, type SubstituteFlags } from './substitute-flags.ts';
 
-export interface PackageFlags {
+export interface PackageFlags extends SubstituteFlags {
   name: string;
   namespace?: string;
   targetNamespace?: string;
@@ -47,6 +48,7 @@ export const packageOptions = (): Option[] => [
   ),
   new Option('--no-prune', 'spec.prune: false: never delete objects that left the package (default: prune)'),
   new Option('--force', "spec.force: take over fields other managers own (server-side apply's force)").default(false),
+  ...substituteOptions(),
 ];
 
 export interface PackagePlan {
@@ -74,6 +76,7 @@ export async function planPackage(
     targetNamespace: flags.targetNamespace,
     discovery: cluster.discovery,
     allowEmpty: flags.allowEmpty,
+    substitution: await substitutionFromFlags(flags),
   });
   const inventory = await openInventory(cluster, owner, forWrite);
   const planned = await planAgainstLive(objects, rendered.desired, inventory.entries, undefined, rendered.sources);

@@ -13,6 +13,7 @@ import { conditionOf } from '../core/status.ts';
 import { reconcile, type ReconcileOptions } from '../engine/reconcile.ts';
 import type { Ports } from '../engine/ports.ts';
 import { WorkQueue } from './work-queue.ts';
+import { ConfigWatch } from './config-watch.ts';
 import type { NamespacePolicy } from '../core/plan/namespace-policy.ts';
 import { errorText } from '../core/failure.ts';
 
@@ -23,6 +24,12 @@ export interface ManagerOptions {
   applyConcurrency: number;
   defaultServiceAccount?: string;
   namespacePolicy: NamespacePolicy;
+  /** postBuild: fail on an undefined variable (--strict-substitutions, default true). */
+  strictSubstitutions?: boolean;
+  /** Reconcile when a referenced ConfigMap or Secret changes (default true; --no-watch-configs). */
+  watchConfigs?: boolean;
+  /** --watch-configs-label-selector */
+  watchConfigsLabelSelector?: string;
   onQueueDepth?: (queued: number, inFlight: number) => void;
   onReconciled?: (ps: { namespace: string; name: string }, seconds: number, failed: boolean) => void;
 }
@@ -30,6 +37,8 @@ export interface ManagerOptions {
 export class Manager {
   readonly informer: Informer;
   readonly queue: WorkQueue;
+  /** Referenced ConfigMaps and Secrets (docs/deploy.md); undefined with --no-watch-configs. */
+  readonly configWatch: ConfigWatch | undefined;
   private readonly ports: Ports;
   private readonly log: Logger;
   private readonly opts: ManagerOptions;
@@ -47,17 +56,32 @@ export class Manager {
       concurrency: opts.concurrency,
       onDepthChange: opts.onQueueDepth,
     });
-    this.informer.on((event, obj, old) =>
-      this.onEvent(event, obj as unknown as PackageSync, old as unknown as PackageSync | undefined),
-    );
+    this.configWatch =
+      opts.watchConfigs === false
+        ? undefined
+        : new ConfigWatch(client, {
+            namespace: opts.watchNamespace,
+            labelSelector: opts.watchConfigsLabelSelector,
+            log: this.log,
+            onChange: (key, changed) => {
+              this.log.debug({ changed, packageSync: key }, 'a referenced object changed: reconciling');
+              this.queue.supersede(key);
+            },
+          });
+    this.informer.on((event, obj, old) => {
+      this.configWatch?.track(event, obj as unknown as PackageSync);
+      this.onEvent(event, obj as unknown as PackageSync, old as unknown as PackageSync | undefined);
+    });
   }
 
   start(): void {
     this.informer.start();
+    void this.configWatch?.start();
   }
 
   async stop(graceMs: number): Promise<void> {
     this.informer.stop();
+    this.configWatch?.stop();
     await this.queue.shutdown(graceMs);
   }
 
@@ -100,6 +124,7 @@ export class Manager {
       applyConcurrency: this.opts.applyConcurrency,
       defaultServiceAccount: this.opts.defaultServiceAccount,
       namespacePolicy: this.opts.namespacePolicy,
+      strictSubstitutions: this.opts.strictSubstitutions,
     };
     try {
       const res = await reconcile(namespace, name, { ...this.ports, log }, opts);

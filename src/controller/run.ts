@@ -4,6 +4,7 @@ import { Discovery } from '../adapters/kube/discovery.ts';
 import { Objects } from '../adapters/kube/objects.ts';
 import { packageSyncCollectionPath, PackageSyncs } from '../adapters/kube/packagesyncs.ts';
 import { Secrets } from '../adapters/kube/secrets.ts';
+import { ConfigMaps } from '../adapters/kube/configmaps.ts';
 import { WatchCache } from '../adapters/kube/watch-cache.ts';
 import { createGitSource } from '../adapters/git/source-port.ts';
 import { createRenderer } from '../adapters/render/build.ts';
@@ -48,6 +49,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     objects: new Objects(client, discovery),
     packageSyncs: new PackageSyncs(client),
     secrets,
+    configMaps: new ConfigMaps(client),
     source: metrics.instrumentSource(await createGitSource(config, log)),
     log,
     render: renderer,
@@ -60,6 +62,9 @@ export async function runController(config: ControllerConfig): Promise<void> {
     concurrency: config.concurrency,
     applyConcurrency: config.applyConcurrency,
     defaultServiceAccount: config.defaultServiceAccount,
+    strictSubstitutions: config.strictSubstitutions,
+    watchConfigs: config.watchConfigs,
+    watchConfigsLabelSelector: config.watchConfigsLabelSelector,
     namespacePolicy: {
       controllerNamespace: config.controllerNamespace,
       allowCrossNamespace: config.allowCrossNamespaceObjects,

@@ -16,11 +16,18 @@ export interface SecretsPort {
   read(namespace: string, name: string): Promise<Record<string, string> | undefined>;
 }
 
+export interface ConfigMapsPort {
+  /** The ConfigMap's data; undefined when it does not exist. */
+  read(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+}
+
 export interface Ports {
   objects: Objects;
   packageSyncs: PackageSyncs;
   source: SourcePort;
   secrets: SecretsPort;
+  /** postBuild.substituteFrom ConfigMaps (Secrets come through `secrets`). */
+  configMaps: ConfigMapsPort;
   log: Logger;
   /** Builds kustomize and Helm packages (absent: plain files only, e.g. in tests that need no tools). */
   render?: Renderer;

@@ -3,7 +3,8 @@
  *
  *   1. load, finalizer / deletion, spec, suspend, dependsOn
  *   2. source   resolve the ref, fetch (cached per URL and commit), read the package's files
- *   3. render   build (plain files | kustomize | helm template) → objects (pure after the build), namespace policy
+ *   3. render   postBuild variables (substitution-inputs.ts), build (plain files | kustomize | helm template)
+ *               → objects (pure after the build), namespace policy
  *   4. plan     desired × inventory × live (reads here, decisions in core/plan: the dependency graph);
  *               nothing to do → done
  *   5. act      save inventory old ∪ new → apply the graph, best effort → prune in reverse graph order
@@ -32,6 +33,7 @@ import { planAgainstLive } from './package-plan.ts';
 import { renderStep } from './render-step.ts';
 import type { Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
+import { readSubstitution } from './substitution-inputs.ts';
 
 export type { ReconcileResult } from './run.ts';
 
@@ -45,6 +47,8 @@ export interface ReconcileOptions {
   namespacePolicy: NamespacePolicy;
   /** Fires when a newer revision of this PackageSync arrived (new generation, trigger): stop waiting. */
   superseded?: AbortSignal;
+  /** postBuild: an undefined variable without a default fails the render (default true, as Flux 2.9). */
+  strictSubstitutions?: boolean;
 }
 
 /** How soon a spec the schema refuses is looked at again (an edit wakes it at once anyway). */
@@ -106,12 +110,17 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   const { revision } = source.value;
   run.resolved(revision);
 
-  // 3. render: build (plain files | kustomize | helm template), then the pure steps (engine/render-step.ts)
+  // 3. render: the postBuild variables first (substitution-inputs.ts), then build (plain files | kustomize |
+  // helm template) and the pure steps (engine/render-step.ts)
+  const strict = opts.strictSubstitutions ?? true;
+  const substitution = await readSubstitution(ps.metadata.namespace, spec.postBuild, ports, strict);
+  if (!substitution.ok) return run.failed(substitution.failure, retry);
   const rendered = await renderStep(ports, {
     source: source.value,
     spec,
     owner: run.owner,
     objects: run.objects,
+    substitution: substitution.value,
     signal,
   });
   if (!rendered.ok) return run.failed(rendered.failure, retry);

@@ -11,7 +11,7 @@ import type { Built, BuildTool } from '../adapters/render/build.ts';
 import type { HelmCapabilities } from '../adapters/render/helm.ts';
 import { fail, ok, type Result } from '../core/failure.ts';
 import { withCommonMetadata } from '../core/render/built.ts';
-import { plainPackage, readObjects, type RenderedPackage } from '../core/render/index.ts';
+import { plainPackage, readObjects, type RenderedPackage, type Substitution } from '../core/render/index.ts';
 import { renderBuiltForCluster } from './package-plan.ts';
 import type { FetchedSource, Ports } from './ports.ts';
 
@@ -21,6 +21,8 @@ export interface RenderStepInput {
   owner: { name: string; namespace: string };
   /** The run's view of the cluster, as the PackageSync's identity (valuesFrom ConfigMaps are read with it). */
   objects: PackageObjects;
+  /** spec.postBuild, its variables read (engine/substitution-inputs.ts); undefined: no substitution. */
+  substitution?: Substitution;
   signal: AbortSignal;
 }
 
@@ -48,7 +50,7 @@ export async function renderStep(ports: Ports, input: RenderStepInput): Promise<
 async function buildObjects(ports: Ports, input: RenderStepInput): Promise<Result<Built>> {
   const { source, spec, owner } = input;
   if (!ports.render) {
-    const objects = readObjects(source.files);
+    const objects = readObjects(source.files, input.substitution);
     if (!objects.ok) return objects;
     return ok({ tool: 'plain', objects: objects.value, what: plainPackage(source.files.length) });
   }
@@ -71,6 +73,7 @@ async function buildObjects(ports: Ports, input: RenderStepInput): Promise<Resul
     releaseNamespace: spec.targetNamespace ?? owner.namespace,
     valuesFrom,
     capabilities,
+    ...(input.substitution ? { substitution: input.substitution } : {}),
     signal: input.signal,
   });
 }

@@ -10,7 +10,8 @@ import { canonicalJson } from '../../core/render/canonical.ts';
 import { objectsOfHelmOutput, objectsOfKustomizeOutput } from '../../core/render/built.ts';
 import type { LocatedObject } from '../../core/render/manifests.ts';
 import { plainPackage, readObjects } from '../../core/render/render.ts';
-import type { SourceFile } from '../../core/render/types.ts';
+import { substitutionStep } from '../../core/render/substitute.ts';
+import type { SourceFile, Substitution } from '../../core/render/types.ts';
 import { realpathInside } from '../git/read-package.ts';
 import { helmTemplate, type HelmCapabilities } from './helm.ts';
 import { findKustomization } from './kustomize-check.ts';
@@ -55,6 +56,8 @@ export interface BuildRequest {
   /** Contents of spec.helm.valuesFrom, in order. */
   valuesFrom?: string[];
   capabilities?: HelmCapabilities;
+  /** spec.postBuild, its variables resolved: run on every built object (never cached: the tool output is). */
+  substitution?: Substitution;
   signal?: AbortSignal;
 }
 
@@ -137,7 +140,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
           { terminal: true },
         );
       }
-      const objects = readObjects(req.files);
+      const objects = readObjects(req.files, req.substitution);
       if (!objects.ok) return objects;
       return ok({ tool, objects: objects.value, what: plainPackage(req.files.length) });
     }
@@ -176,10 +179,11 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
       stdout = run.value;
       if (key !== undefined) remember(key, stdout);
     }
+    const step = substitutionStep(req.substitution);
     const objects =
       tool === 'kustomize'
-        ? objectsOfKustomizeOutput(stdout, req.packagePath)
-        : objectsOfHelmOutput(stdout, req.packagePath);
+        ? objectsOfKustomizeOutput(stdout, req.packagePath, step)
+        : objectsOfHelmOutput(stdout, req.packagePath, step);
     if (!objects.ok) return objects;
     const what = tool === 'kustomize' ? `kustomize build ${req.packagePath}` : `helm template ${req.packagePath}`;
     return ok({ tool, objects: objects.value, what });

@@ -4,7 +4,7 @@ import { ok } from '../failure.ts';
 import { isRecord } from '../object.ts';
 import type { KubeObject } from '../object.ts';
 import type { LocatedObject } from './manifests.ts';
-import { objectsOfDocument } from './manifests.ts';
+import { objectsOfDocument, type ObjectStep } from './manifests.ts';
 import { parseManifestFile } from './parse.ts';
 
 /**
@@ -21,7 +21,12 @@ import { parseManifestFile } from './parse.ts';
 export const OriginAnnotation = 'config.kubernetes.io/origin';
 export const HelmHookAnnotation = 'helm.sh/hook';
 
-export function objectsOfKustomizeOutput(stdout: string, packagePath: string): Result<LocatedObject[]> {
+/** `step`: postBuild substitution, run on each object before it is checked (as Flux runs it on this output). */
+export function objectsOfKustomizeOutput(
+  stdout: string,
+  packagePath: string,
+  step?: ObjectStep,
+): Result<LocatedObject[]> {
   const shown = `kustomize build ${packagePath}`;
   const documents = parseManifestFile({ path: shown, content: stdout });
   if (!documents.ok) return documents;
@@ -29,7 +34,7 @@ export function objectsOfKustomizeOutput(stdout: string, packagePath: string): R
   for (const document of documents.value) {
     const origin = takeOrigin(document.value);
     const path = origin === undefined ? shown : repoJoin(packagePath, origin);
-    const objects = objectsOfDocument(document.value, { path, document: 0, items: [] });
+    const objects = objectsOfDocument(document.value, { path, document: 0, items: [] }, step);
     if (!objects.ok) return objects;
     found.push(...objects.value);
   }
@@ -62,7 +67,7 @@ function takeOrigin(value: unknown): string | undefined {
  * `helm template` output → objects located in the chart's templates. Test hooks are dropped (they run
  * only under `helm test`); other hooks stay, as ordinary objects (docs/adr/0012).
  */
-export function objectsOfHelmOutput(stdout: string, packagePath: string): Result<LocatedObject[]> {
+export function objectsOfHelmOutput(stdout: string, packagePath: string, step?: ObjectStep): Result<LocatedObject[]> {
   const found: LocatedObject[] = [];
   // helm separates documents with a bare '---' line and writes '# Source:' first in each
   const chunks = stdout.split(/^---[ \t]*$/m);
@@ -73,7 +78,7 @@ export function objectsOfHelmOutput(stdout: string, packagePath: string): Result
     if (!documents.ok) return documents;
     for (const document of documents.value) {
       if (isTestHook(document.value)) continue;
-      const objects = objectsOfDocument(document.value, { path, document: 0, items: [] });
+      const objects = objectsOfDocument(document.value, { path, document: 0, items: [] }, step);
       if (!objects.ok) return objects;
       found.push(...objects.value);
     }

@@ -4,3 +4,5 @@ export { LocalConfigAnnotation } from './manifests.ts';
 export { maxAliasCount } from './parse.ts';
 export type { RenderedPackage, RenderOptions, SourceFile } from './types.ts';
 export type { LocatedObject } from './manifests.ts';
+export { mergeVariables, SubstituteAnnotations, substitutionDisabled } from './substitute.ts';
+export type { Substitution, VariableSource } from './substitute.ts';

@@ -9,7 +9,8 @@ import { objectsOfDocument } from './manifests.ts';
 import { normalizeObject } from './normalize.ts';
 import { parseManifestFile } from './parse.ts';
 import { scopeResolver } from './scope.ts';
-import type { RenderedPackage, RenderOptions, SourceFile } from './types.ts';
+import { substitutionStep } from './substitute.ts';
+import type { RenderedPackage, RenderOptions, SourceFile, Substitution } from './types.ts';
 import { describeLocation } from './types.ts';
 
 /**
@@ -18,7 +19,7 @@ import { describeLocation } from './types.ts';
  * pruned from a half-read package.
  */
 export function renderPackage(files: readonly SourceFile[], options: RenderOptions): Result<RenderedPackage> {
-  const read = readObjects(files);
+  const read = readObjects(files, options.substitution);
   if (!read.ok) return read;
   return renderObjects(read.value, options, plainPackage(files.length));
 }
@@ -77,13 +78,14 @@ export function renderObjects(
   return ok({ objects, digest: packageDigest(objects), sources });
 }
 
-export function readObjects(files: readonly SourceFile[]): Result<LocatedObject[]> {
+export function readObjects(files: readonly SourceFile[], substitution?: Substitution): Result<LocatedObject[]> {
   const found: LocatedObject[] = [];
+  const step = substitutionStep(substitution);
   for (const file of [...files].sort((a, b) => compareUtf8(a.path, b.path))) {
     const documents = parseManifestFile(file);
     if (!documents.ok) return documents;
     for (const document of documents.value) {
-      const objects = objectsOfDocument(document.value, { path: file.path, document: document.index, items: [] });
+      const objects = objectsOfDocument(document.value, { path: file.path, document: document.index, items: [] }, step);
       if (!objects.ok) return objects;
       found.push(...objects.value);
     }

@@ -19,6 +19,21 @@ export interface RenderOptions {
   isNamespaced?: (group: string, kind: string) => boolean | undefined;
   /** spec.allowEmpty: an empty package is a valid state (it prunes everything). */
   allowEmpty?: boolean;
+  /** spec.postBuild, its variables resolved: substituted into every object before it is checked. */
+  substitution?: Substitution;
+}
+
+/** postBuild substitution, its variables resolved (see ./substitute.ts). */
+export interface Substitution {
+  /** Every variable, already merged (see mergeVariables). */
+  variables: Readonly<Record<string, string>>;
+  /** A `${var}` with no value and no default fails the render (Flux's StrictPostBuildSubstitutions). */
+  strict: boolean;
+  /**
+   * spec.postBuild.substituteStrategy Always: substitute even when no variable is defined (for
+   * `${var:=default}`). By default (WithVariables) a package with no variables is left untouched, as Flux does.
+   */
+  always?: boolean;
 }
 
 export interface RenderedPackage {
