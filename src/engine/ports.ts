@@ -37,5 +37,7 @@ export interface Ports {
   observe?: {
     applied?(n: number): void;
     pruned?(n: number): void;
+    /** Objects re-applied at a revision already applied: someone changed them in the cluster (drift). */
+    driftCorrected?(n: number): void;
   };
 }

@@ -16,7 +16,7 @@ import type { Failure } from '../core/failure.ts';
 import type { HealthSummary } from '../core/health/index.ts';
 import type { InventoryEntry } from '../core/inventory.ts';
 import { summarizeChanges, type Change } from '../core/plan/changeset.ts';
-import { reduceStatus, sameStatus, type Outcome } from '../core/status.ts';
+import { isReadyFor, reduceStatus, sameStatus, type Outcome } from '../core/status.ts';
 import type { ActProgress } from './act.ts';
 import type { HealthProgress } from './health-step.ts';
 import type { Ports } from './ports.ts';
@@ -121,7 +121,12 @@ export class Run implements ActProgress, HealthProgress {
   /** Metrics, a log line and an Applied event for what the apply and prune changed (none after a failed apply). */
   async announceChanges(): Promise<void> {
     const count = (f: (c: Change) => boolean) => this.changes.filter(f).length;
-    this.ports.observe?.applied?.(count((c) => c.action !== 'unchanged' && c.action !== 'pruned'));
+    const applied = count((c) => c.action !== 'unchanged' && c.action !== 'pruned');
+    this.ports.observe?.applied?.(applied);
+    // Ready at this revision and spec already: what had to be applied again had drifted in the cluster.
+    const { status, metadata } = this.loaded;
+    const settledBefore = status?.lastAppliedRevision === this.revision && isReadyFor(status, metadata.generation);
+    if (settledBefore && applied > 0) this.ports.observe?.driftCorrected?.(applied);
     if (this.applyFailures.length > 0) return;
     this.ports.observe?.pruned?.(count((c) => c.action === 'pruned'));
     if (this.changes.some((c) => c.action !== 'unchanged')) {

@@ -21,7 +21,7 @@ export interface ControllerMetrics {
   /** Same shape as KubeClientOptions.onRequest; status 0 = no answer (timeout, connection error). */
   onApiRequest(verb: string, status: number, seconds: number): void;
   /** Plug into Ports.observe. */
-  readonly objects: { applied(n: number): void; pruned(n: number): void };
+  readonly objects: { applied(n: number): void; pruned(n: number): void; driftCorrected(n: number): void };
   observeGitFetch(seconds: number): void;
   /** Exposes a renderer's counters: tool runs and render-cache hits (a no-op resync adds only hits). */
   observeRenderer(stats: () => { toolRuns: number; toolSeconds: number; cacheHits: number }): void;
@@ -73,6 +73,13 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
   const pruned = new Counter({
     name: 'packagesync_objects_pruned_total',
     help: 'Objects deleted because they left their package.',
+    registers,
+  });
+  const driftCorrected = new Counter({
+    name: 'packagesync_drift_corrected_objects_total',
+    help:
+      'Objects re-applied at a revision already applied and Ready, because their live copy had drifted from the ' +
+      'package (someone deleted them, or changed a field the package sets and spec.force let it be taken back).',
     registers,
   });
   const gitFetch = new Histogram({
@@ -153,6 +160,7 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     objects: {
       applied: (n) => applied.inc(n),
       pruned: (n) => pruned.inc(n),
+      driftCorrected: (n) => driftCorrected.inc(n),
     },
     observeGitFetch,
     observeRenderer(stats) {
