@@ -209,6 +209,18 @@ export const PostBuildSchema = z.object({
     }),
 });
 
+export const PruneBudgetSchema = z.object({
+  maxDeletions: z.number().int().min(0).default(10).meta({
+    description: 'Deletions one reconcile may always make. Default 10.',
+  }),
+  maxPercent: z.number().int().min(0).max(100).default(50).meta({
+    description: 'Beyond maxDeletions, the most of the inventory (in percent) one reconcile may delete. Default 50.',
+  }),
+});
+
+/** A revision approved to prune past spec.pruneBudget: the annotation's value is the revision, e.g. main@sha1:… */
+export const PRUNE_APPROVED = 'packagesync.io/prune-approved';
+
 export const SpecSchema = z.object({
   source: SourceSchema,
   interval: duration('5m', 'How often to re-check git and re-assert the cluster'),
@@ -233,6 +245,12 @@ export const SpecSchema = z.object({
     .meta({ description: 'Accept a package that renders no objects (prunes everything).' }),
   force: z.boolean().default(false).meta({
     description: 'Take over fields owned by other managers, and recreate objects whose immutable fields changed.',
+  }),
+  pruneBudget: PruneBudgetSchema.default({ maxDeletions: 10, maxPercent: 50 }).meta({
+    description:
+      'How much one reconcile may delete without approval: more than maxDeletions objects AND more than ' +
+      'maxPercent of the inventory stops the reconcile before anything is applied or deleted, until the revision ' +
+      `is approved with the annotation ${PRUNE_APPROVED}: <revision>.`,
   }),
   kustomize: KustomizeSchema.optional(),
   helm: HelmSchema.optional(),

@@ -45,6 +45,7 @@ export const Reason = {
   NamespaceNotAllowed: 'NamespaceNotAllowed',
   UnknownKind: 'UnknownKind',
   PruneFailed: 'PruneFailed',
+  PruneBudgetExceeded: 'PruneBudgetExceeded',
   // dependency graph
   InvalidDependency: 'InvalidDependency',
   DependencyFailed: 'DependencyFailed',

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
+import { PRUNE_APPROVED, RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
 import { Informer } from '../adapters/kube/informer.ts';
 import { packageSyncCollectionPath } from '../adapters/kube/packagesyncs.ts';
 import type { KubeClient } from '../adapters/kube/client.ts';
@@ -155,8 +155,11 @@ function needsWork(ps: PackageSync, old?: PackageSync): boolean {
   if (!old) return true;
   if (ps.metadata.generation !== old.metadata.generation) return true;
   if (ps.metadata.deletionTimestamp && !old.metadata.deletionTimestamp) return true;
-  const a = ps.metadata.annotations?.[RECONCILE_REQUESTED_AT];
-  return a !== undefined && a !== old.metadata.annotations?.[RECONCILE_REQUESTED_AT];
+  // a requested reconcile, or a prune approved: both mean "now"
+  return [RECONCILE_REQUESTED_AT, PRUNE_APPROVED].some((key) => {
+    const a = ps.metadata.annotations?.[key];
+    return a !== undefined && a !== old.metadata.annotations?.[key];
+  });
 }
 
 function becameReady(ps: PackageSync, old?: PackageSync): boolean {

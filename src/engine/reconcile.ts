@@ -16,13 +16,14 @@
  * pruned (the inventory saved before applying still lists every object that might exist). The run context
  * (run.ts) is the only status writer; only src/core/status.ts turns outcomes into conditions.
  */
-import { durationMs, FINALIZER, type PackageSync, type Spec } from '../api/packagesync.ts';
+import { durationMs, FINALIZER, PRUNE_APPROVED, type PackageSync, type Spec } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
 import { fail, ok, type Failure, type Result } from '../core/failure.ts';
 import { withSourceFile } from '../core/render/locate.ts';
 import { healthOf } from '../core/health/index.ts';
 import { refKey, refOf } from '../core/object.ts';
 import { checkNamespacePolicy, type NamespacePolicy } from '../core/plan/namespace-policy.ts';
+import { checkPruneBudget } from '../core/plan/prune-budget.ts';
 import { isSettled } from '../core/plan/settled.ts';
 import { parseSpec } from '../core/spec.ts';
 import { isReadyFor } from '../core/status.ts';
@@ -135,6 +136,16 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   const planned = await planAgainstLive(run.objects, desired, inventory, signal, rendered.value.sources);
   if (!planned.ok) return run.failed(located(planned.failure), retry);
   const { live, plan } = planned.value;
+  const budget = checkPruneBudget({
+    deletions: spec.prune ? plan.prune.length : 0,
+    inventory: inventory.length,
+    budget: spec.pruneBudget,
+    revision,
+    approved: ps.metadata.annotations?.[PRUNE_APPROVED],
+    target: `pks/${ps.metadata.name} -n ${ps.metadata.namespace}`,
+    annotation: PRUNE_APPROVED,
+  });
+  if (!budget.ok) return run.failed(budget.failure, retry);
   const liveHealth = healthOf(desired.flatMap((d) => live.byKey.get(refKey(refOf(d))) ?? []));
   const settled = isSettled({
     plan,
