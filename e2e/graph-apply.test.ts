@@ -296,8 +296,14 @@ describe('teardown in reverse graph order', () => {
       'inner/held.yaml': held,
       'inner/plain.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain, namespace: ${inner}}\ndata: {v: "1"}\n`,
     });
+    // a Namespace is a protected kind: pruned only with the opt-in
     await createPackageSync(
-      packageSync(ns, 'ps', controller.shard, { source: { url }, timeout: '2m', retryInterval: '1s' }),
+      packageSync(ns, 'ps', controller.shard, {
+        source: { url },
+        timeout: '2m',
+        retryInterval: '1s',
+        pruneProtectedKinds: true,
+      }),
     );
     await waitReady(ns, 'ps');
 

@@ -8,6 +8,7 @@ import { PRUNE_APPROVED } from '../src/api/packagesync.ts';
 import { createPackageSync, patchPackageSync, waitCondition, waitReady } from './support/controller.ts';
 import { packageSync } from './support/controller.ts';
 import { configMap, startGitEnv, type GitEnv } from './support/git-env.ts';
+import { eventReasons } from './support/cluster.ts';
 import { cmPath, get, inventoryIds, ready } from './support/safety.ts';
 
 let env: GitEnv;
@@ -46,5 +47,22 @@ describe('prune budget', () => {
     expect(inventoryIds(approved)).toHaveLength(4);
     expect(await get(cmPath(ns, 'cm-14'))).toBeUndefined();
     expect((await get(cmPath(ns, 'cm-0')))?.data).toEqual({ v: '2' });
+  });
+
+  it('leaves a Namespace that left the package in the cluster, unless pruneProtectedKinds', async () => {
+    const ns = await env.namespace('e2e-protected');
+    const extra = `${ns}-extra`;
+    env.adoptNamespace(extra);
+    const nsYaml = `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${extra}}\n`;
+    const { repo, url } = await env.repo('protected', { 'ns.yaml': nsYaml, 'cm.yaml': configMap('a', { v: '1' }) });
+    await createPackageSync(packageSync(ns, 'ps', env.controller!.shard, { source: { url }, interval: '1h' }));
+    await waitReady(ns, 'ps');
+    const sha = await env.commit(repo, { 'ns.yaml': null });
+    await patchPackageSync(ns, 'ps', { metadata: { annotations: { 'packagesync.io/reconcile-requested-at': '1' } } });
+    const done = await waitReady(ns, 'ps', (ps) => ps.status?.lastAppliedRevision === `main@sha1:${sha}`);
+    expect(inventoryIds(done)).toEqual([`${ns}_a__ConfigMap`]);
+    const live = await get(`/api/v1/namespaces/${extra}`);
+    expect(live?.metadata.deletionTimestamp).toBeUndefined();
+    expect(await eventReasons(ns, 'ps')).toContain('Released');
   });
 });

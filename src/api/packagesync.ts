@@ -252,6 +252,15 @@ export const SpecSchema = z.object({
       'maxPercent of the inventory stops the reconcile before anything is applied or deleted, until the revision ' +
       `is approved with the annotation ${PRUNE_APPROVED}: <revision>.`,
   }),
+  pruneProtectedKinds: z
+    .boolean()
+    .default(false)
+    .meta({
+      description:
+        'Also delete Namespaces, CustomResourceDefinitions, PersistentVolumes and PersistentVolumeClaims that left ' +
+        'the package. Default false: they are left in the cluster and released from the inventory (deleting one ' +
+        'deletes everything in it, every resource of its kind, or data).',
+    }),
   kustomize: KustomizeSchema.optional(),
   helm: HelmSchema.optional(),
   postBuild: PostBuildSchema.optional().meta({

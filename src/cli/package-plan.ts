@@ -22,6 +22,7 @@ export interface PackageFlags extends SubstituteFlags {
   targetNamespace?: string;
   allowEmpty: boolean;
   prune: boolean;
+  pruneProtectedKinds: boolean;
   force: boolean;
 }
 
@@ -47,6 +48,10 @@ export const packageOptions = (): Option[] => [
     false,
   ),
   new Option('--no-prune', 'spec.prune: false: never delete objects that left the package (default: prune)'),
+  new Option(
+    '--prune-protected-kinds',
+    'spec.pruneProtectedKinds: also delete Namespaces, CRDs, PVs and PVCs that left the package (default: leave them)',
+  ).default(false),
   new Option('--force', "spec.force: take over fields other managers own (server-side apply's force)").default(false),
   ...substituteOptions(),
 ];
@@ -79,7 +84,10 @@ export async function planPackage(
     substitution: await substitutionFromFlags(flags),
   });
   const inventory = await openInventory(cluster, owner, forWrite);
-  const planned = await planAgainstLive(objects, rendered.desired, inventory.entries, undefined, rendered.sources);
+  const planned = await planAgainstLive(objects, rendered.desired, inventory.entries, {
+    sources: rendered.sources,
+    pruneProtectedKinds: flags.pruneProtectedKinds,
+  });
   if (!planned.ok) {
     const { reason, message } = planned.failure;
     // another PackageSync's objects or a bad dependency graph are the package's problem; anything else is the cluster's

@@ -77,9 +77,9 @@ export async function planAgainstLive(
   objects: PackageObjects,
   desired: readonly KubeObject[],
   inventory: readonly InventoryEntry[],
-  signal?: AbortSignal,
-  sources?: ReadonlyMap<string, string>,
+  opts: { signal?: AbortSignal; sources?: ReadonlyMap<string, string>; pruneProtectedKinds?: boolean } = {},
 ): Promise<Result<PlannedPackage>> {
+  const { signal, sources } = opts;
   const live = await readLiveState(objects, desired, inventory, { ...(signal ? { signal } : {}) });
   if (!live.ok) return live;
   const external = await readExternalDependencies(objects, desired, { ...(signal ? { signal } : {}) });
@@ -87,6 +87,7 @@ export async function planAgainstLive(
   const plan = planChanges(desired, inventory, live.value.byKey, objects.owner, {
     ...(sources ? { sources } : {}),
     external: external.value,
+    pruneProtectedKinds: opts.pruneProtectedKinds ?? false,
   });
   if (!plan.ok) return plan;
   return ok({ live: live.value, plan: plan.value });

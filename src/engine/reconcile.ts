@@ -133,7 +133,11 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   if (!allowed.ok) return run.failed(located(allowed.failure), retry);
 
   // 4. plan
-  const planned = await planAgainstLive(run.objects, desired, inventory, signal, rendered.value.sources);
+  const planned = await planAgainstLive(run.objects, desired, inventory, {
+    signal,
+    sources: rendered.value.sources,
+    pruneProtectedKinds: spec.pruneProtectedKinds,
+  });
   if (!planned.ok) return run.failed(located(planned.failure), retry);
   const { live, plan } = planned.value;
   const budget = checkPruneBudget({
@@ -176,6 +180,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   );
   await run.announceChanges();
   if (!acted.ok) return run.failed(located(acted.failure), retry);
+  await run.released(spec.prune ? plan.released : []);
 
   // 6. health: Ready only when every applied object is Current (health-step.ts)
   const known = new Map([...live.byKey, ...acted.value.stored]);

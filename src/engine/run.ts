@@ -15,6 +15,7 @@ import type { PackageObjects } from '../adapters/kube/objects.ts';
 import type { Failure } from '../core/failure.ts';
 import type { HealthSummary } from '../core/health/index.ts';
 import type { InventoryEntry } from '../core/inventory.ts';
+import { describeRef, type ObjectRef } from '../core/object.ts';
 import { summarizeChanges, type Change } from '../core/plan/changeset.ts';
 import { isReadyFor, reduceStatus, sameStatus, type Outcome } from '../core/status.ts';
 import type { ActProgress } from './act.ts';
@@ -133,6 +134,19 @@ export class Run implements ActProgress, HealthProgress {
       this.log.info({ changes: this.summary() }, 'applied');
       await this.event('Normal', 'Applied', `Revision ${this.revision}: ${this.summary()}`);
     }
+  }
+
+  /** Protected kinds that left the package: left in the cluster and no longer ours; say so once. */
+  async released(refs: readonly ObjectRef[]): Promise<void> {
+    if (refs.length === 0) return;
+    const named =
+      refs.slice(0, 10).map(describeRef).join(', ') + (refs.length > 10 ? `, and ${refs.length - 10} more` : '');
+    this.log.info({ released: refs.length }, 'protected objects left the package: left in the cluster');
+    await this.event(
+      'Normal',
+      'Released',
+      `left in the cluster and released from the inventory (set spec.pruneProtectedKinds: true to delete them): ${named}`,
+    );
   }
 
   // Outcomes: each writes status once and says when to run again.

@@ -9,7 +9,7 @@ import { fail, ok, type Result } from '../failure.ts';
 import { describeRef, refKey, refOf, type KubeObject, type ObjectRef } from '../object.ts';
 import { needsApply, withDigest } from './drift.ts';
 import { ownershipOf, type Owner } from './ownership.ts';
-import { planPrune } from './prune.ts';
+import { isProtectedKind, planPrune } from './prune.ts';
 import { buildGraph, type DependencyGraph } from './graph.ts';
 
 export interface ChangePlan {
@@ -24,6 +24,8 @@ export interface ChangePlan {
   adopt: Set<string>;
   /** Inventory entries no longer rendered, in delete order. */
   prune: ObjectRef[];
+  /** Protected kinds (prune.ts) that left the package: left in the cluster, dropped from the inventory. */
+  released: ObjectRef[];
   /** The inventory to save before applying: old ∪ new, so a crash leaves nothing unknown. */
   inventoryDuringApply: InventoryEntry[];
   /** The inventory once everything applied and pruned. */
@@ -38,6 +40,8 @@ export interface PlanOptions {
    * dependency must exist. One that left the package does not count: it is about to be pruned.
    */
   external?: ReadonlyMap<string, KubeObject>;
+  /** spec.pruneProtectedKinds: Namespaces, CRDs, PVs and PVCs that left the package are deleted too. */
+  pruneProtectedKinds?: boolean;
 }
 
 export function planChanges(
@@ -68,8 +72,10 @@ export function planChanges(
       { object: firstConflict!, terminal: true },
     );
   }
-  const prune = planPrune(inventory, desired);
-  const leaving = new Set(prune.map(refKey));
+  const stale = planPrune(inventory, desired);
+  const leaving = new Set(stale.map(refKey));
+  const prune = opts.pruneProtectedKinds ? stale : stale.filter((r) => !isProtectedKind(r));
+  const released = opts.pruneProtectedKinds ? [] : stale.filter(isProtectedKind);
   const graph = buildGraph(desired.map(withDigest), {
     sources: opts.sources,
     leaving: (ref) => leaving.has(refKey(ref)),
@@ -87,6 +93,7 @@ export function planChanges(
     toApply,
     adopt,
     prune,
+    released,
     inventoryDuringApply: mergeInventories(inventory, next),
     inventoryAfter: mergeInventories([], next),
   });
