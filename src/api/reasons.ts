@@ -9,6 +9,7 @@ export const Reason = {
   HealthCheckPending: 'HealthCheckPending',
   Suspended: 'Suspended',
   DependencyNotReady: 'DependencyNotReady',
+  DependencyCycle: 'DependencyCycle',
   /** A newer revision, or shutdown, ended the run early: never written to status (the next run writes its own). */
   Superseded: 'Superseded',
   // source

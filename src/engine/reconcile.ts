@@ -23,6 +23,7 @@ import { withSourceFile } from '../core/render/locate.ts';
 import { healthOf } from '../core/health/index.ts';
 import { refKey, refOf } from '../core/object.ts';
 import { checkNamespacePolicy, type NamespacePolicy } from '../core/plan/namespace-policy.ts';
+import { dependsOnCycle } from '../core/plan/depends-on-cycle.ts';
 import { checkPruneBudget } from '../core/plan/prune-budget.ts';
 import { isSettled } from '../core/plan/settled.ts';
 import { parseSpec } from '../core/spec.ts';
@@ -94,6 +95,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   const interval = durationMs(spec.interval);
 
   const ready = await dependenciesReady(ps, spec, ports);
+  if (!ready.ok && ready.failure.reason === Reason.DependencyCycle) return run.failed(ready.failure, retry);
   if (!ready.ok) {
     const outcome = { kind: 'dependency-not-ready', message: ready.failure.message } as const;
     return run.decided(outcome, { failed: false, requeueAfterMs: retry });
@@ -233,14 +235,48 @@ async function readCredentials(
   );
 }
 
-/** Every dependsOn PackageSync Ready for its current generation, or the first that is not, described. */
+/** How many PackageSyncs a dependsOn cycle search reads at most (the chain of those not Ready). */
+const CYCLE_SEARCH_LIMIT = 64;
+
+/**
+ * Every dependsOn PackageSync Ready for its current generation, or the first that is not, described. One that
+ * is not Ready is followed (its own dependsOn, as far as they are not Ready either): a chain that leads back
+ * here is a cycle, which no waiting can end (DependencyCycle, on every member).
+ */
 async function dependenciesReady(ps: PackageSync, spec: Spec, ports: Ports): Promise<Result<void>> {
-  for (const dep of spec.dependsOn ?? []) {
-    const ns = dep.namespace ?? ps.metadata.namespace;
-    const other = await ports.packageSyncs.get(ns, dep.name);
-    if (!other) return fail(Reason.DependencyNotReady, `dependency ${ns}/${dep.name} does not exist`);
-    if (!isReadyFor(other.status, other.metadata.generation))
-      return fail(Reason.DependencyNotReady, `dependency ${ns}/${dep.name} is not Ready`);
+  const self = `${ps.metadata.namespace}/${ps.metadata.name}`;
+  const depsOf = (p: PackageSync, s: { dependsOn?: { name: string; namespace?: string }[] } | undefined) =>
+    (s?.dependsOn ?? []).map((d) => `${d.namespace ?? p.metadata.namespace}/${d.name}`);
+  let blocker: Result<void> = ok(undefined);
+  const edges = new Map<string, string[]>([[self, depsOf(ps, spec)]]);
+  const pending = [...edges.get(self)!];
+  while (pending.length > 0 && edges.size < CYCLE_SEARCH_LIMIT) {
+    const key = pending.shift()!;
+    if (edges.has(key)) continue;
+    const [ns, name] = key.split('/') as [string, string];
+    const other = await ports.packageSyncs.get(ns, name);
+    const direct = edges.get(self)!.includes(key);
+    if (!other) {
+      if (direct && blocker.ok) blocker = fail(Reason.DependencyNotReady, `dependency ${key} does not exist`);
+      edges.set(key, []);
+      continue;
+    }
+    if (isReadyFor(other.status, other.metadata.generation)) {
+      edges.set(key, []);
+      continue;
+    }
+    if (direct && blocker.ok) blocker = fail(Reason.DependencyNotReady, `dependency ${key} is not Ready`);
+    const next = depsOf(other, other.spec as { dependsOn?: { name: string; namespace?: string }[] });
+    edges.set(key, next);
+    pending.push(...next);
   }
-  return ok(undefined);
+  const cycle = dependsOnCycle(self, edges);
+  if (cycle) {
+    return fail(
+      Reason.DependencyCycle,
+      `spec.dependsOn forms a cycle: ${cycle.join(' → ')}; none of them can become Ready: remove one of these dependsOn entries`,
+      { terminal: true },
+    );
+  }
+  return blocker;
 }
