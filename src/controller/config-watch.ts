@@ -18,6 +18,7 @@ import { Informer } from '../adapters/kube/informer.ts';
 import type { PackageSync } from '../api/packagesync.ts';
 import type { KubeObject } from '../core/object.ts';
 import { configKey, ConfigReferences, referencesOf, type ConfigKind } from './config-references.ts';
+import { canI } from '../adapters/kube/access-review.ts';
 
 export interface ConfigWatchOptions {
   /** --watch-namespace: references are same-namespace, so only that namespace's objects matter. */
@@ -99,24 +100,7 @@ export class ConfigWatch {
   }
 
   private async allowed(resource: string): Promise<boolean> {
-    const ask = async (verb: string) => {
-      try {
-        const review = await this.client.request<{ status?: { allowed?: boolean } }>(
-          'POST',
-          '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
-          {
-            body: {
-              apiVersion: 'authorization.k8s.io/v1',
-              kind: 'SelfSubjectAccessReview',
-              spec: { resourceAttributes: { verb, resource, namespace: this.opts.namespace } },
-            },
-          },
-        );
-        return review.status?.allowed === true;
-      } catch {
-        return false;
-      }
-    };
+    const ask = (verb: string) => canI(this.client, { verb, resource, namespace: this.opts.namespace });
     const [list, watch] = await Promise.all([ask('list'), ask('watch')]);
     return list && watch;
   }
