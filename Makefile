@@ -10,7 +10,7 @@ KUBECTL := $(shell hack/build-cluster.sh paths | sed -n 's/^KUBE_BIN_DIR=//p')/k
 CLUSTER_KUBECONFIG := $(CURDIR)/.cluster/kubeconfig
 
 .PHONY: help deps system-deps node-deps build-cluster cluster-up cluster-down cluster-status kubectl \
-	lint typecheck test test-unit test-e2e demo controller crds bench bench-quick clean
+	lint typecheck test test-unit test-e2e demo controller crds bench bench-quick clean image image-reproducible test-image install-yaml
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -26,7 +26,7 @@ node-deps: node_modules/.package-lock.json
 
 deps: system-deps node-deps build-cluster ## everything make test needs
 
-build-cluster: ## build etcd, kube-apiserver, controller-manager, scheduler, kubectl, kwok (cached by version)
+build-cluster: ## build etcd, kube-apiserver, controller-manager, scheduler, kubectl, kwok, kustomize, helm (cached by version)
 	@hack/build-cluster.sh all
 
 cluster-up: ## start the local control plane; writes .cluster/kubeconfig
@@ -40,6 +40,18 @@ cluster-status:
 
 kubectl: ## run the kubectl built here against the local cluster: make kubectl ARGS="get pks -A"
 	@KUBECONFIG=$${KUBECONFIG:-$(CLUSTER_KUBECONFIG)} $(KUBECTL) $(ARGS)
+
+image: node-deps ## build the controller image without Docker into .image/ (OCI + docker archives), twice: same digest
+	@hack/build-image.sh build
+
+image-reproducible: node-deps ## make image, and the Debian base twice too, without its cache (slow)
+	@hack/build-image.sh reproducible
+
+test-image: node-deps # the image the e2e runs with runc: rebuilt only when an input changed
+	@hack/build-image.sh ensure >/dev/null
+
+install-yaml: build-cluster ## regenerate deploy/install.yaml (deploy/ in one file) with kubectl kustomize
+	@hack/generate-install.sh
 
 crds: node-deps ## regenerate crds/ from the zod schema in src/api
 	node hack/generate-crds.ts
@@ -55,10 +67,10 @@ typecheck: node-deps
 test-unit: node-deps ## pure logic and real git servers
 	npx vitest run --project unit
 
-test-e2e: deps ## against the real control plane (started here when PACKAGESYNC_TEST_KUBECONFIG is unset)
+test-e2e: deps test-image ## against the real control plane (started here when PACKAGESYNC_TEST_KUBECONFIG is unset)
 	npx vitest run --project e2e
 
-test: deps lint typecheck ## the whole suite; ends with "N passed, N failed"
+test: deps test-image lint typecheck ## the whole suite; ends with "N passed, N failed"
 	@mkdir -p .e2e
 	@rc=0; npx vitest run --reporter=default --reporter=json --outputFile.json=.e2e/results.json || rc=$$?; \
 	  node hack/test-summary.ts .e2e/results.json; exit $$rc
@@ -76,4 +88,4 @@ bench-quick: deps ## the same at small sizes (minutes): checks the harness, not 
 	node bench/run.ts --quick --out bench/.work/RESULTS-quick.md
 
 clean: cluster-down
-	rm -rf .e2e node_modules .tools
+	rm -rf .e2e node_modules .tools .image

@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.tools/', '.cluster/', 'dist/', 'coverage/', 'bench/.work/', '.e2e/'] },
+  { ignores: ['node_modules/', '.tools/', '.cluster/', 'dist/', 'coverage/', 'bench/.work/', '.e2e/', '.image/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -3,54 +3,23 @@
  * Secret in the PackageSync's namespace; wrong credentials fail with a reason and no secret in sight.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  commitFiles,
-  createRepoRoot,
-  startGitHttpServer,
-  startGitSshServer,
-  type GitHttpServer,
-  type GitSshServer,
-} from '../test/support/git/index.ts';
-import { createNamespace, deleteNamespace, kube } from './support/cluster.ts';
-import {
-  createPackageSync,
-  packageSync,
-  startController,
-  waitCondition,
-  waitReady,
-  type ControllerHandle,
-} from './support/controller.ts';
-import { installCRDs } from './support/crds.ts';
+import { kube } from './support/cluster.ts';
+import { createPackageSync, packageSync, waitCondition, waitReady } from './support/controller.ts';
+import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import type { SpecInput } from '../src/api/packagesync.ts';
 
 const PASSWORD = 's3cr3t-Pa55word';
-let controller: ControllerHandle;
-let repos: Awaited<ReturnType<typeof createRepoRoot>>;
-let http: GitHttpServer;
-let ssh: GitSshServer;
-const namespaces: string[] = [];
+let env: GitEnvWithController;
 
 beforeAll(async () => {
-  await installCRDs();
-  repos = await createRepoRoot();
-  const repo = await repos.createRepo('private');
-  await commitFiles(
-    repo,
-    'main',
-    { 'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: private}\ndata: {k: v}\n' },
-    'init',
-  );
-  http = await startGitHttpServer({ root: repos.root, auth: { username: 'platform', password: PASSWORD } });
-  ssh = await startGitSshServer({ root: repos.root });
-  controller = await startController();
+  env = await startGitEnv({}, { auth: { username: 'platform', password: PASSWORD }, ssh: true });
+  await env.repo('private', {
+    'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: private}\ndata: {k: v}\n',
+  });
 });
 
 afterAll(async () => {
-  await controller?.stop();
-  await http?.stop();
-  await ssh?.stop();
-  await repos?.dispose();
-  await Promise.all(namespaces.map((ns) => deleteNamespace(ns)));
+  await env?.dispose();
 });
 
 async function secret(ns: string, name: string, data: Record<string, string>): Promise<void> {
@@ -62,37 +31,34 @@ async function secret(ns: string, name: string, data: Record<string, string>): P
 
 describe('git credentials from a Secret', () => {
   it('fetches over HTTP with basic auth', async () => {
-    const ns = await createNamespace('e2e-basic');
-    namespaces.push(ns);
+    const ns = await env.namespace('e2e-basic');
     await secret(ns, 'git-auth', { username: 'platform', password: PASSWORD });
     await createPackageSync(
-      packageSync(ns, 'basic', controller.shard, {
-        source: { url: http.url('private'), secretRef: { name: 'git-auth' } },
+      packageSync(ns, 'basic', env.controller.shard, {
+        source: { url: env.server.url('private'), secretRef: { name: 'git-auth' } },
       }),
     );
     expect((await waitReady(ns, 'basic')).status?.lastAppliedRevision).toMatch(/^main@sha1:/);
   });
 
   it('fails with AuthenticationFailed on a wrong password, never showing it', async () => {
-    const ns = await createNamespace('e2e-basic-wrong');
-    namespaces.push(ns);
+    const ns = await env.namespace('e2e-basic-wrong');
     await secret(ns, 'git-auth', { username: 'platform', password: 'wrong-Pa55word' });
     await createPackageSync(
-      packageSync(ns, 'wrong', controller.shard, {
-        source: { url: http.url('private'), secretRef: { name: 'git-auth' } },
+      packageSync(ns, 'wrong', env.controller.shard, {
+        source: { url: env.server.url('private'), secretRef: { name: 'git-auth' } },
       }),
     );
     const ps = await waitCondition(ns, 'wrong', 'Ready', 'False', 'AuthenticationFailed');
     expect(JSON.stringify(ps.status)).not.toContain('wrong-Pa55word');
-    expect(controller.logs.join('\n')).not.toContain('wrong-Pa55word');
+    expect(env.controller.logs.join('\n')).not.toContain('wrong-Pa55word');
   });
 
   it('fails with AuthSecretNotFound when the Secret is missing, without trying anonymously', async () => {
-    const ns = await createNamespace('e2e-nosecret');
-    namespaces.push(ns);
+    const ns = await env.namespace('e2e-nosecret');
     await createPackageSync(
-      packageSync(ns, 'nosecret', controller.shard, {
-        source: { url: http.url('private'), secretRef: { name: 'absent' } },
+      packageSync(ns, 'nosecret', env.controller.shard, {
+        source: { url: env.server.url('private'), secretRef: { name: 'absent' } },
       }),
     );
     const ps = await waitCondition(ns, 'nosecret', 'Ready', 'False', 'AuthSecretNotFound');
@@ -100,40 +66,37 @@ describe('git credentials from a Secret', () => {
   });
 
   it('reads the Secret only from its own namespace: the same name elsewhere → AuthSecretNotFound, git never asked', async () => {
-    const elsewhere = await createNamespace('e2e-secret-elsewhere');
-    const ns = await createNamespace('e2e-secret-here');
-    namespaces.push(elsewhere, ns);
+    const elsewhere = await env.namespace('e2e-secret-elsewhere');
+    const ns = await env.namespace('e2e-secret-here');
     // the right credentials, in another namespace, and a secretRef that tries to point there
     await secret(elsewhere, 'git-auth', { username: 'platform', password: PASSWORD });
-    const url = http.url('never-asked');
+    const url = env.server.url('never-asked');
     const source = { url, secretRef: { name: 'git-auth', namespace: elsewhere } } as SpecInput['source'];
-    await createPackageSync(packageSync(ns, 'elsewhere', controller.shard, { source, retryInterval: '2s' }));
+    await createPackageSync(packageSync(ns, 'elsewhere', env.controller.shard, { source, retryInterval: '2s' }));
     const ps = await waitCondition(ns, 'elsewhere', 'Ready', 'False', 'AuthSecretNotFound');
     expect(ps.status?.conditions?.[0]?.message).toContain(`Secret ${ns}/git-auth`);
     expect(ps.status?.conditions?.[0]?.message).not.toContain(elsewhere);
     await new Promise((r) => setTimeout(r, 3000)); // a retry or two: still no anonymous attempt
-    expect(http.requests.filter((r) => r.path.includes('never-asked'))).toEqual([]);
+    expect(env.server.requests.filter((r) => r.path.includes('never-asked'))).toEqual([]);
   });
 
   it('fetches over SSH with a key and known_hosts', async () => {
-    const ns = await createNamespace('e2e-ssh');
-    namespaces.push(ns);
-    await secret(ns, 'ssh-auth', { identity: ssh.clientKey, known_hosts: ssh.knownHosts });
+    const ns = await env.namespace('e2e-ssh');
+    await secret(ns, 'ssh-auth', { identity: env.ssh.clientKey, known_hosts: env.ssh.knownHosts });
     await createPackageSync(
-      packageSync(ns, 'ssh', controller.shard, {
-        source: { url: ssh.url('private'), secretRef: { name: 'ssh-auth' } },
+      packageSync(ns, 'ssh', env.controller.shard, {
+        source: { url: env.ssh.url('private'), secretRef: { name: 'ssh-auth' } },
       }),
     );
     expect((await waitReady(ns, 'ssh')).status?.lastAppliedRevision).toMatch(/^main@sha1:/);
   });
 
   it('refuses an SSH key the server does not accept', async () => {
-    const ns = await createNamespace('e2e-ssh-wrong');
-    namespaces.push(ns);
-    await secret(ns, 'ssh-auth', { identity: ssh.wrongKey, known_hosts: ssh.knownHosts });
+    const ns = await env.namespace('e2e-ssh-wrong');
+    await secret(ns, 'ssh-auth', { identity: env.ssh.wrongKey, known_hosts: env.ssh.knownHosts });
     await createPackageSync(
-      packageSync(ns, 'sshwrong', controller.shard, {
-        source: { url: ssh.url('private'), secretRef: { name: 'ssh-auth' } },
+      packageSync(ns, 'sshwrong', env.controller.shard, {
+        source: { url: env.ssh.url('private'), secretRef: { name: 'ssh-auth' } },
       }),
     );
     const ps = await waitCondition(ns, 'sshwrong', 'Ready', 'False', 'AuthenticationFailed');

@@ -5,11 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../src/core/object.ts';
-import { isNotFound } from '../src/adapters/kube/client.ts';
 import { kube } from './support/cluster.ts';
 import { packageDir, packagesync } from './support/cli.ts';
 import { createPackageSync, getPackageSync, packageSync, waitReady } from './support/controller.ts';
 import { configMap, startGitEnv, unboundClaim, type GitEnv } from './support/git-env.ts';
+import { get } from './support/safety.ts';
 
 let env: GitEnv;
 beforeAll(async () => {
@@ -18,16 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await env?.dispose();
 });
-
-type Live = KubeObject & { data?: Record<string, string> };
-async function get(path: string): Promise<Live | undefined> {
-  try {
-    return await (await kube()).request<Live>('GET', path);
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
-}
 
 const secret = (name: string, password: string) =>
   `apiVersion: v1\nkind: Secret\nmetadata: {name: ${name}}\nstringData: {password: "${password}"}\n`;

@@ -13,12 +13,13 @@ import { Discovery } from '../src/adapters/kube/discovery.ts';
 import { WatchCache } from '../src/adapters/kube/watch-cache.ts';
 import { eventually, kube, kubectl } from './support/cluster.ts';
 import { createPackageSync, packageSync } from './support/controller.ts';
-import { deployment, stalledOnHealth, startHealthEnv, watchStatus, type HealthEnv } from './support/health.ts';
+import { deployment, stalledOnHealth, watchStatus } from './support/health.ts';
+import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 
-let env: HealthEnv;
+let env: GitEnvWithController;
 const tmp = mkdtempSync(join(tmpdir(), 'psync-watch-'));
 beforeAll(async () => {
-  env = await startHealthEnv();
+  env = await startGitEnv();
 });
 afterAll(async () => {
   await env?.dispose();

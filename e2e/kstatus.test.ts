@@ -11,19 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PackageSync } from '../src/api/packagesync.ts';
 import { kubectl } from './support/cluster.ts';
 import { createPackageSync, packageSync } from './support/controller.ts';
-import {
-  condition,
-  configMap,
-  deployment,
-  readyAt,
-  stalledOnHealth,
-  startHealthEnv,
-  watchStatus,
-  type HealthEnv,
-} from './support/health.ts';
+import { condition, configMap, deployment, readyAt, stalledOnHealth, watchStatus } from './support/health.ts';
+import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 
 const root = resolve(import.meta.dirname, '..');
-let env: HealthEnv;
+let env: GitEnvWithController;
 let kstatusCheck: string;
 
 beforeAll(async () => {
@@ -31,7 +23,7 @@ beforeAll(async () => {
   kstatusCheck = /KSTATUS_CHECK=(.*)/.exec(execFileSync(build, ['paths'], { encoding: 'utf8' }))![1]!;
   // built once per cli-utils version and main.go; cached outside the repo like the control plane
   if (!existsSync(kstatusCheck)) execFileSync(build, ['kstatus-check'], { stdio: 'inherit' });
-  env = await startHealthEnv();
+  env = await startGitEnv();
 }, 600_000);
 afterAll(async () => {
   await env?.dispose();

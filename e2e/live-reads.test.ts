@@ -11,10 +11,10 @@ import { Objects } from '../src/adapters/kube/objects.ts';
 import { type KubeObject } from '../src/core/object.ts';
 import { ownerLabels } from '../src/core/plan/ownership.ts';
 import { readLiveState } from '../src/engine/live.ts';
-import { createNamespace, deleteNamespace, kube, kubeconfig } from './support/cluster.ts';
+import { kube, kubeconfig, trackNamespaces } from './support/cluster.ts';
 
-const namespaces: string[] = [];
-afterAll(async () => Promise.all(namespaces.map((ns) => deleteNamespace(ns))));
+const namespaces = trackNamespaces();
+afterAll(() => namespaces.deleteAll());
 
 const cm = (ns: string, name: string, labels?: Record<string, string>): KubeObject => ({
   apiVersion: 'v1',
@@ -49,8 +49,7 @@ async function countingObjects(): Promise<{
 
 describe('reading live state before an apply', () => {
   it('a new package: one GET per object, no LIST; an unowned and a foreign object are found', async () => {
-    const ns = await createNamespace('e2e-live');
-    namespaces.push(ns);
+    const ns = await namespaces.create('e2e-live');
     const owner = { name: 'web', namespace: ns };
     const client = await kube();
     await client.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: cm(ns, 'unowned') });
@@ -71,8 +70,7 @@ describe('reading live state before an apply', () => {
   });
 
   it('an inventoried kind: one labelled LIST finds what is owned, GETs only for what it did not return', async () => {
-    const ns = await createNamespace('e2e-live');
-    namespaces.push(ns);
+    const ns = await namespaces.create('e2e-live');
     const owner = { name: 'web', namespace: ns };
     const client = await kube();
     for (const name of ['one', 'two']) {

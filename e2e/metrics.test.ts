@@ -4,7 +4,7 @@
  * /healthz and /readyz as a scraper and the kubelet see them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from './support/cluster.ts';
+import { eventually, get, kube } from './support/cluster.ts';
 import { createPackageSync, httpBase, packageSync, waitReady } from './support/controller.ts';
 import { configMap, startGitEnv, type GitEnv } from './support/git-env.ts';
 import { ready, trigger } from './support/safety.ts';
@@ -107,6 +107,23 @@ describe('a running controller, scraped', () => {
     expect(sample(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     // nothing secret-shaped, no file content
     expect(text).not.toMatch(/k: "1"|password|token=/i);
+  });
+
+  it('counts objects put back after someone removed or changed them in the cluster (drift)', async () => {
+    const ns = await env.namespace('e2e-metrics-drift');
+    const { url } = await env.repo('drift', { 'a.yaml': configMap('a', { k: '1' }) });
+    await createPackageSync(packageSync(ns, 'ps', env.controller!.shard, { source: { url }, interval: '1h' }));
+    await waitReady(ns, 'ps');
+    const before = sample(await scrape(), 'packagesync_drift_corrected_objects_total') ?? 0;
+    // someone deletes an object the package owns (an edit of a field the package sets is an ApplyConflict
+    // unless spec.force: another manager's fields are never taken silently)
+    await (await kube()).request('DELETE', `/api/v1/namespaces/${ns}/configmaps/a`);
+    await trigger(ns, 'ps');
+    await eventually('the edit is put back and counted as drift', async () => {
+      const drifted = sample(await scrape(), 'packagesync_drift_corrected_objects_total') ?? 0;
+      const cm = await get(`/api/v1/namespaces/${ns}/configmaps/a`);
+      return drifted === before + 1 && cm?.data?.k === '1';
+    });
   });
 
   it('answers the probes', async () => {

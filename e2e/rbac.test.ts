@@ -6,129 +6,47 @@
  * scenarios: create → Ready, change → applied, removal → pruned, delete → pruned, plus a tenant's own
  * ServiceAccount, leader election and events.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, parseAllDocuments, stringify } from 'yaml';
-import { KubeClient, isNotFound } from '../src/adapters/kube/client.ts';
-import type { KubeObject } from '../src/core/object.ts';
-import { eventually, kube, kubeconfig, kubectl } from './support/cluster.ts';
+import { parse, stringify } from 'yaml';
+import { KubeClient } from '../src/adapters/kube/client.ts';
+import { eventReasons, eventually, get, kube, kubeconfig } from './support/cluster.ts';
 import {
   createPackageSync,
   getPackageSync,
   packageSync,
-  startController,
   waitReady,
   type ControllerHandle,
 } from './support/controller.ts';
+import { applyDeployRbac, LEASE, SA, tokenKubeconfig, type DeployRbac } from './support/deploy-rbac.ts';
 import { configMap, deployment, startGitEnv, type GitEnv } from './support/git-env.ts';
-
-const deploy = resolve(import.meta.dirname, '../deploy');
-const suffix = randomBytes(3).toString('hex');
-const SA = 'packagesync-controller';
-const LEASE = 'packagesync-controller-leader';
 
 let env: GitEnv;
 let systemNs: string;
 let controller: ControllerHandle;
 let asController: KubeClient;
 let tmp: string;
-const clusterScoped: string[] = [];
-
-type Manifest = KubeObject & {
-  roleRef?: { kind: string; name: string };
-  subjects?: { kind: string; namespace?: string }[];
-  aggregationRule?: { clusterRoleSelectors?: { matchLabels?: Record<string, string> }[] };
-};
-
-/** The deploy RBAC, renamed so that it cannot clash with an installed copy or another run. */
-async function renamedDeployManifests(namespace: string): Promise<KubeObject[]> {
-  const docs = [
-    ...parseAllDocuments(await readFile(join(deploy, 'rbac.yaml'), 'utf8')),
-    ...parseAllDocuments(await readFile(join(deploy, 'serviceaccount.yaml'), 'utf8')),
-  ].map((d) => d.toJS() as Manifest);
-  const aggregate = 'packagesync.io/aggregate-to-applier';
-  for (const o of docs) {
-    if (o.metadata.namespace) o.metadata.namespace = namespace;
-    if (o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding') {
-      o.metadata.name = `${o.metadata.name}-${suffix}`;
-      clusterScoped.push(`${o.kind.toLowerCase()}/${o.metadata.name}`);
-    }
-    if (o.roleRef?.kind === 'ClusterRole') o.roleRef.name = `${o.roleRef.name}-${suffix}`;
-    for (const s of o.subjects ?? []) if (s.kind === 'ServiceAccount') s.namespace = namespace;
-    if (o.metadata.labels?.[aggregate]) {
-      delete o.metadata.labels[aggregate];
-      o.metadata.labels[`${aggregate}-${suffix}`] = 'true';
-    }
-    for (const sel of o.aggregationRule?.clusterRoleSelectors ?? [])
-      sel.matchLabels = { [`${aggregate}-${suffix}`]: 'true' };
-  }
-  return docs;
-}
-
-/** A kubeconfig holding only the ServiceAccount's token and the cluster's address and CA. */
-async function tokenKubeconfig(namespace: string): Promise<string> {
-  const admin = await kube();
-  const review = await admin.request<{ status: { token: string } }>(
-    'POST',
-    `/api/v1/namespaces/${namespace}/serviceaccounts/${SA}/token`,
-    { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } } },
-  );
-  const config = parse(await readFile(kubeconfig(), 'utf8')) as {
-    'current-context': string;
-    contexts: { name: string; context: { cluster: string } }[];
-    clusters: { name: string; cluster: Record<string, unknown> }[];
-  };
-  const context = config.contexts.find((c) => c.name === config['current-context'])!;
-  const cluster = config.clusters.find((c) => c.name === context.context.cluster)!;
-  const path = join(tmp, 'controller.kubeconfig');
-  await writeFile(
-    path,
-    stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [cluster],
-      users: [{ name: SA, user: { token: review.status.token } }],
-      contexts: [{ name: SA, context: { cluster: cluster.name, user: SA } }],
-      'current-context': SA,
-    }),
-    { mode: 0o600 },
-  );
-  return path;
-}
+let rbac: DeployRbac | undefined;
 
 beforeAll(async () => {
   env = await startGitEnv(false);
   tmp = await mkdtemp(join(tmpdir(), 'psync-rbac-'));
   systemNs = await env.namespace('e2e-rbac-system');
-  const manifests = join(tmp, 'rbac.yaml');
-  await writeFile(manifests, (await renamedDeployManifests(systemNs)).map((o) => `---\n${stringify(o)}`).join(''));
-  await kubectl('apply', '--server-side', '-f', manifests);
-  // the control plane fills the aggregated applier role from the roles labelled for it
-  await eventually('the applier role aggregated', async () => {
-    const role = await (
-      await kube()
-    ).request<{ rules?: unknown[] }>(
-      'GET',
-      `/apis/rbac.authorization.k8s.io/v1/clusterroles/packagesync-applier-${suffix}`,
-    );
-    return (role.rules?.length ?? 0) >= 2;
-  });
-  const path = await tokenKubeconfig(systemNs);
+  rbac = await applyDeployRbac(systemNs, tmp);
+  const path = await tokenKubeconfig(systemNs, join(tmp, 'controller.kubeconfig'));
   asController = await KubeClient.create({ kubeconfig: path });
-  controller = await startController({
+  controller = await env.startController({
     kubeconfig: path,
     args: ['--leader-elect', '--leader-election-namespace', systemNs, '--leader-election-id', LEASE],
   });
 });
 
 afterAll(async () => {
-  await controller?.stop();
+  await env?.dispose(); // the controller first
   await asController?.close();
-  await env?.dispose();
-  if (clusterScoped.length) await kubectl('delete', '--ignore-not-found', ...clusterScoped).catch(() => undefined);
+  await rbac?.dispose();
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
@@ -146,15 +64,6 @@ async function can(verb: string, resource: string, extra: Record<string, string>
     },
   );
   return review.status.allowed;
-}
-
-async function get(path: string): Promise<(KubeObject & { data?: Record<string, string> }) | undefined> {
-  try {
-    return await (await kube()).request('GET', path);
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
 }
 
 describe('the deploy RBAC', () => {
@@ -219,16 +128,7 @@ describe('the deploy RBAC', () => {
     expect(await get(`/api/v1/namespaces/${ns}/configmaps/extra`)).toBeUndefined();
 
     // events are best effort (a refused one is dropped silently): that they exist shows the grant works
-    const reasons = await kubectl(
-      'get',
-      'events',
-      '-n',
-      ns,
-      '--field-selector',
-      'involvedObject.name=app',
-      '-o',
-      'jsonpath={.items[*].reason}',
-    );
+    const reasons = await eventReasons(ns, 'app');
     expect(reasons).toContain('Applied');
 
     await (await kube()).request('DELETE', `/apis/packagesync.io/v1alpha1/namespaces/${ns}/packagesyncs/app`);

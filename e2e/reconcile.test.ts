@@ -2,81 +2,40 @@
  * The main path, end to end: a real controller process, a real git server, the real control plane.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commitFiles, createRepoRoot, tag, type TestRepo } from '../test/support/git/index.ts';
-import { startGitHttpServer, type GitHttpServer } from '../test/support/git/index.ts';
-import type { KubeObject } from '../src/core/object.ts';
+import { commitFiles, tag } from '../test/support/git/index.ts';
 import { FIELD_MANAGER } from '../src/api/packagesync.ts';
-import { isNotFound } from '../src/adapters/kube/client.ts';
-import { createNamespace, deleteNamespace, eventually, kube, kubectl } from './support/cluster.ts';
+import { eventReasons, eventually, get, kube, type Live } from './support/cluster.ts';
 import {
   createPackageSync,
   getPackageSync,
   packageSync,
   patchPackageSync,
-  startController,
   waitCondition,
   waitReady,
-  type ControllerHandle,
 } from './support/controller.ts';
-import { installCRDs } from './support/crds.ts';
-import { configMap, deployment } from './support/git-env.ts';
+import { configMap, deployment, startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 
-let controller: ControllerHandle;
-let repos: Awaited<ReturnType<typeof createRepoRoot>>;
-let server: GitHttpServer;
-const namespaces: string[] = [];
+let env: GitEnvWithController;
 
 beforeAll(async () => {
-  await installCRDs();
-  repos = await createRepoRoot();
-  server = await startGitHttpServer({ root: repos.root, auth: 'none' });
-  controller = await startController();
+  env = await startGitEnv();
 });
 
 afterAll(async () => {
-  await controller?.stop();
-  await server?.stop();
-  await repos?.dispose();
-  await Promise.all(namespaces.map((ns) => deleteNamespace(ns)));
+  await env?.dispose();
 });
-
-async function namespace(prefix: string): Promise<string> {
-  const ns = await createNamespace(prefix);
-  namespaces.push(ns);
-  return ns;
-}
-
-type Live = KubeObject & { data?: Record<string, string>; status?: Record<string, unknown> };
-
-async function get(path: string): Promise<Live | undefined> {
-  try {
-    return await (await kube()).request<Live>('GET', path);
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
-}
-
-async function newRepo(
-  name: string,
-  files: Record<string, string | null>,
-): Promise<{ repo: TestRepo; url: string; sha: string }> {
-  const repo = await repos.createRepo(name);
-  const sha = await commitFiles(repo, 'main', files, 'initial');
-  return { repo, url: server.url(name), sha };
-}
 
 describe('a PackageSync on a branch', () => {
   it('applies the package, then a changed object, then prunes a removed one', async () => {
-    const ns = await namespace('e2e-main');
-    const { repo, url, sha } = await newRepo('main-path', {
+    const ns = await env.namespace('e2e-main');
+    const { repo, url, sha } = await env.repo('main-path', {
       'app/cm.yaml': configMap('settings', { color: 'blue' }),
       'app/deploy.yaml': deployment('web', 2),
       'app/extra.yaml': configMap('extra', { a: '1' }),
       'README.md': 'not a manifest',
     });
     await createPackageSync(
-      packageSync(ns, 'app', controller.shard, {
+      packageSync(ns, 'app', env.controller.shard, {
         source: { url, ref: { branch: 'main' }, path: 'app' },
         timeout: '1m',
       }),
@@ -123,30 +82,21 @@ describe('a PackageSync on a branch', () => {
       pruned: 1,
     });
 
-    const events = await kubectl(
-      'get',
-      'events',
-      '-n',
-      ns,
-      '--field-selector',
-      'involvedObject.name=app',
-      '-o',
-      'jsonpath={.items[*].reason}',
-    );
+    const events = await eventReasons(ns, 'app');
     expect(events).toContain('Applied');
   });
 
   it('does not write anything when restarted with nothing changed', async () => {
-    const ns = await namespace('e2e-restart');
-    const { url } = await newRepo('restart', {
+    const ns = await env.namespace('e2e-restart');
+    const { url } = await env.repo('restart', {
       'cm.yaml': configMap('one', { k: 'v' }),
       'deploy.yaml': deployment('api'),
     });
-    await createPackageSync(packageSync(ns, 'r', controller.shard, { source: { url } }));
+    await createPackageSync(packageSync(ns, 'r', env.controller.shard, { source: { url } }));
     const ready = await waitReady(ns, 'r');
     const cmBefore = await get(`/api/v1/namespaces/${ns}/configmaps/one`);
     const deployBefore = await get(`/apis/apps/v1/namespaces/${ns}/deployments/api`);
-    await controller.restart();
+    await env.controller.restart();
     // the restarted controller reconciles everything once: wait for that to have happened
     await new Promise((r) => setTimeout(r, 4000));
     const psAfter = await getPackageSync(ns, 'r');
@@ -179,7 +129,7 @@ describe('a PackageSync on a branch', () => {
 
 describe('adoption', () => {
   it('adopts an object that exists without any PackageSync labels', async () => {
-    const ns = await namespace('e2e-adopt');
+    const ns = await env.namespace('e2e-adopt');
     const client = await kube();
     await client.request('POST', `/api/v1/namespaces/${ns}/configmaps`, {
       body: {
@@ -189,8 +139,8 @@ describe('adoption', () => {
         data: { k: 'old' },
       },
     });
-    const { url } = await newRepo('adopt', { 'cm.yaml': configMap('legacy', { k: 'new' }) });
-    await createPackageSync(packageSync(ns, 'adopt', controller.shard, { source: { url } }));
+    const { url } = await env.repo('adopt', { 'cm.yaml': configMap('legacy', { k: 'new' }) });
+    await createPackageSync(packageSync(ns, 'adopt', env.controller.shard, { source: { url } }));
     await waitReady(ns, 'adopt');
     const cm = await get(`/api/v1/namespaces/${ns}/configmaps/legacy`);
     expect(cm?.data?.k).toBe('new');
@@ -204,8 +154,8 @@ describe('adoption', () => {
 
 describe('refs', () => {
   it('follows a tag, a semver range and a pinned commit', async () => {
-    const ns = await namespace('e2e-refs');
-    const { repo, url, sha: first } = await newRepo('refs', { 'cm.yaml': configMap('rev', { v: '1.0.0' }) });
+    const ns = await env.namespace('e2e-refs');
+    const { repo, url, sha: first } = await env.repo('refs', { 'cm.yaml': configMap('rev', { v: '1.0.0' }) });
     await tag(repo, 'v1.0.0', first);
     const second = await commitFiles(repo, 'main', { 'cm.yaml': configMap('rev', { v: '1.2.0' }) }, 'v1.2.0');
     await tag(repo, 'v1.2.0', second, { annotated: true });
@@ -214,18 +164,18 @@ describe('refs', () => {
 
     await (await kube()).request('POST', '/api/v1/namespaces', { body: { metadata: { name: `${ns}-semver` } } });
     await (await kube()).request('POST', '/api/v1/namespaces', { body: { metadata: { name: `${ns}-commit` } } });
-    namespaces.push(`${ns}-semver`, `${ns}-commit`);
+    env.adoptNamespace(`${ns}-semver`, `${ns}-commit`);
     await createPackageSync(
-      packageSync(ns, 'by-tag', controller.shard, { source: { url, ref: { tag: 'v1.0.0' } }, targetNamespace: ns }),
+      packageSync(ns, 'by-tag', env.controller.shard, { source: { url, ref: { tag: 'v1.0.0' } }, targetNamespace: ns }),
     );
     await createPackageSync(
-      packageSync(ns, 'by-semver', controller.shard, {
+      packageSync(ns, 'by-semver', env.controller.shard, {
         source: { url, ref: { semver: '^1.0.0' } },
         targetNamespace: `${ns}-semver`,
       }),
     );
     await createPackageSync(
-      packageSync(ns, 'by-commit', controller.shard, {
+      packageSync(ns, 'by-commit', env.controller.shard, {
         source: { url, ref: { commit: second } },
         targetNamespace: `${ns}-commit`,
       }),
@@ -239,7 +189,7 @@ describe('refs', () => {
 
 describe('packages', () => {
   it('applies a CRD and an instance of it in one package', async () => {
-    const ns = await namespace('e2e-crd');
+    const ns = await env.namespace('e2e-crd');
     const group = `${ns}.example.com`;
     const crd = [
       'apiVersion: apiextensions.k8s.io/v1',
@@ -257,8 +207,8 @@ describe('packages', () => {
       '',
     ].join('\n');
     const widget = `apiVersion: ${group}/v1\nkind: Widget\nmetadata: {name: gizmo}\nspec: {size: 3}\n`;
-    const { url } = await newRepo('crd', { 'a-widget.yaml': widget, 'z-crd.yaml': crd });
-    await createPackageSync(packageSync(ns, 'crd', controller.shard, { source: { url } }));
+    const { url } = await env.repo('crd', { 'a-widget.yaml': widget, 'z-crd.yaml': crd });
+    await createPackageSync(packageSync(ns, 'crd', env.controller.shard, { source: { url } }));
     await waitReady(ns, 'crd');
     expect(await get(`/apis/${group}/v1/namespaces/${ns}/widgets/gizmo`)).toBeDefined();
     // cluster-scoped CRD: clean it up with the PackageSync (delete prunes)
@@ -270,12 +220,12 @@ describe('packages', () => {
   });
 
   it('keeps objects with prune: false, and on delete without prune', async () => {
-    const ns = await namespace('e2e-noprune');
-    const { repo, url } = await newRepo('noprune', {
+    const ns = await env.namespace('e2e-noprune');
+    const { repo, url } = await env.repo('noprune', {
       'a.yaml': configMap('a', { k: 'v' }),
       'b.yaml': configMap('b', { k: 'v' }),
     });
-    await createPackageSync(packageSync(ns, 'np', controller.shard, { source: { url }, prune: false }));
+    await createPackageSync(packageSync(ns, 'np', env.controller.shard, { source: { url }, prune: false }));
     await waitReady(ns, 'np');
     const sha = await commitFiles(repo, 'main', { 'b.yaml': null }, 'drop b');
     await patchPackageSync(ns, 'np', { metadata: { annotations: { 'packagesync.io/reconcile-requested-at': '1' } } });
@@ -289,9 +239,9 @@ describe('packages', () => {
   });
 
   it('prunes everything on delete with prune: true', async () => {
-    const ns = await namespace('e2e-delprune');
-    const { url } = await newRepo('delprune', { 'a.yaml': configMap('a', { k: 'v' }) });
-    await createPackageSync(packageSync(ns, 'dp', controller.shard, { source: { url } }));
+    const ns = await env.namespace('e2e-delprune');
+    const { url } = await env.repo('delprune', { 'a.yaml': configMap('a', { k: 'v' }) });
+    await createPackageSync(packageSync(ns, 'dp', env.controller.shard, { source: { url } }));
     await waitReady(ns, 'dp');
     await (await kube()).request('DELETE', `/apis/packagesync.io/v1alpha1/namespaces/${ns}/packagesyncs/dp`);
     await eventually('PackageSync gone', async () => (await getPackageSync(ns, 'dp')) === undefined);
@@ -299,10 +249,10 @@ describe('packages', () => {
   });
 
   it('puts namespaced objects in targetNamespace', async () => {
-    const ns = await namespace('e2e-target');
-    const target = await namespace('e2e-target-dst');
-    const { url } = await newRepo('target', { 'a.yaml': configMap('a', { k: 'v' }) });
-    await createPackageSync(packageSync(ns, 't', controller.shard, { source: { url }, targetNamespace: target }));
+    const ns = await env.namespace('e2e-target');
+    const target = await env.namespace('e2e-target-dst');
+    const { url } = await env.repo('target', { 'a.yaml': configMap('a', { k: 'v' }) });
+    await createPackageSync(packageSync(ns, 't', env.controller.shard, { source: { url }, targetNamespace: target }));
     await waitReady(ns, 't');
     expect(await get(`/api/v1/namespaces/${target}/configmaps/a`)).toBeDefined();
     expect(await get(`/api/v1/namespaces/${ns}/configmaps/a`)).toBeUndefined();
@@ -311,9 +261,9 @@ describe('packages', () => {
 
 describe('suspend and trigger', () => {
   it('stops all work while suspended and reconciles at once on the trigger annotation', async () => {
-    const ns = await namespace('e2e-suspend');
-    const { repo, url } = await newRepo('suspend', { 'a.yaml': configMap('a', { v: '1' }) });
-    await createPackageSync(packageSync(ns, 's', controller.shard, { source: { url }, interval: '1h' }));
+    const ns = await env.namespace('e2e-suspend');
+    const { repo, url } = await env.repo('suspend', { 'a.yaml': configMap('a', { v: '1' }) });
+    await createPackageSync(packageSync(ns, 's', env.controller.shard, { source: { url }, interval: '1h' }));
     await waitReady(ns, 's');
     await patchPackageSync(ns, 's', { spec: { suspend: true } });
     const sha = await commitFiles(repo, 'main', { 'a.yaml': configMap('a', { v: '2' }) }, 'v2');
@@ -330,9 +280,9 @@ describe('suspend and trigger', () => {
 
 describe('failures', () => {
   it('reports a render failure naming the file, applying nothing and keeping the inventory', async () => {
-    const ns = await namespace('e2e-fail');
-    const { repo, url, sha } = await newRepo('fail', { 'a.yaml': configMap('a', { v: '1' }) });
-    await createPackageSync(packageSync(ns, 'f', controller.shard, { source: { url }, retryInterval: '2s' }));
+    const ns = await env.namespace('e2e-fail');
+    const { repo, url, sha } = await env.repo('fail', { 'a.yaml': configMap('a', { v: '1' }) });
+    await createPackageSync(packageSync(ns, 'f', env.controller.shard, { source: { url }, retryInterval: '2s' }));
     await waitReady(ns, 'f');
     await commitFiles(
       repo,

@@ -22,16 +22,15 @@ import {
   waitReady,
   type ControllerHandle,
 } from './support/controller.ts';
-import { installCRDs } from './support/crds.ts';
+import { startGitEnv, type GitEnv } from './support/git-env.ts';
 import { startFreezableProxy } from './support/freezable-proxy.ts';
-import { cmPath, configMap, ready, safetyFixture } from './support/safety.ts';
+import { cmPath, configMap, ready } from './support/safety.ts';
 
-let fx: Awaited<ReturnType<typeof safetyFixture>>;
+let fx: GitEnv;
 let dir: string;
 
 beforeAll(async () => {
-  await installCRDs();
-  fx = await safetyFixture();
+  fx = await startGitEnv(false);
   dir = await mkdtemp(join(tmpdir(), 'psync-api-'));
 });
 

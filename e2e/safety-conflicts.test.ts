@@ -12,35 +12,19 @@ import {
   getPackageSync,
   packageSync,
   patchPackageSync,
-  startController,
   waitCondition,
   waitReady,
-  type ControllerHandle,
 } from './support/controller.ts';
-import { installCRDs } from './support/crds.ts';
-import {
-  cmPath,
-  configMap,
-  deployment,
-  get,
-  inventoryIds,
-  ready,
-  safetyFixture,
-  sleep,
-  trigger,
-} from './support/safety.ts';
+import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
+import { cmPath, configMap, deployment, get, inventoryIds, ready, sleep, trigger } from './support/safety.ts';
 
-let controller: ControllerHandle;
-let fx: Awaited<ReturnType<typeof safetyFixture>>;
+let fx: GitEnvWithController;
 
 beforeAll(async () => {
-  await installCRDs();
-  fx = await safetyFixture();
-  controller = await startController();
+  fx = await startGitEnv();
 });
 
 afterAll(async () => {
-  await controller?.stop();
   await fx?.dispose();
 });
 
@@ -63,11 +47,11 @@ describe('ownership', () => {
       'shared.yaml': configMap('shared', { from: 'b' }),
       'b.yaml': configMap('b-only', { k: 'v' }),
     });
-    await createPackageSync(packageSync(ns, 'first', controller.shard, spec(a.url, { interval: '2s' })));
+    await createPackageSync(packageSync(ns, 'first', fx.controller.shard, spec(a.url, { interval: '2s' })));
     const firstReady = await waitReady(ns, 'first');
     const before = await get(cmPath(ns, 'shared'));
 
-    await createPackageSync(packageSync(ns, 'second', controller.shard, spec(b.url, { interval: '2s' })));
+    await createPackageSync(packageSync(ns, 'second', fx.controller.shard, spec(b.url, { interval: '2s' })));
     const second = await waitCondition(ns, 'second', 'Ready', 'False', 'OwnershipConflict');
     expect(ready(second)?.message).toContain(`ConfigMap/${ns}/shared belongs to PackageSync ${ns}/first`);
     expect(second.status?.conditions?.find((c) => c.type === 'Stalled')?.status).toBe('True');
@@ -91,7 +75,7 @@ describe('ownership', () => {
   it('an object in the inventory that another PackageSync took over is a conflict, not taken back', async () => {
     const ns = await fx.namespace('own-taken');
     const { url } = await fx.repo('own-taken', { 'x.yaml': configMap('x', { v: '1' }) });
-    await createPackageSync(packageSync(ns, 'mine', controller.shard, spec(url)));
+    await createPackageSync(packageSync(ns, 'mine', fx.controller.shard, spec(url)));
     await waitReady(ns, 'mine');
     // what a PackageSync applying the same object at the same moment leaves behind: its labels, its data
     await (
@@ -117,8 +101,8 @@ describe('ownership', () => {
     const left = await fx.repo('race-left', files('left'));
     const right = await fx.repo('race-right', files('right'));
     await Promise.all([
-      createPackageSync(packageSync(ns, 'left', controller.shard, spec(left.url, { interval: '2s' }))),
-      createPackageSync(packageSync(ns, 'right', controller.shard, spec(right.url, { interval: '2s' }))),
+      createPackageSync(packageSync(ns, 'left', fx.controller.shard, spec(left.url, { interval: '2s' }))),
+      createPackageSync(packageSync(ns, 'right', fx.controller.shard, spec(right.url, { interval: '2s' }))),
     ]);
     const settled = async () => {
       const [l, r] = await Promise.all([getPackageSync(ns, 'left'), getPackageSync(ns, 'right')]);
@@ -150,7 +134,7 @@ describe('field managers', () => {
   it('a kubectl edit of a field the package sets → ApplyConflict naming the manager; spec.force takes it back', async () => {
     const ns = await fx.namespace('fm-edit');
     const { url } = await fx.repo('fm-edit', { 'cm.yaml': configMap('settings', { color: 'blue', size: 's' }) });
-    await createPackageSync(packageSync(ns, 'edit', controller.shard, spec(url)));
+    await createPackageSync(packageSync(ns, 'edit', fx.controller.shard, spec(url)));
     await waitReady(ns, 'edit');
     // kubectl edit: GET, change, PUT (an Update) with field manager kubectl-edit
     const client = await kube();
@@ -177,7 +161,7 @@ describe('field managers', () => {
   it("leaves alone a field another controller owns that the package omits (an HPA's replicas)", async () => {
     const ns = await fx.namespace('fm-hpa');
     const { repo, url } = await fx.repo('fm-hpa', { 'd.yaml': deployment('scaled') });
-    await createPackageSync(packageSync(ns, 'hpa', controller.shard, spec(url)));
+    await createPackageSync(packageSync(ns, 'hpa', fx.controller.shard, spec(url)));
     await waitReady(ns, 'hpa');
     const path = `/apis/apps/v1/namespaces/${ns}/deployments/scaled`;
     await (
@@ -206,7 +190,7 @@ describe('immutable fields', () => {
   it('a changed Deployment selector → ImmutableFieldChange; with spec.force deleted, awaited and recreated', async () => {
     const ns = await fx.namespace('imm-deploy');
     const { repo, url } = await fx.repo('imm-deploy', { 'd.yaml': deployment('web') });
-    await createPackageSync(packageSync(ns, 'imm', controller.shard, spec(url)));
+    await createPackageSync(packageSync(ns, 'imm', fx.controller.shard, spec(url)));
     await waitReady(ns, 'imm');
     const path = `/apis/apps/v1/namespaces/${ns}/deployments/web`;
     const before = await get(path);
@@ -229,7 +213,7 @@ describe('immutable fields', () => {
     const job = (image: string) =>
       `apiVersion: batch/v1\nkind: Job\nmetadata: {name: once}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: c, image: "${image}"}]\n`;
     const { repo, url } = await fx.repo('imm-job', { 'job.yaml': job('registry.local/once:1') });
-    await createPackageSync(packageSync(ns, 'job', controller.shard, spec(url, { wait: false })));
+    await createPackageSync(packageSync(ns, 'job', fx.controller.shard, spec(url, { wait: false })));
     await waitReady(ns, 'job');
     await commitFiles(repo, 'main', { 'job.yaml': job('registry.local/once:2') }, 'v2');
     await trigger(ns, 'job');
@@ -246,7 +230,7 @@ describe('refused prunes', () => {
       'keep.yaml': configMap('keep', { k: 'v' }),
       'held.yaml': configMap('held', { k: 'v' }),
     });
-    await createPackageSync(packageSync(ns, 'fin', controller.shard, spec(url)));
+    await createPackageSync(packageSync(ns, 'fin', fx.controller.shard, spec(url)));
     const first = await waitReady(ns, 'fin');
     // another controller guards the object with a finalizer it never removes
     await (

@@ -8,29 +8,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PackageSync } from '../src/api/packagesync.ts';
 import { commitFiles } from '../test/support/git/index.ts';
 import { kube } from './support/cluster.ts';
-import {
-  createPackageSync,
-  getPackageSync,
-  packageSync,
-  startController,
-  waitReady,
-  type ControllerHandle,
-} from './support/controller.ts';
-import { installCRDs } from './support/crds.ts';
-import { configMap, inventoryIds, ready, safetyFixture, sleep, trigger } from './support/safety.ts';
+import { createPackageSync, getPackageSync, packageSync, waitReady } from './support/controller.ts';
+import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
+import { configMap, inventoryIds, ready, sleep, trigger } from './support/safety.ts';
 
-let controller: ControllerHandle;
-let fx: Awaited<ReturnType<typeof safetyFixture>>;
+let fx: GitEnvWithController;
 
 beforeAll(async () => {
-  await installCRDs();
-  fx = await safetyFixture();
   // a few applies in flight at a time: the apply phase lasts long enough to be hit
-  controller = await startController({ args: ['--apply-concurrency', '4'] });
+  fx = await startGitEnv({ args: ['--apply-concurrency', '4'] });
 });
 
 afterAll(async () => {
-  await controller?.stop();
   await fx?.dispose();
 });
 
@@ -62,7 +51,7 @@ describe('kill -9 during apply and prune', () => {
     const ns = await fx.namespace('crash');
     const { repo, url } = await fx.repo('crash', files('A', 0));
     await createPackageSync(
-      packageSync(ns, 'crash', controller.shard, {
+      packageSync(ns, 'crash', fx.controller.shard, {
         source: { url },
         interval: '1h',
         retryInterval: '1s',
@@ -112,8 +101,8 @@ describe('kill -9 during apply and prune', () => {
         };
         if (targets[round - 1]!(moment) || Date.now() > deadline) break;
       }
-      const exited = new Promise((r) => controller.process.once('exit', r));
-      controller.process.kill('SIGKILL');
+      const exited = new Promise((r) => fx.controller.process.once('exit', r));
+      fx.controller.process.kill('SIGKILL');
       await exited;
       await sleep(500); // requests the API server had already received finish now
 
@@ -125,7 +114,7 @@ describe('kill -9 during apply and prune', () => {
         console.log(`DIAG round ${round} rev ${rev} target ${targets[round - 1]} inv=${inventory.size}`);
         console.log(JSON.stringify({ ...ps.status, inventory: undefined }));
         console.log(
-          controller.logs
+          fx.controller.logs
             .filter((l) => l.includes(ns) || l.includes('crash'))
             .slice(-60)
             .join('\n'),
@@ -139,7 +128,7 @@ describe('kill -9 during apply and prune', () => {
       const leaving = owned.filter((n) => (rev === 'B' ? n < 'cm-050' : n >= 'cm-150')).length;
       if (inventory.size > 150 && gained < 50) hits.apply++;
       else if (inventory.size > 150 && leaving > 0) hits.prune++;
-      await controller.restart();
+      await fx.controller.restart();
     }
 
     const final = await waitReady(ns, 'crash', (ps) => ps.status?.lastAppliedRevision === `main@sha1:${sha}`, 120_000);

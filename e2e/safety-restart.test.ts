@@ -9,27 +9,27 @@ import { KubeClient } from '../src/adapters/kube/client.ts';
 import { packageSyncCollectionPath, PackageSyncs } from '../src/adapters/kube/packagesyncs.ts';
 import { conditionOf } from '../src/core/status.ts';
 import { eventually } from './support/cluster.ts';
-import { packageSync, startController, type ControllerHandle } from './support/controller.ts';
+import { packageSync, type ControllerHandle } from './support/controller.ts';
+import { startGitEnv, type GitEnv } from './support/git-env.ts';
 import { startPrivateCluster, type PrivateCluster } from './support/private-cluster.ts';
-import { configMap, safetyFixture, sleep } from './support/safety.ts';
+import { configMap, sleep } from './support/safety.ts';
 
 let cluster: PrivateCluster;
 let client: KubeClient;
 let controller: ControllerHandle;
-let fx: Awaited<ReturnType<typeof safetyFixture>>;
+let fx: GitEnv;
 
 beforeAll(async () => {
   cluster = await startPrivateCluster();
   await cluster.kubectl('apply', '--server-side', '-f', resolve(import.meta.dirname, '../crds'));
   await cluster.kubectl('wait', '--for=condition=Established', 'crd/packagesyncs.packagesync.io', '--timeout=60s');
   client = await KubeClient.create({ kubeconfig: cluster.kubeconfig, requestTimeoutMs: 5000 });
-  fx = await safetyFixture();
+  fx = await startGitEnv(false, { crds: false }); // the CRDs go to the private cluster, above
   // --kubeconfig given twice: the last one wins, so this controller works on the private cluster
-  controller = await startController({ args: ['--kubeconfig', cluster.kubeconfig, '--apply-concurrency', '2'] });
+  controller = await fx.startController({ args: ['--kubeconfig', cluster.kubeconfig, '--apply-concurrency', '2'] });
 }, 300_000);
 
 afterAll(async () => {
-  await controller?.stop();
   await fx?.dispose();
   await client?.close();
   await cluster?.down();

@@ -6,33 +6,25 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kube, uniqueName } from './support/cluster.ts';
-import {
-  createPackageSync,
-  packageSync,
-  startController,
-  waitCondition,
-  type ControllerHandle,
-} from './support/controller.ts';
-import { installCRDs } from './support/crds.ts';
-import { configMap, get, ready, safetyFixture } from './support/safety.ts';
+import { createPackageSync, packageSync, waitCondition, type ControllerHandle } from './support/controller.ts';
+import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
+import { configMap, get, ready } from './support/safety.ts';
 
 let confined: ControllerHandle;
-let fx: Awaited<ReturnType<typeof safetyFixture>>;
+let fx: GitEnvWithController;
 const group = `${uniqueName('scope')}.e2e.packagesync.io`;
 const crdName = `gadgets.${group}`;
 
 beforeAll(async () => {
-  await installCRDs();
-  fx = await safetyFixture();
   // started (and its discovery loaded) before the cluster-scoped kind exists
-  confined = await startController({ allowCrossNamespace: false });
+  fx = await startGitEnv({ allowCrossNamespace: false });
+  confined = fx.controller;
   for (let i = 0; i < 300 && !confined.logs.some((l) => l.includes('PackageSync watch synced')); i++) {
     await new Promise((r) => setTimeout(r, 100));
   }
 });
 
 afterAll(async () => {
-  await confined?.stop();
   await fx?.dispose();
   const client = await kube();
   await client.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crdName}`).catch(() => 0);

@@ -7,24 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageSyncCollectionPath } from '../src/adapters/kube/packagesyncs.ts';
 import type { PackageSync } from '../src/api/packagesync.ts';
-import {
-  commitFiles,
-  createRepoRoot,
-  startGitHttpServer,
-  startGitSshServer,
-  type GitHttpServer,
-  type GitSshServer,
-} from '../test/support/git/index.ts';
-import { createNamespace, deleteNamespace, kube } from './support/cluster.ts';
-import {
-  createPackageSync,
-  packageSync,
-  startController,
-  waitCondition,
-  waitReady,
-  type ControllerHandle,
-} from './support/controller.ts';
-import { installCRDs } from './support/crds.ts';
+import type { GitHttpServer } from '../test/support/git/index.ts';
+import { kube } from './support/cluster.ts';
+import { createPackageSync, packageSync, waitCondition, waitReady } from './support/controller.ts';
+import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { configMap, sleep } from './support/safety.ts';
 
 // characters that URL-encoding and base64 both change
@@ -36,37 +22,20 @@ const URL_PASSWORD = `urlpw${randomBytes(6).toString('hex')}`;
 const TOKEN = secret('tok');
 const WRONG_TOKEN = secret('wrong-tok');
 
-let controller: ControllerHandle;
-let repos: Awaited<ReturnType<typeof createRepoRoot>>;
-let basic: GitHttpServer;
+let env: GitEnvWithController;
 let bearer: GitHttpServer;
-let ssh: GitSshServer;
 let ns: string;
-const namespaces: string[] = [];
-const namespace = async (prefix: string) => {
-  const name = await createNamespace(prefix);
-  namespaces.push(name);
-  return name;
-};
 
 beforeAll(async () => {
-  await installCRDs();
-  repos = await createRepoRoot();
-  await commitFiles(await repos.createRepo('private'), 'main', { 'cm.yaml': configMap('c', { k: 'v' }) }, 'one');
-  [basic, bearer, ssh] = await Promise.all([
-    startGitHttpServer({ root: repos.root, auth: { username: 'alice', password: PASSWORD } }),
-    startGitHttpServer({ root: repos.root, auth: { bearerToken: TOKEN } }),
-    startGitSshServer({ root: repos.root }),
-  ]);
-  controller = await startController({ args: ['--log-level', 'trace'] });
-  ns = await namespace('secrets');
+  const basic = { username: 'alice', password: PASSWORD };
+  env = await startGitEnv({ args: ['--log-level', 'trace'] }, { auth: basic, ssh: true });
+  await env.repo('private', { 'cm.yaml': configMap('c', { k: 'v' }) });
+  bearer = await env.git.serveHttp({ bearerToken: TOKEN });
+  ns = await env.namespace('secrets');
 });
 
 afterAll(async () => {
-  await controller?.stop();
-  await Promise.all([basic?.stop(), bearer?.stop(), ssh?.stop()]);
-  await repos?.dispose();
-  await Promise.all(namespaces.map((n) => deleteNamespace(n)));
+  await env?.dispose();
 });
 
 describe('credentials', () => {
@@ -78,32 +47,32 @@ describe('credentials', () => {
       'basic-newline': { username: 'alice', password: NEWLINE_PASSWORD },
       'token-ok': { bearerToken: TOKEN },
       'token-bad': { bearerToken: WRONG_TOKEN },
-      'ssh-ok': { identity: ssh.clientKey, known_hosts: ssh.knownHosts },
-      'ssh-wrong-key': { identity: ssh.wrongKey, known_hosts: ssh.knownHosts },
-      'ssh-wrong-host': { identity: ssh.clientKey, known_hosts: ssh.wrongKnownHosts },
+      'ssh-ok': { identity: env.ssh.clientKey, known_hosts: env.ssh.knownHosts },
+      'ssh-wrong-key': { identity: env.ssh.wrongKey, known_hosts: env.ssh.knownHosts },
+      'ssh-wrong-host': { identity: env.ssh.clientKey, known_hosts: env.ssh.wrongKnownHosts },
     };
     for (const [name, stringData] of Object.entries(secrets)) {
       await client.request('POST', `/api/v1/namespaces/${ns}/secrets`, { body: { metadata: { name }, stringData } });
     }
     const cases: [string, string, string | undefined, string][] = [
-      ['basic-ok', basic.url('private'), 'basic-ok', 'Ready'],
-      ['basic-bad', basic.url('private'), 'basic-bad', 'AuthenticationFailed'],
-      ['basic-newline', basic.url('private'), 'basic-newline', 'InvalidAuthSecret'],
+      ['basic-ok', env.server.url('private'), 'basic-ok', 'Ready'],
+      ['basic-bad', env.server.url('private'), 'basic-bad', 'AuthenticationFailed'],
+      ['basic-newline', env.server.url('private'), 'basic-newline', 'InvalidAuthSecret'],
       ['token-ok', bearer.url('private'), 'token-ok', 'Ready'],
       ['token-bad', bearer.url('private'), 'token-bad', 'AuthenticationFailed'],
-      ['token-elsewhere', basic.url('private'), 'token-ok', 'AuthenticationFailed'],
-      ['ssh-ok', ssh.url('private'), 'ssh-ok', 'Ready'],
-      ['ssh-wrong-key', ssh.url('private'), 'ssh-wrong-key', 'AuthenticationFailed'],
-      ['ssh-wrong-host', ssh.url('private'), 'ssh-wrong-host', 'AuthenticationFailed'],
-      ['no-secret', basic.url('private'), undefined, 'AuthenticationFailed'],
-      ['url-password', basic.url('private').replace('://', `://alice:${URL_PASSWORD}@`), undefined, 'InvalidURL'],
+      ['token-elsewhere', env.server.url('private'), 'token-ok', 'AuthenticationFailed'],
+      ['ssh-ok', env.ssh.url('private'), 'ssh-ok', 'Ready'],
+      ['ssh-wrong-key', env.ssh.url('private'), 'ssh-wrong-key', 'AuthenticationFailed'],
+      ['ssh-wrong-host', env.ssh.url('private'), 'ssh-wrong-host', 'AuthenticationFailed'],
+      ['no-secret', env.server.url('private'), undefined, 'AuthenticationFailed'],
+      ['url-password', env.server.url('private').replace('://', `://alice:${URL_PASSWORD}@`), undefined, 'InvalidURL'],
     ];
     for (const [name, url, secretName, reason] of cases) {
       const source = { url, ...(secretName ? { secretRef: { name: secretName } } : {}) };
       // the packages are the same: those that apply do so in a namespace of their own
-      const targetNamespace = reason === 'Ready' ? await namespace(`secrets-${name}`) : undefined;
+      const targetNamespace = reason === 'Ready' ? await env.namespace(`secrets-${name}`) : undefined;
       await createPackageSync(
-        packageSync(ns, name, controller.shard, { source, targetNamespace, retryInterval: '2s' }),
+        packageSync(ns, name, env.controller.shard, { source, targetNamespace, retryInterval: '2s' }),
       );
     }
     for (const [name, , , reason] of cases) {
@@ -121,7 +90,7 @@ describe('credentials', () => {
     for (const s of [PASSWORD, WRONG_PASSWORD, NEWLINE_PASSWORD, URL_PASSWORD, TOKEN, WRONG_TOKEN]) addForms(s);
     for (const s of NEWLINE_PASSWORD.split('\n')) addForms(s);
     for (const p of [PASSWORD, WRONG_PASSWORD]) addForms(`alice:${p}`);
-    for (const key of [ssh.clientKey, ssh.wrongKey]) {
+    for (const key of [env.ssh.clientKey, env.ssh.wrongKey]) {
       addForms(key);
       for (const line of key.split('\n')) if (line.length >= 16 && !line.startsWith('-----')) forms.add(line);
     }
@@ -131,7 +100,7 @@ describe('credentials', () => {
     const events = JSON.stringify(
       (await client.request<{ items: unknown[] }>('GET', `/api/v1/namespaces/${ns}/events`)).items,
     );
-    const logs = controller.logs.join('\n');
+    const logs = env.controller.logs.join('\n');
     expect(logs).toContain('"level":"debug"'); // the chattiest lines are there to be searched
     expect(list.items).toHaveLength(cases.length);
     for (const form of forms) {

@@ -11,38 +11,29 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpecInput } from '../src/api/packagesync.ts';
 import { kube } from './support/cluster.ts';
-import {
-  createPackageSync,
-  packageSync,
-  startController,
-  waitCondition,
-  type ControllerHandle,
-} from './support/controller.ts';
-import { installCRDs } from './support/crds.ts';
-import { configMap, ready, safetyFixture } from './support/safety.ts';
+import { createPackageSync, packageSync, waitCondition, type ControllerHandle } from './support/controller.ts';
+import { startGitEnv, type GitEnv } from './support/git-env.ts';
+import { configMap, ready } from './support/safety.ts';
 
 let controller: ControllerHandle;
 let strict: ControllerHandle;
-let fx: Awaited<ReturnType<typeof safetyFixture>>;
+let fx: GitEnv;
 let blackhole: Server;
 const sockets = new Set<Socket>();
 
 beforeAll(async () => {
-  await installCRDs();
-  fx = await safetyFixture();
+  fx = await startGitEnv(false);
   // a git server that accepts connections and never answers
   blackhole = createServer((s) => sockets.add(s));
   await new Promise<void>((r) => blackhole.listen(0, '127.0.0.1', () => r()));
-  controller = await startController({ args: ['--max-files', '20', '--git-timeout', '4s'] });
-  strict = await startController({ allowInsecureHttp: false });
+  controller = await fx.startController({ args: ['--max-files', '20', '--git-timeout', '4s'] });
+  strict = await fx.startController({ allowInsecureHttp: false });
 });
 
 afterAll(async () => {
-  await controller?.stop();
-  await strict?.stop();
+  await fx?.dispose(); // the controllers first: none may reach the blackhole once it is closing
   for (const s of sockets) s.destroy();
   await new Promise<void>((r) => blackhole?.close(() => r()));
-  await fx?.dispose();
 });
 
 const marker = join(tmpdir(), `psync-pwned-${process.pid}-${Date.now()}`);

@@ -10,31 +10,28 @@ import { kube, uniqueName } from './support/cluster.ts';
 import {
   createPackageSync,
   packageSync,
-  startController,
   waitCondition,
   waitReady,
   type ControllerHandle,
 } from './support/controller.ts';
-import { installCRDs } from './support/crds.ts';
-import { cmPath, configMap, get, inventoryIds, ready, safetyFixture, trigger } from './support/safety.ts';
+import { startGitEnv, type GitEnv } from './support/git-env.ts';
+import { cmPath, configMap, get, inventoryIds, ready, trigger } from './support/safety.ts';
 
 let controller: ControllerHandle;
 let defaulted: ControllerHandle;
 let confined: ControllerHandle;
 let platform: string;
-let fx: Awaited<ReturnType<typeof safetyFixture>>;
+let fx: GitEnv;
 
 beforeAll(async () => {
-  await installCRDs();
-  fx = await safetyFixture();
+  fx = await startGitEnv(false);
   platform = await fx.namespace('platform');
-  controller = await startController();
-  defaulted = await startController({ args: ['--default-service-account', 'deployer'] });
-  confined = await startController({ allowCrossNamespace: false, args: ['--controller-namespace', platform] });
+  controller = await fx.startController();
+  defaulted = await fx.startController({ args: ['--default-service-account', 'deployer'] });
+  confined = await fx.startController({ allowCrossNamespace: false, args: ['--controller-namespace', platform] });
 });
 
 afterAll(async () => {
-  await Promise.all([controller?.stop(), defaulted?.stop(), confined?.stop()]);
   await fx?.dispose();
   const client = await kube();
   await client.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterroles/${clusterRole}`).catch(() => 0);

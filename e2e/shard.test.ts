@@ -10,7 +10,6 @@ import {
   createPackageSync,
   packageSync,
   patchPackageSync,
-  startController,
   waitReady,
   type ControllerHandle,
 } from './support/controller.ts';
@@ -27,11 +26,10 @@ beforeAll(async () => {
   // Same lease namespace, no --leader-election-id: each selector must get a Lease of its own, or one shard
   // would stand by behind the other's leader for good.
   const args = ['--leader-elect', '--leader-election-namespace', leases];
-  [a, b] = await Promise.all([startController({ args }), startController({ args })]);
+  [a, b] = await Promise.all([env.startController({ args }), env.startController({ args })]);
 });
 
 afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop()]);
   await env?.dispose();
 });
 

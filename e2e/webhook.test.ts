@@ -5,23 +5,14 @@
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isNotFound } from '../src/adapters/kube/client.ts';
+import { commitFiles } from '../test/support/git/index.ts';
 import { WEBHOOK_SECRET_ANNOTATION } from '../src/server/webhook.ts';
-import { commitFiles, createRepoRoot, startGitHttpServer, type GitHttpServer } from '../test/support/git/index.ts';
-import { createNamespace, deleteNamespace, eventually, kube } from './support/cluster.ts';
-import {
-  createPackageSync,
-  packageSync,
-  startController,
-  waitReady,
-  type ControllerHandle,
-} from './support/controller.ts';
-import { installCRDs } from './support/crds.ts';
+import { eventually, get, kube } from './support/cluster.ts';
+import { createPackageSync, packageSync, waitReady } from './support/controller.ts';
+import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 
 const TOKEN = 'e2e-webhook-token-0123456789';
-let controller: ControllerHandle;
-let repos: Awaited<ReturnType<typeof createRepoRoot>>;
-let server: GitHttpServer;
+let env: GitEnvWithController;
 let port: number;
 let ns: string;
 
@@ -34,12 +25,9 @@ async function freePort(): Promise<number> {
 }
 
 beforeAll(async () => {
-  await installCRDs();
-  repos = await createRepoRoot();
-  server = await startGitHttpServer({ root: repos.root, auth: 'none' });
   port = await freePort();
-  controller = await startController({ args: ['--webhook-bind-address', `127.0.0.1:${port}`] });
-  ns = await createNamespace('e2e-hook');
+  env = await startGitEnv({ args: ['--webhook-bind-address', `127.0.0.1:${port}`] });
+  ns = await env.namespace('e2e-hook');
   await (
     await kube()
   ).request('POST', `/api/v1/namespaces/${ns}/secrets`, {
@@ -48,36 +36,22 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await controller?.stop();
-  await server?.stop();
-  await repos?.dispose();
-  if (ns) await deleteNamespace(ns);
+  await env?.dispose();
 });
 
 const configMap = (color: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {color: ${color}}\n`;
 
-async function colorIn(namespace: string): Promise<string | undefined> {
-  try {
-    const cm = await (
-      await kube()
-    ).request<{ data?: Record<string, string> }>('GET', `/api/v1/namespaces/${namespace}/configmaps/settings`);
-    return cm.data?.color;
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
-}
+const colorIn = async (namespace: string): Promise<string | undefined> =>
+  (await get(`/api/v1/namespaces/${namespace}/configmaps/settings`))?.data?.color;
 
 const hook = (name: string, headers: Record<string, string>, body: string) =>
   fetch(`http://127.0.0.1:${port}/hook/${ns}/${name}`, { method: 'POST', headers, body });
 
 describe('the webhook receiver', () => {
   it('applies a push at once: GitHub signature, then GitLab token; refuses a wrong signature', async () => {
-    const repo = await repos.createRepo('hooked');
-    const url = server.url('hooked');
-    await commitFiles(repo, 'main', { 'app/cm.yaml': configMap('blue') }, 'initial');
-    const ps = packageSync(ns, 'app', controller.shard, {
+    const { repo, url } = await env.repo('hooked', { 'app/cm.yaml': configMap('blue') });
+    const ps = packageSync(ns, 'app', env.controller.shard, {
       source: { url, ref: { branch: 'main' }, path: 'app' },
       interval: '1h',
       timeout: '1m',
@@ -111,7 +85,7 @@ describe('the webhook receiver', () => {
     expect(viaGitlab.status).toBe(202);
     await eventually('red applied', async () => (await colorIn(ns)) === 'red', { timeoutMs: 20_000 });
 
-    expect(controller.logs.join('\n')).not.toContain(TOKEN);
-    expect(controller.logs.some((l) => l.includes('webhook call refused'))).toBe(true);
+    expect(env.controller.logs.join('\n')).not.toContain(TOKEN);
+    expect(env.controller.logs.some((l) => l.includes('webhook call refused'))).toBe(true);
   });
 });

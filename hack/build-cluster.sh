@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the real control plane from source through the Go module proxy:
-# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok.
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok; and the render tools the
+# controller runs (kustomize, helm).
 # Binaries land in $PACKAGESYNC_CACHE/bin/<piece>-<version>/ and are rebuilt only when missing.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -13,6 +14,8 @@ export GOSUMDB="${GOSUMDB:-sum.golang.org}"
 k8s_dir="$cache/bin/kubernetes-$KUBERNETES_VERSION"
 etcd_dir="$cache/bin/etcd-$ETCD_VERSION"
 kwok_dir="$cache/bin/kwok-$KWOK_VERSION"
+kustomize_dir="$cache/bin/kustomize-$KUSTOMIZE_VERSION"
+helm_dir="$cache/bin/helm-$HELM_VERSION"
 k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 # kstatus-check: cli-utils' kstatus as a command, so tests can prove kstatus readers agree with us
 kstatus_src="$here/kstatus-check"
@@ -111,12 +114,34 @@ build_kstatus_check() {
    cd "$mod" && go build -trimpath -ldflags "-s -w" -o "$kstatus_dir/kstatus-check" .)
 }
 
+# Render tools (issue 13). Both are `go install`-able (no replace directives upstream). The version
+# ldflags make `kustomize version` / `helm version` honest; the render cache keys on them.
+build_kustomize() {
+  [[ -x "$kustomize_dir/kustomize" ]] && { log "kustomize $KUSTOMIZE_VERSION: cached"; return; }
+  log "kustomize $KUSTOMIZE_VERSION: building"
+  mkdir -p "$kustomize_dir"
+  GOBIN="$kustomize_dir" go install -trimpath \
+    -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=kustomize/$KUSTOMIZE_VERSION" \
+    "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"
+}
+
+build_helm() {
+  [[ -x "$helm_dir/helm" ]] && { log "helm $HELM_VERSION: cached"; return; }
+  log "helm $HELM_VERSION: building"
+  mkdir -p "$helm_dir"
+  GOBIN="$helm_dir" go install -trimpath \
+    -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" \
+    "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
+}
+
 what="${1:-all}"
 case "$what" in
-  all) build_etcd; build_kwok; build_kubernetes; build_kstatus_check ;;
+  all) build_etcd; build_kwok; build_kubernetes; build_kstatus_check; build_kustomize; build_helm ;;
   kstatus-check) build_kstatus_check ;;
+  kustomize) build_kustomize ;; helm) build_helm ;;
   etcd) build_etcd ;; kwok) build_kwok ;; kubernetes) build_kubernetes ;;
-  paths) echo "ETCD_BIN=$etcd_dir/etcd"; echo "KUBE_BIN_DIR=$k8s_dir"; echo "KWOK_DIR=$kwok_dir"; echo "KSTATUS_CHECK=$kstatus_dir/kstatus-check"; exit 0 ;;
-  *) log "usage: $0 [all|etcd|kwok|kubernetes|paths]"; exit 2 ;;
+  paths) echo "ETCD_BIN=$etcd_dir/etcd"; echo "KUBE_BIN_DIR=$k8s_dir"; echo "KWOK_DIR=$kwok_dir"; echo "KSTATUS_CHECK=$kstatus_dir/kstatus-check"
+    echo "KUSTOMIZE_BIN=$kustomize_dir/kustomize"; echo "HELM_BIN=$helm_dir/helm"; exit 0 ;;
+  *) log "usage: $0 [all|etcd|kwok|kubernetes|kstatus-check|kustomize|helm|paths]"; exit 2 ;;
 esac
 log "done: $k8s_dir $etcd_dir $kwok_dir"

@@ -26,7 +26,7 @@ program
     'only PackageSyncs matching this label selector: sharding, docs/deploy.md (default: all)',
   )
   .addOption(new Option('--concurrency <n>', 'PackageSyncs reconciled at once').default(8))
-  .addOption(new Option('--apply-concurrency <n>', 'server-side applies in flight per wave').default(32))
+  .addOption(new Option('--apply-concurrency <n>', 'server-side apply requests in flight per reconcile').default(32))
   .option(
     '--default-service-account <name>',
     "impersonate this ServiceAccount for PackageSyncs that name none (default: none: the controller's own identity)",
@@ -43,6 +43,25 @@ program
       '--allow-cross-namespace-objects',
       'let every PackageSync place objects outside its namespace and cluster-scoped',
     ).default(false),
+  )
+  .addOption(
+    new Option(
+      '--no-strict-substitutions',
+      'postBuild: an undefined ${var} becomes "" instead of failing, as in Flux before 2.9 (default: fail)',
+    ),
+  )
+  .addOption(
+    new Option(
+      '--no-watch-configs',
+      'do not watch the ConfigMaps and Secrets PackageSyncs reference: their changes wait for the interval ' +
+        '(default: watch, docs/deploy.md)',
+    ),
+  )
+  .addOption(
+    new Option(
+      '--watch-configs-label-selector <selector>',
+      'watch only referenced ConfigMaps and Secrets matching this selector, e.g. owner!=helm (default: all, metadata only)',
+    ),
   )
   .addOption(
     new Option('--git-cache-dir <dir>', 'where fetched revisions are cached (default: $TMPDIR/packagesync-git)'),
@@ -68,6 +87,32 @@ program
   .addOption(new Option('--max-files <n>', 'most manifest files a package may hold').default(10_000))
   .addOption(new Option('--max-file-bytes <n>', 'largest manifest file').default(4 << 20))
   .addOption(new Option('--max-total-bytes <n>', 'largest package').default(64 << 20))
+  .addOption(
+    new Option(
+      '--kustomize-path <path>',
+      'the kustomize binary (default: $KUSTOMIZE_BIN, the pinned build of hack/build-cluster.sh, or /usr/local/bin/kustomize)',
+    ),
+  )
+  .addOption(
+    new Option(
+      '--helm-path <path>',
+      'the helm binary (default: $HELM_BIN, the pinned build of hack/build-cluster.sh, or /usr/local/bin/helm)',
+    ),
+  )
+  .addOption(
+    new Option('--render-timeout <duration>', 'longest one kustomize build or helm template may run').default('60s'),
+  )
+  .addOption(
+    new Option('--render-max-output-bytes <n>', 'most output one kustomize build or helm template may write').default(
+      64 << 20,
+    ),
+  )
+  .addOption(
+    new Option(
+      '--render-cache-entries <n>',
+      'tool builds kept in memory, so a no-op resync runs no tool (0: none)',
+    ).default(256),
+  )
   .addOption(
     new Option('--metrics-bind-address <addr>', 'serve /metrics here (host:port, :port; 0 disables)').default(':8080'),
   )
@@ -117,6 +162,7 @@ program
       durationMs(config.gitRefCacheTtl);
       durationMs(config.gitCacheMaxAge);
       durationMs(config.shutdownGrace);
+      durationMs(config.renderTimeout);
     } catch (e) {
       throw new CliError(ExitCode.Invalid, errorMessage(e));
     }

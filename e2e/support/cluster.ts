@@ -3,7 +3,8 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
-import { KubeClient } from '../../src/adapters/kube/client.ts';
+import { KubeClient, isNotFound } from '../../src/adapters/kube/client.ts';
+import type { KubeObject } from '../../src/core/object.ts';
 import { packageSyncCollectionPath } from '../../src/adapters/kube/packagesyncs.ts';
 
 const run = promisify(execFile);
@@ -23,6 +24,37 @@ export async function kubectl(...args: string[]): Promise<string> {
 
 export function uniqueName(prefix: string): string {
   return `${prefix}-${randomBytes(3).toString('hex')}`;
+}
+
+export type Live = KubeObject & {
+  data?: Record<string, string>;
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+};
+
+/** The object at `path` (an API path), or undefined when it does not exist. */
+
+export async function get(path: string): Promise<Live | undefined> {
+  try {
+    return await (await kube()).request<Live>('GET', path);
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+/** The reasons of the events about object `name` in `ns`, space-separated (kubectl's jsonpath). */
+export function eventReasons(ns: string, name: string): Promise<string> {
+  return kubectl(
+    'get',
+    'events',
+    '-n',
+    ns,
+    '--field-selector',
+    `involvedObject.name=${name}`,
+    '-o',
+    'jsonpath={.items[*].reason}',
+  );
 }
 
 /** Creates a namespace for one test; returns its name. */
@@ -76,4 +108,23 @@ export async function deleteNamespace(ns: string): Promise<void> {
     ),
   );
   await client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
+}
+
+/** The namespaces a test file made, deleted together (deleteNamespace: finalizers released) at the end. */
+export function trackNamespaces(): {
+  create(prefix: string): Promise<string>;
+  /** Deletes a namespace made some other way along with the others. */
+  adopt(name: string): void;
+  deleteAll(): Promise<void>;
+} {
+  const names: string[] = [];
+  return {
+    async create(prefix) {
+      const name = await createNamespace(prefix);
+      names.push(name);
+      return name;
+    },
+    adopt: (name) => void names.push(name),
+    deleteAll: async () => void (await Promise.all(names.map((ns) => deleteNamespace(ns)))),
+  };
 }

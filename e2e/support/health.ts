@@ -1,55 +1,20 @@
 /**
- * What the health e2e tests share: a controller, a git server, per-test namespaces and repos, and manifests
- * of workloads that fail on purpose through the kwok stages in hack/kwok-stages/pod-failures.yaml.
+ * What the health e2e tests share: manifests of workloads that fail on purpose through the kwok stages in
+ * hack/kwok-stages/pod-failures.yaml, and readers of the status they leave.
  */
-import { writeFileSync } from 'node:fs';
-import { commitFiles, createRepoRoot, startGitHttpServer, type TestRepo } from '../../test/support/git/index.ts';
-import type { GitHttpServer } from '../../test/support/git/index.ts';
 import type { PackageSync } from '../../src/api/packagesync.ts';
 import { conditionOf } from '../../src/core/status.ts';
-import { createNamespace, deleteNamespace } from './cluster.ts';
-import { getPackageSync, startController, type ControllerHandle, type ControllerOptions } from './controller.ts';
-import { installCRDs } from './crds.ts';
+import { getPackageSync, type ControllerHandle, type ControllerOptions } from './controller.ts';
+import { startGitEnv, type GitEnv } from './git-env.ts';
 
 /** The label the kwok failure stages select on; its value picks the failure. */
 export const POD_FAILURE = 'e2e.packagesync.io/pod-failure';
 export type PodFailure = 'ImagePullBackOff' | 'CrashLoopBackOff' | 'Error' | 'NotReady';
 
-export interface HealthEnv {
-  controller: ControllerHandle;
-  namespace(prefix: string): Promise<string>;
-  repo(name: string, files: Record<string, string | null>): Promise<{ repo: TestRepo; url: string; sha: string }>;
-  dispose(): Promise<void>;
-}
-
-export async function startHealthEnv(opts: ControllerOptions = {}): Promise<HealthEnv> {
-  await installCRDs();
-  const repos = await createRepoRoot();
-  const server: GitHttpServer = await startGitHttpServer({ root: repos.root, auth: 'none' });
-  const controller = await startController(opts);
-  const namespaces: string[] = [];
-  return {
-    controller,
-    async namespace(prefix) {
-      const ns = await createNamespace(prefix);
-      namespaces.push(ns);
-      return ns;
-    },
-    async repo(name, files) {
-      const repo = await repos.createRepo(name);
-      const sha = await commitFiles(repo, 'main', files, 'initial');
-      return { repo, url: server.url(name), sha };
-    },
-    async dispose() {
-      await controller.stop();
-      // E2E_CONTROLLER_LOG=/path keeps the controller's log of the run, for a failure that needs it
-      if (process.env.E2E_CONTROLLER_LOG) writeFileSync(process.env.E2E_CONTROLLER_LOG, controller.logs.join('\n'));
-      await server.stop();
-      await repos.dispose();
-      await Promise.all(namespaces.map((ns) => deleteNamespace(ns)));
-    },
-  };
-}
+/** @deprecated startGitEnv (git-env.ts) with controller options is the same env; kept for other branches. */
+export type HealthEnv = GitEnv & { controller: ControllerHandle };
+/** @deprecated see HealthEnv. */
+export const startHealthEnv = (opts: ControllerOptions = {}): Promise<HealthEnv> => startGitEnv(opts);
 
 interface WorkloadOptions {
   replicas?: number;

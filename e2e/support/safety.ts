@@ -1,29 +1,11 @@
 /** Small helpers shared by the safety e2e suites (e2e/safety-*.test.ts). */
-import { isNotFound } from '../../src/adapters/kube/client.ts';
-import type { KubeObject } from '../../src/core/object.ts';
 import type { PackageSync } from '../../src/api/packagesync.ts';
 import { conditionOf } from '../../src/core/status.ts';
-import {
-  commitFiles,
-  createRepoRoot,
-  startGitHttpServer,
-  type FileChange,
-  type TestRepo,
-} from '../../test/support/git/index.ts';
-import type { GitHttpServer } from '../../test/support/git/index.ts';
-import { createNamespace, deleteNamespace, kube } from './cluster.ts';
+import { get, type Live } from './cluster.ts';
 import { patchPackageSync } from './controller.ts';
+import { startGitEnv, type GitEnv } from './git-env.ts';
 
-export type Live = KubeObject & { data?: Record<string, string>; spec?: Record<string, unknown> };
-
-export async function get(path: string): Promise<Live | undefined> {
-  try {
-    return await (await kube()).request<Live>('GET', path);
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
-}
+export { get, type Live };
 
 export const cmPath = (ns: string, name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
 
@@ -48,30 +30,8 @@ export function deployment(name: string, opts: { replicas?: number; image?: stri
   ].join('\n');
 }
 
-/** A git http server over a fresh repo root, plus the namespaces a suite created, cleaned up together. */
-export async function safetyFixture() {
-  const repos = await createRepoRoot();
-  const server: GitHttpServer = await startGitHttpServer({ root: repos.root, auth: 'none' });
-  const namespaces: string[] = [];
-  return {
-    server,
-    async namespace(prefix: string): Promise<string> {
-      const ns = await createNamespace(prefix);
-      namespaces.push(ns);
-      return ns;
-    },
-    async repo(name: string, files: Record<string, FileChange>): Promise<{ repo: TestRepo; url: string; sha: string }> {
-      const repo = await repos.createRepo(name);
-      const sha = await commitFiles(repo, 'main', files, 'initial');
-      return { repo, url: server.url(name), sha };
-    },
-    async dispose(): Promise<void> {
-      await server.stop();
-      await repos.dispose();
-      await Promise.all(namespaces.map((ns) => deleteNamespace(ns)));
-    },
-  };
-}
+/** @deprecated startGitEnv(false) (git-env.ts) is the same server, repos and namespaces; kept for other branches. */
+export const safetyFixture = (): Promise<GitEnv> => startGitEnv(false, { crds: false });
 
 let triggers = 0;
 /** Asks for a reconcile now (the trigger annotation), as `packagesync reconcile` does. */

@@ -16,6 +16,8 @@ function structural(node: unknown): unknown {
     if (k === '$schema' || k === 'id') continue;
     if ((k === 'minimum' || k === 'maximum') && Math.abs(v as number) >= Number.MAX_SAFE_INTEGER) continue;
     if (k === 'additionalProperties' && v === false) continue;
+    // free-form values (spec.helm.values): the API server wants no schema for their insides
+    if (k === 'additionalProperties' && (node as Json)['x-kubernetes-preserve-unknown-fields'] === true) continue;
     out[k] =
       k === 'properties'
         ? Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, structural(s)]))

@@ -76,6 +76,151 @@ export const SourceSchema = z.object({
 
 export const DependencySchema = z.object({ name, namespace: name.optional() });
 
+/** Flux's kustomize.toolkit.fluxcd.io Selector, as spec.kustomize.patches[].target takes it. */
+export const PatchSelectorSchema = z.object({
+  group: z.string().optional(),
+  version: z.string().optional(),
+  kind: z.string().optional(),
+  name: z.string().optional(),
+  namespace: z.string().optional(),
+  labelSelector: z.string().optional(),
+  annotationSelector: z.string().optional(),
+});
+
+const stringMap = z.record(z.string(), z.string());
+
+/**
+ * Fields that shape a kustomize build, with the semantics of Flux's Kustomization (they edit the package's
+ * kustomization before the build, as kustomize-controller does). Used only when the path holds a
+ * kustomization.
+ */
+export const KustomizeSchema = z
+  .object({
+    patches: z
+      .array(
+        z.object({
+          patch: z
+            .string()
+            .max(1 << 20)
+            .meta({ description: 'A strategic merge or JSON 6902 patch, inline.' }),
+          target: PatchSelectorSchema.optional(),
+        }),
+      )
+      .optional()
+      .meta({ description: 'Patches appended to the kustomization (its `patches`).' }),
+    images: z
+      .array(
+        z.object({
+          name: z.string().min(1),
+          newName: z.string().optional(),
+          newTag: z.string().optional(),
+          digest: z.string().optional(),
+        }),
+      )
+      .optional()
+      .meta({ description: "Image overrides; an entry replaces the kustomization's entry of the same name." }),
+    components: z.array(z.string().min(1).max(1024)).optional().meta({
+      description: 'Components (repository paths relative to spec.source.path) appended to the kustomization.',
+    }),
+    namePrefix: z.string().max(253).optional().meta({ description: "Replaces the kustomization's namePrefix." }),
+    nameSuffix: z.string().max(253).optional().meta({ description: "Replaces the kustomization's nameSuffix." }),
+    commonMetadata: z.object({ labels: stringMap.optional(), annotations: stringMap.optional() }).optional().meta({
+      description: 'Labels and annotations set on every object after the build (existing keys are replaced).',
+    }),
+  })
+  .meta({
+    description: "Flux Kustomization fields that shape the kustomize build (kustomize-controller's semantics).",
+  });
+
+export const ValuesReferenceSchema = z.object({
+  kind: z.enum(['ConfigMap', 'Secret']),
+  name,
+  valuesKey: z
+    .string()
+    .max(253)
+    .default('values.yaml')
+    .meta({ description: 'The key holding YAML values. Default values.yaml.' }),
+  optional: z.boolean().default(false).meta({ description: 'A missing object or key is not an error.' }),
+});
+
+/** Render a Helm chart of the repository with `helm template`. */
+export const HelmSchema = z
+  .object({
+    releaseName: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$/, 'releaseName must be a DNS label of at most 53 characters')
+      .optional()
+      .meta({ description: 'The release name the templates see. Default: the PackageSync name.' }),
+    namespace: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'helm.namespace must be a namespace name')
+      .optional()
+      .meta({
+        description: "The release namespace (.Release.Namespace). Default: targetNamespace, else the PackageSync's.",
+      }),
+    values: z.record(z.string(), z.unknown()).optional().meta({
+      description: 'Inline values, merged last (over valuesFiles and valuesFrom).',
+      'x-kubernetes-preserve-unknown-fields': true,
+    }),
+    valuesFiles: z
+      .array(z.string().min(1).max(1024))
+      .optional()
+      .meta({ description: 'Values files in the repository (paths from the repository root), merged in order.' }),
+    valuesFrom: z.array(ValuesReferenceSchema).optional().meta({
+      description: 'ConfigMap or Secret keys of the same namespace holding values, merged after valuesFiles.',
+    }),
+    includeCRDs: z.boolean().default(true).meta({ description: "Render the chart's crds/ directory. Default true." }),
+  })
+  .meta({ description: 'Render the Helm chart at spec.source.path with helm template.' });
+
+/** Flux's postBuild (kustomize.toolkit.fluxcd.io/v1 Kustomization spec.postBuild), field for field. */
+export const SubstituteReferenceSchema = z.object({
+  kind: z.enum(['ConfigMap', 'Secret']).meta({ description: 'ConfigMap or Secret.' }),
+  name: name.meta({ description: 'Its name; it lives in the namespace of the PackageSync.' }),
+  optional: z.boolean().default(false).meta({
+    description: 'Proceed as if it were empty when it does not exist (default false: a missing one fails).',
+  }),
+});
+
+export const PostBuildSchema = z.object({
+  substitute: z
+    .record(z.string(), z.string())
+    .optional()
+    .meta({
+      description:
+        'Variables substituted for ${name} in every object of the package; they override substituteFrom. ' +
+        'Supports ${var:=default}, $${var} for a literal, and bash string functions (as Flux).',
+    }),
+  substituteFrom: z
+    .array(SubstituteReferenceSchema)
+    .optional()
+    .meta({
+      description:
+        'ConfigMaps and Secrets whose data keys are variables; a later entry overrides an earlier one. A change to ' +
+        'one triggers a reconcile.',
+    }),
+  substituteStrategy: z
+    .enum(['WithVariables', 'Always'])
+    .default('WithVariables')
+    .meta({
+      description:
+        'WithVariables (default): substitute only when at least one variable is defined. Always: substitute even ' +
+        'when none is, so ${var:=default} expressions apply.',
+    }),
+});
+
+export const PruneBudgetSchema = z.object({
+  maxDeletions: z.number().int().min(0).default(10).meta({
+    description: 'Deletions one reconcile may always make. Default 10.',
+  }),
+  maxPercent: z.number().int().min(0).max(100).default(50).meta({
+    description: 'Beyond maxDeletions, the most of the inventory (in percent) one reconcile may delete. Default 50.',
+  }),
+});
+
+/** A revision approved to prune past spec.pruneBudget: the annotation's value is the revision, e.g. main@sha1:… */
+export const PRUNE_APPROVED = 'packagesync.io/prune-approved';
+
 export const SpecSchema = z.object({
   source: SourceSchema,
   interval: duration('5m', 'How often to re-check git and re-assert the cluster'),
@@ -100,6 +245,28 @@ export const SpecSchema = z.object({
     .meta({ description: 'Accept a package that renders no objects (prunes everything).' }),
   force: z.boolean().default(false).meta({
     description: 'Take over fields owned by other managers, and recreate objects whose immutable fields changed.',
+  }),
+  pruneBudget: PruneBudgetSchema.default({ maxDeletions: 10, maxPercent: 50 }).meta({
+    description:
+      'How much one reconcile may delete without approval: more than maxDeletions objects AND more than ' +
+      'maxPercent of the inventory stops the reconcile before anything is applied or deleted, until the revision ' +
+      `is approved with the annotation ${PRUNE_APPROVED}: <revision>.`,
+  }),
+  pruneProtectedKinds: z
+    .boolean()
+    .default(false)
+    .meta({
+      description:
+        'Also delete Namespaces, CustomResourceDefinitions, PersistentVolumes and PersistentVolumeClaims that left ' +
+        'the package. Default false: they are left in the cluster and released from the inventory (deleting one ' +
+        'deletes everything in it, every resource of its kind, or data).',
+    }),
+  kustomize: KustomizeSchema.optional(),
+  helm: HelmSchema.optional(),
+  postBuild: PostBuildSchema.optional().meta({
+    description:
+      "Variable substitution in the rendered objects, with Flux's semantics. An object labelled or annotated " +
+      'packagesync.io/substitute: disabled (or kustomize.toolkit.fluxcd.io/substitute: disabled) is left as is.',
   }),
 });
 
@@ -135,6 +302,15 @@ export const HistoryEntrySchema = z.object({
   digest: z.string(),
 });
 
+export const ObjectFailureSchema = z.object({
+  object: z
+    .string()
+    .optional()
+    .meta({ description: 'The object, as Kind/namespace/name (Kind.group for custom kinds).' }),
+  reason: z.string().meta({ description: 'Why, as a condition reason: ApplyFailed, Forbidden, DependencyFailed, …' }),
+  message: z.string(),
+});
+
 export const StatusSchema = z.object({
   observedGeneration: z.number().int().optional(),
   conditions: z.array(ConditionSchema).optional(),
@@ -144,15 +320,24 @@ export const StatusSchema = z.object({
   inventory: z.object({ entries: z.array(InventoryEntrySchema) }).optional(),
   objects: ObjectCountsSchema.optional(),
   history: z.array(HistoryEntrySchema).optional(),
+  failures: z.array(ObjectFailureSchema).optional().meta({
+    description:
+      'Every failure of the last failed reconcile, in apply order (at most 20): objects that failed, and objects skipped because something they depend on failed. Ready names the first.',
+  }),
 });
 
 export type GitRef = z.infer<typeof GitRefSchema>;
+export type PostBuild = z.infer<typeof PostBuildSchema>;
+export type SubstituteReference = z.infer<typeof SubstituteReferenceSchema>;
 export type Spec = z.infer<typeof SpecSchema>;
+export type KustomizeSpec = z.infer<typeof KustomizeSchema>;
+export type HelmSpec = z.infer<typeof HelmSchema>;
 export type SpecInput = z.input<typeof SpecSchema>;
 export type Status = z.infer<typeof StatusSchema>;
 export type Condition = z.infer<typeof ConditionSchema>;
 export type InventoryEntry = z.infer<typeof InventoryEntrySchema>;
 export type HistoryEntry = z.infer<typeof HistoryEntrySchema>;
+export type ObjectFailure = z.infer<typeof ObjectFailureSchema>;
 export type ObjectCounts = z.infer<typeof ObjectCountsSchema>;
 
 export interface PackageSync {

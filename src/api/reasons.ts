@@ -9,6 +9,7 @@ export const Reason = {
   HealthCheckPending: 'HealthCheckPending',
   Suspended: 'Suspended',
   DependencyNotReady: 'DependencyNotReady',
+  DependencyCycle: 'DependencyCycle',
   /** A newer revision, or shutdown, ended the run early: never written to status (the next run writes its own). */
   Superseded: 'Superseded',
   // source
@@ -26,10 +27,16 @@ export const Reason = {
   InvalidAuthSecret: 'InvalidAuthSecret',
   AuthenticationFailed: 'AuthenticationFailed',
   // render
+  /** A file or a render tool (kustomize build, helm template) failed; terminal unless the tool could not run. */
   RenderFailed: 'RenderFailed',
+  /** A kustomize or Helm package asks for what is never done: outside the checkout, remote bases, plugins. */
+  RenderRefused: 'RenderRefused',
   InvalidManifest: 'InvalidManifest',
   EmptyRender: 'EmptyRender',
   DuplicateObject: 'DuplicateObject',
+  // postBuild substitution
+  SubstitutionFailed: 'SubstitutionFailed',
+  SubstitutionSourceNotFound: 'SubstitutionSourceNotFound',
   // apply and prune
   ApplyFailed: 'ApplyFailed',
   ApplyConflict: 'ApplyConflict',
@@ -39,6 +46,10 @@ export const Reason = {
   NamespaceNotAllowed: 'NamespaceNotAllowed',
   UnknownKind: 'UnknownKind',
   PruneFailed: 'PruneFailed',
+  PruneBudgetExceeded: 'PruneBudgetExceeded',
+  // dependency graph
+  InvalidDependency: 'InvalidDependency',
+  DependencyFailed: 'DependencyFailed',
   // health
   HealthCheckFailed: 'HealthCheckFailed',
   // anything else

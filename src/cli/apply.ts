@@ -1,7 +1,7 @@
 /**
  * `packagesync apply DIR`: one reconcile's act and health steps without a controller, like
  * `kpt live apply`. The order is the controller's, for the same reason: save the inventory as old ∪ new
- * before anything is applied, apply wave by wave, prune only after every apply succeeded, then shrink
+ * before anything is applied, apply over the dependency graph, prune only after every apply succeeded, then shrink
  * the inventory — so an apply interrupted at any point leaves no object unknown to the inventory.
  * Where the inventory lives: src/cli/inventory-store.ts.
  */
@@ -33,7 +33,7 @@ export function registerApply(program: Command): void {
     .summary('apply a package directory once, with inventory and prune')
     .description(
       'Apply a package directory once, with an inventory and prune, like `kpt live apply`: save the inventory, ' +
-        'apply in waves (server-side), prune what left the package, optionally wait until every object is healthy.',
+        'apply in dependency order (server-side, best effort), prune what left the package, optionally wait until every object is healthy.',
     )
     .argument('<dir>', 'package directory');
   for (const o of packageOptions()) cmd.addOption(o);
@@ -61,7 +61,13 @@ async function applyPackage(cluster: Cluster, dir: string, flags: ApplyFlags, ti
     p.objects,
     plan,
     p.live,
-    { prune: flags.prune, force: flags.force, signal, concurrency: APPLY_CONCURRENCY },
+    {
+      prune: flags.prune,
+      force: flags.force,
+      signal,
+      concurrency: APPLY_CONCURRENCY,
+      sources: p.rendered.sources,
+    },
     {
       // written only when it changes: a no-op apply writes nothing
       saveInventory: async (entries) => {

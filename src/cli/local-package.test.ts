@@ -35,7 +35,7 @@ describe('renderDir', () => {
       'README.md': '# not a manifest',
     });
     const r = await renderDir(d, { owner, allowEmpty: false });
-    const sent = r.waves.flat();
+    const sent = r.ordered;
     expect(sent.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['Namespace/team-a', 'ConfigMap/settings']);
     for (const obj of sent) {
       const desired = r.desired.find((o) => o.kind === obj.kind)!;
@@ -43,6 +43,28 @@ describe('renderDir', () => {
       expect(obj.metadata.labels).toEqual({ 'packagesync.io/name': 'web', 'packagesync.io/namespace': 'team-a' });
     }
     expect(sent[1]!.metadata.namespace).toBe('team-a');
+  });
+
+  it('orders by the dependency graph (depends-on first); a cycle falls back to kind order', async () => {
+    const cm = (name: string, dep: string) =>
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  annotations: {config.kubernetes.io/depends-on: "${dep}"}\n`;
+    const graph = await dir({
+      'a.yaml': cm('cfg', 'apps/namespaces/team-a/Deployment/db'),
+      'db.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: db}\nspec: {}\n',
+    });
+    const label = (o: { kind: string; metadata: { name: string } }) => `${o.kind}/${o.metadata.name}`;
+    expect((await renderDir(graph, { owner, allowEmpty: false })).ordered.map(label)).toEqual([
+      'Deployment/db',
+      'ConfigMap/cfg',
+    ]);
+    const cycle = await dir({
+      'x.yaml': cm('x', '/namespaces/team-a/ConfigMap/y'),
+      'y.yaml': cm('y', '/namespaces/team-a/ConfigMap/x'),
+    });
+    expect((await renderDir(cycle, { owner, allowEmpty: false })).ordered.map(label)).toEqual([
+      'ConfigMap/x',
+      'ConfigMap/y',
+    ]);
   });
 
   it('refuses a symlink that leaves the package, an unreadable directory and an empty package', async () => {

@@ -14,13 +14,15 @@ import type { Cluster } from './cluster.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
 import { openInventory, type InventoryStore } from './inventory-store.ts';
 import { renderDir, type RenderedDir } from './local-package.ts';
+import { substituteOptions, substitutionFromFlags, type SubstituteFlags } from './substitute-flags.ts';
 
-export interface PackageFlags {
+export interface PackageFlags extends SubstituteFlags {
   name: string;
   namespace?: string;
   targetNamespace?: string;
   allowEmpty: boolean;
   prune: boolean;
+  pruneProtectedKinds: boolean;
   force: boolean;
 }
 
@@ -46,7 +48,12 @@ export const packageOptions = (): Option[] => [
     false,
   ),
   new Option('--no-prune', 'spec.prune: false: never delete objects that left the package (default: prune)'),
+  new Option(
+    '--prune-protected-kinds',
+    'spec.pruneProtectedKinds: also delete Namespaces, CRDs, PVs and PVCs that left the package (default: leave them)',
+  ).default(false),
   new Option('--force', "spec.force: take over fields other managers own (server-side apply's force)").default(false),
+  ...substituteOptions(),
 ];
 
 export interface PackagePlan {
@@ -74,13 +81,18 @@ export async function planPackage(
     targetNamespace: flags.targetNamespace,
     discovery: cluster.discovery,
     allowEmpty: flags.allowEmpty,
+    substitution: await substitutionFromFlags(flags),
   });
   const inventory = await openInventory(cluster, owner, forWrite);
-  const planned = await planAgainstLive(objects, rendered.desired, inventory.entries);
+  const planned = await planAgainstLive(objects, rendered.desired, inventory.entries, {
+    sources: rendered.sources,
+    pruneProtectedKinds: flags.pruneProtectedKinds,
+  });
   if (!planned.ok) {
     const { reason, message } = planned.failure;
-    // another PackageSync's objects are the package's problem; anything else is the cluster's
-    const code = reason === Reason.OwnershipConflict ? ExitCode.Invalid : ExitCode.Cluster;
+    // another PackageSync's objects or a bad dependency graph are the package's problem; anything else is the cluster's
+    const code =
+      reason === Reason.OwnershipConflict || reason === Reason.InvalidDependency ? ExitCode.Invalid : ExitCode.Cluster;
     throw new CliError(code, `${reason}: ${message}`);
   }
   const { live, plan } = planned.value;
@@ -89,5 +101,6 @@ export async function planPackage(
 
 /** The objects to send, as they will be sent, in apply order. */
 export function objectsToApply(p: PackagePlan): KubeObject[] {
-  return p.plan.waves.flat().filter((o) => p.plan.toApply.has(refKey(refOf(o))));
+  const { nodes, order } = p.plan.graph;
+  return order.map((i) => nodes[i]!.object).filter((o) => p.plan.toApply.has(refKey(refOf(o))));
 }

@@ -9,8 +9,9 @@ import { stringify } from 'yaml';
 import { withCluster } from './cluster.ts';
 import { renderDir, type RenderDirOptions } from './local-package.ts';
 import { targetNamespaceOption } from './package-plan.ts';
+import { substituteOptions, substitutionFromFlags, type SubstituteFlags } from './substitute-flags.ts';
 
-interface RenderFlags {
+interface RenderFlags extends SubstituteFlags {
   name: string;
   namespace: string;
   targetNamespace?: string;
@@ -19,7 +20,7 @@ interface RenderFlags {
 }
 
 export function registerRender(program: Command): void {
-  program
+  const cmd = program
     .command('render')
     .summary('print the objects of a package directory as they would be applied')
     .description(
@@ -33,7 +34,9 @@ export function registerRender(program: Command): void {
         'default',
       ),
     )
-    .addOption(targetNamespaceOption())
+    .addOption(targetNamespaceOption());
+  for (const o of substituteOptions()) cmd.addOption(o);
+  cmd
     .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
     .addOption(
       new Option(
@@ -46,14 +49,14 @@ export function registerRender(program: Command): void {
         owner: { name: flags.name, namespace: flags.namespace },
         targetNamespace: flags.targetNamespace,
         allowEmpty: true,
+        substitution: await substitutionFromFlags(flags),
       };
-      const { waves } = flags.kubeconfig
+      const { ordered: objects } = flags.kubeconfig
         ? await withCluster(flags.kubeconfig, async (cluster) => {
             await cluster.discovery.refresh();
             return renderDir(dir, { ...opts, discovery: cluster.discovery });
           })
         : await renderDir(dir, opts);
-      const objects = waves.flat();
       if (flags.output === 'json')
         process.stdout.write(`${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }, null, 2)}\n`);
       else process.stdout.write(objects.map((o) => `---\n${stringify(o)}`).join(''));

@@ -109,4 +109,16 @@ describe('formatting', () => {
       /History:\n\s+90s ago {2}main@sha1:3f2a9c01b7de {2}Succeeded {2}1.25s {2}3 created, 0 configured, 0 pruned/,
     );
   });
+
+  it('lists the failures of the last failed reconcile', () => {
+    const failures = [
+      { object: 'Deployment/team-a/db', reason: 'ApplyFailed', message: 'Deployment/team-a/db: invalid' },
+      { object: 'ConfigMap/team-a/c', reason: 'DependencyFailed', message: 'ConfigMap/team-a/c (c.yaml) skipped' },
+    ];
+    const text = formatDetail(summarize(ps({ failures })), now);
+    expect(text).toContain(
+      'Failures:\n    ApplyFailed: Deployment/team-a/db: invalid\n    DependencyFailed: ConfigMap/team-a/c (c.yaml) skipped\n',
+    );
+    expect(formatDetail(summarize(ps()), now)).not.toContain('Failures:');
+  });
 });

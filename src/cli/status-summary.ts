@@ -2,7 +2,7 @@
  * A PackageSync's status as people and scripts read it: one summary record (the `--output json` shape),
  * a table for many, a block for one. Pure: the objects come in, text goes out.
  */
-import type { HistoryEntry, ObjectCounts, PackageSync } from '../api/packagesync.ts';
+import type { HistoryEntry, ObjectCounts, ObjectFailure, PackageSync } from '../api/packagesync.ts';
 import { conditionOf } from '../core/status.ts';
 
 export interface StatusSummary {
@@ -25,6 +25,8 @@ export interface StatusSummary {
   inventoryCount: number;
   conditions: { type: string; status: string; reason: string; message: string }[];
   history: HistoryEntry[];
+  /** Every failure of the last failed reconcile (status.failures). */
+  failures: ObjectFailure[];
   createdAt?: string;
 }
 
@@ -60,6 +62,7 @@ export function summarize(ps: PackageSync): StatusSummary {
       message,
     })),
     history: ps.status?.history ?? [],
+    failures: ps.status?.failures ?? [],
     createdAt: (ps.metadata as { creationTimestamp?: string }).creationTimestamp,
   };
 }
@@ -126,6 +129,10 @@ export function formatDetail(s: StatusSummary, now: Date): string {
   );
   field('Inventory', `${s.inventoryCount} object${s.inventoryCount === 1 ? '' : 's'}`);
   field('Conditions', s.conditions.map((c) => `${c.type}=${c.status} (${c.reason})`).join(', ') || '-');
+  if (s.failures.length > 0) {
+    lines.push('  Failures:');
+    for (const f of s.failures) lines.push(`    ${f.reason}: ${f.message}`);
+  }
   if (s.history.length > 0) {
     lines.push('  History:');
     for (const h of s.history.slice(0, 5)) {

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { defaultToolPaths } from './tool-paths.ts';
 
 /** The leader-election Lease's name (suffixed per label selector: see leaderElectionId). */
 export const LEASE_NAME = 'packagesync-controller-leader';
@@ -17,6 +18,9 @@ export const ControllerConfigSchema = z.object({
   allowInsecureHttp: z.boolean().default(false),
   controllerNamespace: z.string().default(process.env.POD_NAMESPACE ?? 'packagesync-system'),
   allowCrossNamespaceObjects: z.boolean().default(false),
+  strictSubstitutions: z.boolean().default(true),
+  watchConfigs: z.boolean().default(true),
+  watchConfigsLabelSelector: z.string().optional(),
   gitCacheDir: z.string().default(join(tmpdir(), 'packagesync-git')),
   gitTimeout: z.string().default('90s'),
   gitRefCacheTtl: z.string().default('2s'),
@@ -38,6 +42,21 @@ export const ControllerConfigSchema = z.object({
     .int()
     .min(1)
     .default(64 << 20),
+  kustomizePath: z
+    .string()
+    .min(1)
+    .default(() => defaultToolPaths().kustomize),
+  helmPath: z
+    .string()
+    .min(1)
+    .default(() => defaultToolPaths().helm),
+  renderTimeout: z.string().default('60s'),
+  renderMaxOutputBytes: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(64 << 20),
+  renderCacheEntries: z.coerce.number().int().min(0).default(256),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
   shutdownGrace: z.string().default('20s'),
   metricsBindAddress: z.string().default(':8080'),

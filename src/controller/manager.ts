@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
+import { PRUNE_APPROVED, RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
 import { Informer } from '../adapters/kube/informer.ts';
 import { packageSyncCollectionPath } from '../adapters/kube/packagesyncs.ts';
 import type { KubeClient } from '../adapters/kube/client.ts';
@@ -13,6 +13,7 @@ import { conditionOf } from '../core/status.ts';
 import { reconcile, type ReconcileOptions } from '../engine/reconcile.ts';
 import type { Ports } from '../engine/ports.ts';
 import { WorkQueue } from './work-queue.ts';
+import { ConfigWatch } from './config-watch.ts';
 import type { NamespacePolicy } from '../core/plan/namespace-policy.ts';
 import { errorText } from '../core/failure.ts';
 
@@ -23,6 +24,12 @@ export interface ManagerOptions {
   applyConcurrency: number;
   defaultServiceAccount?: string;
   namespacePolicy: NamespacePolicy;
+  /** postBuild: fail on an undefined variable (--strict-substitutions, default true). */
+  strictSubstitutions?: boolean;
+  /** Reconcile when a referenced ConfigMap or Secret changes (default true; --no-watch-configs). */
+  watchConfigs?: boolean;
+  /** --watch-configs-label-selector */
+  watchConfigsLabelSelector?: string;
   onQueueDepth?: (queued: number, inFlight: number) => void;
   onReconciled?: (ps: { namespace: string; name: string }, seconds: number, failed: boolean) => void;
 }
@@ -30,6 +37,8 @@ export interface ManagerOptions {
 export class Manager {
   readonly informer: Informer;
   readonly queue: WorkQueue;
+  /** Referenced ConfigMaps and Secrets (docs/deploy.md); undefined with --no-watch-configs. */
+  readonly configWatch: ConfigWatch | undefined;
   private readonly ports: Ports;
   private readonly log: Logger;
   private readonly opts: ManagerOptions;
@@ -47,17 +56,32 @@ export class Manager {
       concurrency: opts.concurrency,
       onDepthChange: opts.onQueueDepth,
     });
-    this.informer.on((event, obj, old) =>
-      this.onEvent(event, obj as unknown as PackageSync, old as unknown as PackageSync | undefined),
-    );
+    this.configWatch =
+      opts.watchConfigs === false
+        ? undefined
+        : new ConfigWatch(client, {
+            namespace: opts.watchNamespace,
+            labelSelector: opts.watchConfigsLabelSelector,
+            log: this.log,
+            onChange: (key, changed) => {
+              this.log.debug({ changed, packageSync: key }, 'a referenced object changed: reconciling');
+              this.queue.supersede(key);
+            },
+          });
+    this.informer.on((event, obj, old) => {
+      this.configWatch?.track(event, obj as unknown as PackageSync);
+      this.onEvent(event, obj as unknown as PackageSync, old as unknown as PackageSync | undefined);
+    });
   }
 
   start(): void {
     this.informer.start();
+    void this.configWatch?.start();
   }
 
   async stop(graceMs: number): Promise<void> {
     this.informer.stop();
+    this.configWatch?.stop();
     await this.queue.shutdown(graceMs);
   }
 
@@ -100,6 +124,7 @@ export class Manager {
       applyConcurrency: this.opts.applyConcurrency,
       defaultServiceAccount: this.opts.defaultServiceAccount,
       namespacePolicy: this.opts.namespacePolicy,
+      strictSubstitutions: this.opts.strictSubstitutions,
     };
     try {
       const res = await reconcile(namespace, name, { ...this.ports, log }, opts);
@@ -130,8 +155,11 @@ function needsWork(ps: PackageSync, old?: PackageSync): boolean {
   if (!old) return true;
   if (ps.metadata.generation !== old.metadata.generation) return true;
   if (ps.metadata.deletionTimestamp && !old.metadata.deletionTimestamp) return true;
-  const a = ps.metadata.annotations?.[RECONCILE_REQUESTED_AT];
-  return a !== undefined && a !== old.metadata.annotations?.[RECONCILE_REQUESTED_AT];
+  // a requested reconcile, or a prune approved: both mean "now"
+  return [RECONCILE_REQUESTED_AT, PRUNE_APPROVED].some((key) => {
+    const a = ps.metadata.annotations?.[key];
+    return a !== undefined && a !== old.metadata.annotations?.[key];
+  });
 }
 
 function becameReady(ps: PackageSync, old?: PackageSync): boolean {

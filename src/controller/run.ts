@@ -4,8 +4,10 @@ import { Discovery } from '../adapters/kube/discovery.ts';
 import { Objects } from '../adapters/kube/objects.ts';
 import { packageSyncCollectionPath, PackageSyncs } from '../adapters/kube/packagesyncs.ts';
 import { Secrets } from '../adapters/kube/secrets.ts';
+import { ConfigMaps } from '../adapters/kube/configmaps.ts';
 import { WatchCache } from '../adapters/kube/watch-cache.ts';
 import { createGitSource } from '../adapters/git/source-port.ts';
+import { createRenderer } from '../adapters/render/build.ts';
 import { durationMs, RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
 import { leaderElectionId, type ControllerConfig } from '../config/controller-config.ts';
 import { createLogger } from '../config/logger.ts';
@@ -32,12 +34,25 @@ export async function runController(config: ControllerConfig): Promise<void> {
     connections: 256,
   });
   const watches = new WatchCache(watchClient, discovery, { log });
+  const renderer = createRenderer({
+    kustomizePath: config.kustomizePath,
+    helmPath: config.helmPath,
+    limits: {
+      timeoutMs: durationMs(config.renderTimeout),
+      maxOutputBytes: config.renderMaxOutputBytes,
+      maxFiles: config.maxFiles,
+    },
+    cacheEntries: config.renderCacheEntries,
+  });
+  metrics.observeRenderer(() => renderer.stats());
   const ports: Ports = {
     objects: new Objects(client, discovery),
     packageSyncs: new PackageSyncs(client),
     secrets,
+    configMaps: new ConfigMaps(client),
     source: metrics.instrumentSource(await createGitSource(config, log)),
     log,
+    render: renderer,
     observe: metrics.objects,
     watches,
   };
@@ -47,6 +62,9 @@ export async function runController(config: ControllerConfig): Promise<void> {
     concurrency: config.concurrency,
     applyConcurrency: config.applyConcurrency,
     defaultServiceAccount: config.defaultServiceAccount,
+    strictSubstitutions: config.strictSubstitutions,
+    watchConfigs: config.watchConfigs,
+    watchConfigsLabelSelector: config.watchConfigsLabelSelector,
     namespacePolicy: {
       controllerNamespace: config.controllerNamespace,
       allowCrossNamespace: config.allowCrossNamespaceObjects,

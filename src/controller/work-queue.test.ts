@@ -3,6 +3,11 @@ import { WorkQueue } from './work-queue.ts';
 
 const tick = (ms = 10) => new Promise((r) => setTimeout(r, ms));
 
+/** Polls `done` every millisecond or so, for up to 10 s (the run would time out first). */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 10_000 && !done(); i++) await tick(1);
+}
+
 describe('WorkQueue', () => {
   it('coalesces a burst of adds for one key into one run', async () => {
     const runs: string[] = [];
@@ -29,10 +34,12 @@ describe('WorkQueue', () => {
       { concurrency: 4 },
     );
     q.add('a');
-    await tick(5);
+    // "meanwhile" = while the first run is in flight: wait for it to start (a loaded machine may take a while)
+    await until(() => inFlight === 1);
     q.add('a');
     q.add('a');
-    await tick(120);
+    await until(() => runs === 2 && inFlight === 0);
+    await tick(60); // time for a third run, which must not come
     expect(maxInFlight).toBe(1);
     expect(runs).toBe(2);
     await q.shutdown(100);

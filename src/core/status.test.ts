@@ -102,6 +102,40 @@ describe('reduceStatus', () => {
   });
 });
 
+describe('status.failures', () => {
+  const ref = (name: string) => ({ group: 'apps', kind: 'Deployment', namespace: 'a', name });
+  const failures = Array.from({ length: 25 }, (_, i) => ({
+    reason: i === 0 ? Reason.ApplyFailed : Reason.DependencyFailed,
+    message: `d${i}: line one\nline two`,
+    object: ref(`d${i}`),
+    terminal: false,
+  }));
+
+  it('lists every failure of a best-effort apply, in order, bounded, on one line each', () => {
+    const s = reduceStatus(undefined, 1, { kind: 'failed', failure: failures[0]!, failures }, T0);
+    expect(s.failures).toHaveLength(20);
+    expect(s.failures![0]).toEqual({
+      object: 'Deployment/a/d0',
+      reason: 'ApplyFailed',
+      message: 'd0: line one; line two',
+    });
+    expect(s.failures![19]!.object).toBe('Deployment/a/d19');
+  });
+
+  it('a failure of any other step is its only entry; a new run or a success clears the list', () => {
+    const failed = reduceStatus(
+      undefined,
+      1,
+      { kind: 'failed', failure: { reason: Reason.RenderFailed, message: 'x.yaml: bad', terminal: true } },
+      T0,
+    );
+    expect(failed.failures).toEqual([{ reason: 'RenderFailed', message: 'x.yaml: bad' }]);
+    const next = reduceStatus(failed, 1, { kind: 'progressing', revision: 'r', message: 'Applying' }, T1);
+    expect(next.failures).toBeUndefined();
+    expect(sameStatus(failed, next)).toBe(false);
+  });
+});
+
 describe('isReadyFor and sameStatus', () => {
   it('is ready only for the generation it observed', () => {
     const s = reduceStatus(undefined, 2, { kind: 'succeeded', revision: 'r', message: 'm' }, T0);

@@ -10,6 +10,7 @@
 import type { Condition, Status } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
 import type { Failure } from './failure.ts';
+import { describeRef } from './object.ts';
 
 export type Outcome =
   /** Work started on a revision: Reconciling=True, Ready=Unknown. */
@@ -18,8 +19,11 @@ export type Outcome =
   | { kind: 'waiting'; revision: string; message: string }
   /** Everything applied (and healthy when waiting): Ready=True. */
   | { kind: 'succeeded'; revision: string; message: string }
-  /** A step failed; `revision` is what was attempted, when known. */
-  | { kind: 'failed'; revision?: string; failure: Failure }
+  /**
+   * A step failed; `revision` is what was attempted, when known. `failures`: every failure of a
+   * best-effort apply (status.failures), `failure` summing them up.
+   */
+  | { kind: 'failed'; revision?: string; failure: Failure; failures?: readonly Failure[] }
   /** A dependsOn PackageSync is not Ready yet: not an error, retried. */
   | { kind: 'dependency-not-ready'; message: string }
   /** spec.suspend: the other conditions stay as the last reconcile left them, Suspended=True says why. */
@@ -56,6 +60,11 @@ export function reduceStatus(prev: Status | undefined, generation: number, outco
       else set('Reconciling', 'True', ProgressingWithRetry, `${f.message} (retrying)`);
       if (outcome.revision) next.lastAttemptedRevision = outcome.revision;
       next.observedGeneration = generation;
+      next.failures = (outcome.failures ?? [f]).slice(0, MAX_FAILURES).map((x) => ({
+        ...(x.object ? { object: describeRef(x.object) } : {}),
+        reason: x.reason,
+        message: oneLine(x.message),
+      }));
       break;
     }
     case 'dependency-not-ready':
@@ -63,6 +72,8 @@ export function reduceStatus(prev: Status | undefined, generation: number, outco
       set('Reconciling', 'True', Reason.DependencyNotReady, outcome.message);
       break;
   }
+  // failures describe the last failed run: a new run, a success, a dependency gate clear them
+  if (outcome.kind !== 'failed') delete next.failures;
   next.conditions = conditions.map((c) => ({ ...c, lastTransitionTime: transitionTime(prev?.conditions, c, now) }));
   return next;
 }
@@ -100,6 +111,8 @@ function transitionTime(prev: Condition[] | undefined, c: Omit<Condition, 'lastT
 }
 
 const MAX_MESSAGE = 1024;
+/** status.failures stays small: the Ready message counts the rest, the CLI and events name them all. */
+export const MAX_FAILURES = 20;
 function oneLine(message: string): string {
   const flat = message.replace(/\s*\n\s*/g, '; ');
   return flat.length > MAX_MESSAGE ? `${flat.slice(0, MAX_MESSAGE - 1)}…` : flat;
@@ -134,6 +147,7 @@ export function sameStatus(a: Status | undefined, b: Status): boolean {
       i: s?.inventory,
       o: s?.objects,
       h: s?.history,
+      f: s?.failures,
     });
   return strip(a) === strip(b);
 }

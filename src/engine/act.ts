@@ -1,6 +1,7 @@
 /**
  * Step 5, shared by the controller's reconcile and `packagesync apply`: save the inventory as old ∪ new,
- * apply wave by wave, and only after every apply succeeded prune what left the package and shrink the
+ * apply over the dependency graph (best effort: a failure holds back only its dependents), and only
+ * after every apply succeeded prune what left the package (in reverse graph order) and shrink the
  * inventory. Whatever point this is interrupted at, no object exists that the saved inventory does not
  * list (invariant 2); a failed apply prunes nothing.
  */
@@ -10,7 +11,8 @@ import { ok, type Failure, type Result } from '../core/failure.ts';
 import { refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
 import type { Change } from '../core/plan/changeset.ts';
 import type { ChangePlan } from '../core/plan/plan-changes.ts';
-import { applyWaves } from './apply.ts';
+import { summarizeApplyFailures } from '../core/plan/apply-failures.ts';
+import { applyGraph } from './apply.ts';
 import { pruneObjects } from './prune.ts';
 
 export interface ActOptions {
@@ -19,6 +21,8 @@ export interface ActOptions {
   force: boolean;
   signal: AbortSignal;
   concurrency: number;
+  /** refKey → source file, for messages. */
+  sources?: ReadonlyMap<string, string>;
 }
 
 /** What the act step tells its caller while it works: the reconcile's run context, or the CLI. */
@@ -30,7 +34,10 @@ export interface ActProgress {
   saveInventory(entries: InventoryEntry[], phase: 'applying' | 'pruned'): Promise<void>;
   /** Objects handled: created / configured / unchanged after the apply, pruned after the prune. */
   handled(changes: readonly Change[]): void;
-  /** Every object whose apply failed, when any did (the Result carries the first). */
+  /**
+   * Every failure of a best-effort apply, in apply order: objects that failed and objects skipped because
+   * something they need failed (DependencyFailed). The Result carries them summed up, the first heading.
+   */
   applyFailed?(failures: readonly Failure[]): void;
 }
 
@@ -42,7 +49,7 @@ export interface Acted {
   inventory: InventoryEntry[];
 }
 
-/** Fails with the first apply failure (nothing pruned), or the prune's failure (everything else done). */
+/** Fails with the apply's failures summed up (nothing pruned), or the prune's failure (everything else done). */
 export async function applyAndPrune(
   objects: PackageObjects,
   plan: ChangePlan,
@@ -51,16 +58,18 @@ export async function applyAndPrune(
   progress: ActProgress,
 ): Promise<Result<Acted>> {
   await progress.saveInventory(plan.inventoryDuringApply, 'applying');
-  const applied = await applyWaves(objects, plan.waves, (o) => plan.toApply.has(refKey(refOf(o))), {
+  const applied = await applyGraph(objects, plan.graph, (o) => plan.toApply.has(refKey(refOf(o))), {
     force: opts.force,
     adopt: plan.adopt,
     signal: opts.signal,
     concurrency: opts.concurrency,
+    live,
+    sources: opts.sources,
   });
   progress.handled(applied.changes);
   if (applied.failures.length > 0) {
     progress.applyFailed?.(applied.failures);
-    return { ok: false, failure: applied.failures[0]! };
+    return { ok: false, failure: summarizeApplyFailures(applied.failures) };
   }
 
   const pruned = await pruneObjects(objects, opts.prune ? plan.prune : [], live, { signal: opts.signal });

@@ -1,23 +1,33 @@
 /**
- * Step 5a: server-side apply, wave by wave. Inside a wave, applies run concurrently (bounded); a wave
- * starts only when the previous one fully succeeded, and new CRDs must be Established (and discovery
- * refreshed) before the wave holding their custom resources. The first failing wave ends the apply:
- * nothing after it is applied, and the caller prunes nothing.
+ * Step 5a: server-side apply over the dependency graph (core/plan/graph.ts), best effort:
+ * - independent objects apply concurrently (bounded, in apply order, back-off on 429 in the client);
+ * - an object starts once what it needs is there: its Namespace applied, its CRD applied, Established
+ *   and served by discovery, each object its depends-on names applied and Current (kpt's semantics;
+ *   one outside the package is only waited on), all within the reconcile's budget (the signal);
+ * - a failed object holds back only its dependents, reported as skipped naming it; everything else
+ *   carries on, and every failure of the run is returned at once, in apply order.
+ * The caller prunes nothing when anything failed.
  */
 import PQueue from 'p-queue';
 import { Reason } from '../api/reasons.ts';
 import { applyFailure, type Objects } from '../adapters/kube/objects.ts';
 import { isNotFound } from '../adapters/kube/client.ts';
 import { fail, ok, type Failure, type Result } from '../core/failure.ts';
+import { computeHealth, notFoundHealth, type Health } from '../core/health/index.ts';
 import type { Change } from '../core/plan/changeset.ts';
-import { describeRef, refKey, refOf, type KubeObject } from '../core/object.ts';
+import { describeObject, type DependencyGraph } from '../core/plan/graph.ts';
+import { ApplySchedule } from '../core/plan/schedule.ts';
+import { describeRef, refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
 
 export interface ApplyResult {
   /** created / configured / unchanged, per object handled before the apply ended. */
   changes: Change[];
   /** The object as the server stored it (status included), for objects that were sent. */
   stored: Map<string, KubeObject>;
-  /** The first failures (one per failed object) of the wave that failed; empty on success. */
+  /**
+   * Every failure of the run, in apply order, one per object: its own failure, or DependencyFailed for an
+   * object skipped because something it needs failed. Empty on success.
+   */
   failures: Failure[];
 }
 
@@ -25,57 +35,164 @@ export interface ApplyOptions {
   force: boolean;
   /** Objects being adopted: they take over fields from the managers that created them (docs/adr/0006). */
   adopt?: ReadonlySet<string>;
+  /** The reconcile's budget: a dependency not Current when it fires fails its dependents. */
   signal: AbortSignal;
   concurrency: number;
   /** Budget for a new CRD to become Established. */
   establishTimeoutMs?: number;
+  /** Live copies read before the apply (refKey →), for the health of objects that need no apply. */
+  live?: ReadonlyMap<string, KubeObject>;
+  /** refKey → source file, for messages. */
+  sources?: ReadonlyMap<string, string>;
 }
 
-export async function applyWaves(
+export async function applyGraph(
   objects: Objects,
-  waves: KubeObject[][],
+  graph: DependencyGraph,
   needsApply: (obj: KubeObject) => boolean,
   opts: ApplyOptions,
 ): Promise<ApplyResult> {
   const result: ApplyResult = { changes: [], stored: new Map(), failures: [] };
+  const schedule = new ApplySchedule(graph);
   const queue = new PQueue({ concurrency: opts.concurrency });
-  for (const wave of waves) {
-    const sends = wave.filter((o) => {
-      if (needsApply(o)) return true;
-      result.changes.push({ ref: refOf(o), action: 'unchanged' });
-      return false;
-    });
-    await Promise.all(
-      sends.map((obj) =>
-        queue.add(async () => {
-          if (opts.signal.aborted || result.failures.length > 0) return;
-          const applied = await applyOne(objects, obj, opts, result);
-          if (!applied.ok) result.failures.push(applied.failure);
-        }),
-      ),
-    );
-    if (result.failures.length > 0) return result;
-    if (opts.signal.aborted) {
-      result.failures.push({
-        reason: Reason.ApplyFailed,
-        message: 'apply cancelled: a newer revision or shutdown',
-        terminal: false,
+  const position = new Map(graph.order.map((i, p) => [i, p]));
+  const failed: { node: number; failure: Failure }[] = [];
+  const externals = new Map<string, Promise<Health | undefined>>();
+  const where = (i: number) => describeObject(graph.nodes[i]!.ref, opts.sources);
+
+  const ownFailure = new Set<number>();
+  const record = (i: number, failure: Failure) => {
+    failed.push({ node: i, failure });
+    if (failure.reason !== Reason.DependencyFailed) ownFailure.add(i);
+    for (const skip of schedule.failed(i)) {
+      const because = ownFailure.has(skip.because) ? 'which failed' : 'which was skipped';
+      failed.push({
+        node: skip.node,
+        failure: {
+          reason: Reason.DependencyFailed,
+          message: `${where(skip.node)} skipped: it depends on ${describeRef(graph.nodes[skip.because]!.ref)}, ${because}`,
+          object: graph.nodes[skip.node]!.ref,
+          terminal: false,
+        },
       });
-      return result;
     }
-    const crds = sends.filter(
-      (o) => o.kind === 'CustomResourceDefinition' && o.apiVersion.startsWith('apiextensions.k8s.io/'),
-    );
-    if (crds.length > 0) {
-      const established = await waitEstablished(objects, crds, opts);
-      const served = established.ok ? await waitServed(objects, crds, opts) : established;
-      if (!served.ok) {
-        result.failures.push(served.failure);
-        return result;
+  };
+
+  const run = async (i: number, pump: () => void): Promise<void> => {
+    const node = graph.nodes[i]!;
+    for (const ext of node.external) {
+      const key = refKey(ext);
+      if (!externals.has(key)) externals.set(key, untilCurrent(objects, ext, undefined, opts));
+      const unhealthy = await externals.get(key)!;
+      if (unhealthy) {
+        const message = `${where(i)} skipped: it depends on ${describeRef(ext)} (outside the package), which is not Current: ${unhealthy.message}`;
+        return record(i, { reason: Reason.DependencyFailed, message, object: node.ref, terminal: false });
       }
     }
+    let current: KubeObject | undefined = opts.live?.get(node.key);
+    if (!needsApply(node.object)) {
+      result.changes.push({ ref: node.ref, action: 'unchanged' });
+    } else {
+      if (opts.signal.aborted) return record(i, cancelled(node.ref));
+      const applied = await queue.add(() => applyOne(objects, node.object, opts, result), {
+        priority: -position.get(i)!,
+      });
+      if (applied && !applied.ok) return record(i, applied.failure);
+      current = result.stored.get(node.key);
+      if (isCrd(node.object)) {
+        const established = await waitEstablished(objects, [node.object], opts);
+        const served = established.ok ? await waitServed(objects, [node.object], opts) : established;
+        if (!served.ok) return record(i, served.failure);
+      }
+    }
+    schedule.applied(i);
+    if (!schedule.needsHealth(i)) return;
+    pump(); // what needs it only applied goes ahead while its depends-on dependents wait for health
+    const unhealthy = await untilCurrent(objects, node.ref, current, opts);
+    if (!unhealthy) return schedule.healthy(i);
+    record(i, {
+      reason: Reason.HealthCheckFailed,
+      message: `${where(i)} did not become Current, and objects that name it in config.kubernetes.io/depends-on wait for that: ${unhealthy.message}`,
+      object: node.ref,
+      terminal: false,
+    });
+  };
+
+  await new Promise<void>((resolve) => {
+    let inFlight = 0;
+    const pump = () => {
+      for (const i of schedule.take()) {
+        inFlight++;
+        void run(i, pump)
+          .catch((e: unknown) => record(i, applyFailure(graph.nodes[i]!.object, e)))
+          .finally(() => {
+            inFlight--;
+            pump();
+          });
+      }
+      if (inFlight === 0) resolve();
+    };
+    pump();
+  });
+
+  failed.sort((a, b) => position.get(a.node)! - position.get(b.node)!);
+  result.failures = failed.map((f) => f.failure);
+  if (!schedule.done() && result.failures.length === 0) {
+    // Cannot happen with a valid graph; never report a half-applied package as a success.
+    result.failures.push({ reason: Reason.InternalError, message: 'apply stopped with objects left', terminal: false });
   }
   return result;
+}
+
+const isCrd = (o: KubeObject) =>
+  o.kind === 'CustomResourceDefinition' && o.apiVersion.startsWith('apiextensions.k8s.io/');
+
+function cancelled(ref: ObjectRef): Failure {
+  return {
+    reason: Reason.ApplyFailed,
+    message: `${describeRef(ref)}: not applied: the reconcile ran out of time, or a newer revision or shutdown cancelled it`,
+    object: ref,
+    terminal: false,
+  };
+}
+
+/**
+ * Polls the object until kstatus says Current (undefined) or Failed, or the budget ends (its health then).
+ * The copy the apply returned goes first: an object Current at once costs no read.
+ */
+async function untilCurrent(
+  objects: Objects,
+  ref: ObjectRef,
+  first: KubeObject | undefined,
+  opts: ApplyOptions,
+): Promise<Health | undefined> {
+  let copy = first;
+  let health: Health = copy ? computeHealth(copy) : notFoundHealth();
+  for (let pause = 250; ; pause = Math.min(pause * 1.5, 2_000)) {
+    if (health.status === 'Current') return undefined;
+    if (health.status === 'Failed') return health;
+    if (opts.signal.aborted) return { ...health, message: `${health.message} (when the reconcile's time ran out)` };
+    await sleep(pause, opts.signal);
+    try {
+      copy = await objects.get(ref, { signal: opts.signal });
+    } catch (e) {
+      if (opts.signal.aborted) continue;
+      throw e;
+    }
+    health = copy ? computeHealth(copy) : notFoundHealth();
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
 }
 
 async function applyOne(

@@ -1,8 +1,10 @@
 /**
- * A PackageSync being deleted: prune its inventory (when spec.prune, and not suspended), then release the
- * finalizer so the API server can remove it. A prune that fails keeps the finalizer and is retried.
+ * A PackageSync being deleted: prune its inventory (when spec.prune, and not suspended) in reverse
+ * dependency order (engine/prune.ts: dependents gone before what they need, within spec.timeout), then
+ * release the finalizer so the API server can remove it. A prune that fails keeps the finalizer and is
+ * retried.
  */
-import { FINALIZER, type PackageSync } from '../api/packagesync.ts';
+import { durationMs, FINALIZER, type PackageSync } from '../api/packagesync.ts';
 import { planPrune } from '../core/plan/prune.ts';
 import { parseSpec } from '../core/spec.ts';
 import { readLiveState } from './live.ts';
@@ -29,7 +31,8 @@ export async function finalize(
     const inventory = ps.status?.inventory?.entries ?? [];
     const live = await readLiveState(objects, [], inventory, { signal: opts.signal });
     if (!live.ok) return { failed: true, requeueAfterMs: RETRY_MS };
-    const pruned = await pruneObjects(objects, planPrune(inventory, []), live.value.byKey, { signal: opts.signal });
+    const budget = AbortSignal.any([opts.signal, AbortSignal.timeout(durationMs(spec.value.timeout))]);
+    const pruned = await pruneObjects(objects, planPrune(inventory, []), live.value.byKey, { signal: budget });
     if (pruned.failure) {
       await ports.packageSyncs.event(ps, 'Warning', pruned.failure.reason, pruned.failure.message);
       return { failed: true, requeueAfterMs: RETRY_MS };

@@ -3,7 +3,8 @@
  * functions make the same decisions, so what `packagesync diff` shows is what the controller will do.
  *
  *   render   the package's files → objects, with the cluster's discovery deciding which kinds are namespaced
- *   plan     read the live copies (engine/live.ts), then core/plan decides what to apply and what to prune
+ *   plan     read the live copies (engine/live.ts), then core/plan decides what to apply, in which order
+ *            (the dependency graph), and what to prune
  */
 import type { Discovery } from '../adapters/kube/discovery.ts';
 import type { PackageObjects } from '../adapters/kube/objects.ts';
@@ -11,7 +12,16 @@ import { ok, type Result } from '../core/failure.ts';
 import type { InventoryEntry } from '../core/inventory.ts';
 import { groupOf, type KubeObject } from '../core/object.ts';
 import { planChanges, type ChangePlan } from '../core/plan/plan-changes.ts';
-import { renderPackage, type RenderedPackage, type RenderOptions, type SourceFile } from '../core/render/index.ts';
+import {
+  plainPackage,
+  readObjects,
+  renderObjects,
+  type LocatedObject,
+  type RenderedPackage,
+  type RenderOptions,
+  type SourceFile,
+} from '../core/render/index.ts';
+import { readExternalDependencies } from './dependencies.ts';
 import { readLiveState, type LiveState } from './live.ts';
 
 export type PackageRenderOptions = Omit<RenderOptions, 'isNamespaced'>;
@@ -26,11 +36,26 @@ export async function renderForCluster(
   options: PackageRenderOptions,
   discovery: Pick<Discovery, 'isNamespaced' | 'refresh'> | undefined,
 ): Promise<Result<RenderedPackage>> {
+  const read = readObjects(files);
+  if (!read.ok) return read;
+  return renderBuiltForCluster({ objects: read.value, what: plainPackage(files.length) }, options, discovery);
+}
+
+/** The same, for objects a build produced (plain files read, kustomize, helm; engine/render-step.ts). */
+export async function renderBuiltForCluster(
+  built: { objects: readonly LocatedObject[]; what: string },
+  options: PackageRenderOptions,
+  discovery: Pick<Discovery, 'isNamespaced' | 'refresh'> | undefined,
+): Promise<Result<RenderedPackage>> {
   const render = () =>
-    renderPackage(files, {
-      ...options,
-      ...(discovery ? { isNamespaced: (g, k) => discovery.isNamespaced(g, k) } : {}),
-    });
+    renderObjects(
+      built.objects,
+      {
+        ...options,
+        ...(discovery ? { isNamespaced: (g, k) => discovery.isNamespaced(g, k) } : {}),
+      },
+      built.what,
+    );
   const rendered = render();
   if (!discovery || !rendered.ok) return rendered;
   const unknownKind = (o: KubeObject) => discovery.isNamespaced(groupOf(o.apiVersion), o.kind) === undefined;
@@ -44,16 +69,26 @@ export interface PlannedPackage {
   plan: ChangePlan;
 }
 
-/** Reads what lives of the package and its inventory (as the package's identity), then plans. */
+/**
+ * Reads what lives of the package, its inventory and what its depends-on annotations name outside it (as
+ * the package's identity), then plans. `sources` (refKey → file) lets validation name files.
+ */
 export async function planAgainstLive(
   objects: PackageObjects,
   desired: readonly KubeObject[],
   inventory: readonly InventoryEntry[],
-  signal?: AbortSignal,
+  opts: { signal?: AbortSignal; sources?: ReadonlyMap<string, string>; pruneProtectedKinds?: boolean } = {},
 ): Promise<Result<PlannedPackage>> {
+  const { signal, sources } = opts;
   const live = await readLiveState(objects, desired, inventory, { ...(signal ? { signal } : {}) });
   if (!live.ok) return live;
-  const plan = planChanges(desired, inventory, live.value.byKey, objects.owner);
+  const external = await readExternalDependencies(objects, desired, { ...(signal ? { signal } : {}) });
+  if (!external.ok) return external;
+  const plan = planChanges(desired, inventory, live.value.byKey, objects.owner, {
+    ...(sources ? { sources } : {}),
+    external: external.value,
+    pruneProtectedKinds: opts.pruneProtectedKinds ?? false,
+  });
   if (!plan.ok) return plan;
   return ok({ live: live.value, plan: plan.value });
 }

@@ -7,6 +7,7 @@ import type { Objects } from '../adapters/kube/objects.ts';
 import type { WatchCache } from '../adapters/kube/watch-cache.ts';
 import type { PackageSyncs } from '../adapters/kube/packagesyncs.ts';
 import type { SourcePort } from '../adapters/git/source-port.ts';
+import type { Renderer } from '../adapters/render/build.ts';
 
 export type { FetchedSource, SourcePort } from '../adapters/git/source-port.ts';
 
@@ -15,17 +16,28 @@ export interface SecretsPort {
   read(namespace: string, name: string): Promise<Record<string, string> | undefined>;
 }
 
+export interface ConfigMapsPort {
+  /** The ConfigMap's data; undefined when it does not exist. */
+  read(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+}
+
 export interface Ports {
   objects: Objects;
   packageSyncs: PackageSyncs;
   source: SourcePort;
   secrets: SecretsPort;
+  /** postBuild.substituteFrom ConfigMaps (Secrets come through `secrets`). */
+  configMaps: ConfigMapsPort;
   log: Logger;
+  /** Builds kustomize and Helm packages (absent: plain files only, e.g. in tests that need no tools). */
+  render?: Renderer;
   /** Shared watches for the health wait (the controller); absent = the wait polls with LISTs (the CLI). */
   watches?: WatchCache;
   /** Metrics hooks; no-ops in the CLI. */
   observe?: {
     applied?(n: number): void;
     pruned?(n: number): void;
+    /** Objects re-applied at a revision already applied: someone changed them in the cluster (drift). */
+    driftCorrected?(n: number): void;
   };
 }

@@ -1,25 +1,34 @@
 /**
- * Step 5b: delete what left the package, in reverse apply order, Background propagation. Only objects
- * whose live copy still carries this PackageSync's owner labels are deleted (and not those annotated
- * packagesync.io/prune: disabled). A delete that fails keeps its inventory entry, so the next
- * reconcile tries again and nothing is forgotten.
+ * Step 5b, and the teardown of a deleted PackageSync: delete what left the package in reverse graph
+ * order (core/plan/teardown.ts), Background propagation. An object is deleted only once everything that
+ * depends on it is gone — custom resources before their CRD, objects before their Namespace, depends-on
+ * dependents before their dependency — waiting for finalizers within the budget (the signal), so an
+ * operator's finalizers still have their CRD while they run. Independent deletes run concurrently.
  *
- * A delete the API server accepts but that leaves the object in place (a finalizer nobody removes) is
- * a refused prune too: the object still exists, so forgetting it would leave an owned object outside
- * the inventory for good. It is given a moment to go (most finalizers clear in milliseconds), then
- * kept and reported, naming the finalizers. Namespaces are not held by metadata.finalizers (theirs
- * live in spec) and count as gone once their deletion started.
+ * Only objects whose live copy still carries this PackageSync's owner labels are deleted (and not those
+ * annotated packagesync.io/prune: disabled). A delete that fails keeps its inventory entry, so the next
+ * reconcile tries again and nothing is forgotten; so do the objects it needs, which are not deleted while
+ * it is still there (a CRD outlives a custom resource whose finalizer hangs).
+ *
+ * A delete the API server accepts but that leaves the object in place (a finalizer nobody removes) is a
+ * refused prune too: the object still exists, so forgetting it would leave an owned object outside the
+ * inventory for good. When nothing waits for it, it gets a moment to go (most finalizers clear in
+ * milliseconds); when something does, up to the budget. Then it is kept and reported, naming the
+ * finalizers. Namespaces are not held by metadata.finalizers (theirs live in spec) and count as gone once
+ * their deletion started.
  */
+import PQueue from 'p-queue';
 import { Reason } from '../api/reasons.ts';
 import type { PackageObjects } from '../adapters/kube/objects.ts';
 import { deleteProblem } from '../adapters/kube/failures.ts';
 import type { Failure } from '../core/failure.ts';
 import { describeRef, refKey, type KubeObject, type ObjectRef } from '../core/object.ts';
 import { mayPrune } from '../core/plan/ownership.ts';
+import { planTeardown } from '../core/plan/teardown.ts';
 
 export interface PruneResult {
   pruned: ObjectRef[];
-  /** Entries that must stay in the inventory: the delete failed, or the object is still there. */
+  /** Entries that must stay in the inventory: the delete failed, the object is still there, or something that depends on it is. */
   kept: ObjectRef[];
   /** Left alone on purpose: not ours any more, or opted out. Dropped from the inventory. */
   skipped: ObjectRef[];
@@ -27,9 +36,14 @@ export interface PruneResult {
 }
 
 export interface PruneOptions {
+  /** The budget: waiting for dependents to go ends when it fires. */
   signal?: AbortSignal;
-  /** How long objects held by finalizers get to disappear before they count as refused. */
+  /** How long objects held by finalizers get to disappear when nothing waits for them. */
   finalizerGraceMs?: number;
+  /** Without a signal, how long an object others wait for gets to disappear. */
+  waitTimeoutMs?: number;
+  /** Concurrent delete requests. */
+  concurrency?: number;
 }
 
 export async function pruneObjects(
@@ -40,52 +54,81 @@ export async function pruneObjects(
 ): Promise<PruneResult> {
   const result: PruneResult = { pruned: [], kept: [], skipped: [] };
   const errors: string[] = [];
-  const held: { ref: ObjectRef; uid?: string; finalizers: string[] }[] = [];
   const call = { signal: opts.signal };
-  // Reverse apply order, one at a time: dependents (custom resources, workloads) go before the
-  // Namespaces and CRDs that hold them.
-  for (const ref of candidates) {
-    const obj = live.get(refKey(ref));
-    if (!obj) {
-      result.pruned.push(ref); // already gone
-      continue;
-    }
-    if (!mayPrune(obj, objects.owner)) {
-      result.skipped.push(ref);
-      continue;
-    }
-    try {
-      const outcome = await objects.delete(ref, { ...call, uid: obj.metadata.uid });
-      if (outcome.gone) result.pruned.push(ref);
-      else held.push({ ref, uid: obj.metadata.uid, finalizers: outcome.finalizers });
-    } catch (e) {
-      result.kept.push(ref);
-      errors.push(deleteProblem(ref, e));
-    }
-  }
+  const plan = planTeardown(candidates, live);
+  const pending = plan.waitFor.map((w) => w.length);
+  const settled = new Array<boolean>(plan.refs.length).fill(false);
+  const queue = new PQueue({ concurrency: opts.concurrency ?? 16 });
+  const waitUntil = Date.now() + (opts.waitTimeoutMs ?? 60_000);
 
-  const deadline = Date.now() + (opts.finalizerGraceMs ?? 2_000);
-  for (const h of held) {
-    const stillThere = await waitGone(objects, h.ref, h.uid, deadline, call).catch((e: unknown) => {
-      errors.push(deleteProblem(h.ref, e));
-      return true;
-    });
-    if (!stillThere) {
-      result.pruned.push(h.ref);
-      continue;
+  /** Kept: and so is everything that waits for it to be gone (transitively). */
+  const keep = (i: number) => {
+    const stack = [i];
+    while (stack.length > 0) {
+      const k = stack.pop()!;
+      if (settled[k]) continue;
+      settled[k] = true;
+      result.kept.push(plan.refs[k]!);
+      for (const w of plan.waiters[k]!) {
+        if (settled[w]) continue;
+        errors.push(
+          `${describeRef(plan.refs[w]!)}: not deleted while ${describeRef(plan.refs[k]!)}, which depends on it, is still there`,
+        );
+        stack.push(w);
+      }
     }
-    result.kept.push(h.ref);
-    if (!errors.some((m) => m.startsWith(`${describeRef(h.ref)}: `))) {
-      errors.push(
-        `${describeRef(h.ref)}: deleted but still terminating, held by finalizer(s) ${h.finalizers.join(', ')}`,
-      );
-    }
-  }
+  };
+
+  const remove = async (i: number): Promise<'gone' | 'skipped' | 'kept'> => {
+    const ref = plan.refs[i]!;
+    const obj = live.get(refKey(ref));
+    if (!obj) return 'gone';
+    if (!mayPrune(obj, objects.owner)) return 'skipped';
+    const outcome = await queue.add(() => objects.delete(ref, { ...call, uid: obj.metadata.uid }));
+    if (outcome!.gone) return 'gone';
+    // Something waits for it to go (its CRD, its Namespace, its depends-on dependency): give it the budget.
+    const awaited = plan.waiters[i]!.length > 0;
+    const deadline = awaited
+      ? opts.signal
+        ? Number.POSITIVE_INFINITY
+        : waitUntil
+      : Date.now() + (opts.finalizerGraceMs ?? 2_000);
+    if (!(await waitGone(objects, ref, obj.metadata.uid, deadline, call))) return 'gone';
+    errors.push(
+      `${describeRef(ref)}: deleted but still terminating, held by finalizer(s) ${outcome!.finalizers.join(', ')}`,
+    );
+    return 'kept';
+  };
+
+  await new Promise<void>((resolve) => {
+    let inFlight = 0;
+    const start = (i: number) => {
+      inFlight++;
+      void remove(i)
+        .catch((e: unknown) => {
+          errors.push(deleteProblem(plan.refs[i]!, e));
+          return 'kept' as const;
+        })
+        .then((outcome) => {
+          if (outcome === 'kept') return keep(i);
+          if (settled[i]) return;
+          settled[i] = true;
+          (outcome === 'gone' ? result.pruned : result.skipped).push(plan.refs[i]!);
+          for (const w of plan.waiters[i]!) if (--pending[w]! === 0 && !settled[w]) start(w);
+        })
+        .finally(() => {
+          if (--inFlight === 0) resolve();
+        });
+    };
+    const roots = plan.order.filter((i) => pending[i] === 0);
+    if (roots.length === 0) resolve();
+    for (const i of roots) start(i);
+  });
 
   if (errors.length > 0) {
     result.failure = {
       reason: Reason.PruneFailed,
-      message: `could not delete ${errors.length} object(s) that left the package, kept in the inventory: ${errors.slice(0, 5).join('; ')}${errors.length > 5 ? '; …' : ''}`,
+      message: `could not delete ${result.kept.length} object(s) that left the package, kept in the inventory: ${errors.slice(0, 5).join('; ')}${errors.length > 5 ? '; …' : ''}`,
       object: result.kept[0]!,
       terminal: false,
     };
@@ -93,7 +136,7 @@ export async function pruneObjects(
   return result;
 }
 
-/** True when the object (this uid) still exists at the deadline. */
+/** True when the object (this uid) still exists at the deadline or when the budget ran out. */
 async function waitGone(
   objects: PackageObjects,
   ref: ObjectRef,
@@ -101,10 +144,12 @@ async function waitGone(
   deadline: number,
   opts: { signal?: AbortSignal },
 ): Promise<boolean> {
-  for (;;) {
-    const now = await objects.get(ref, opts);
+  // The reads ignore the budget signal: one cut short would report an abort, not the finalizers holding it.
+  const read = {};
+  for (let pause = 100; ; pause = Math.min(pause * 1.5, 1_000)) {
+    const now = await objects.get(ref, read);
     if (!now || (uid !== undefined && now.metadata.uid !== uid)) return false;
     if (Date.now() >= deadline || opts.signal?.aborted) return true;
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, Math.min(pause, Math.max(0, deadline - Date.now()))));
   }
 }

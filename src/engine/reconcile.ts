@@ -3,9 +3,12 @@
  *
  *   1. load, finalizer / deletion, spec, suspend, dependsOn
  *   2. source   resolve the ref, fetch (cached per URL and commit), read the package's files
- *   3. render   files → objects (pure), namespace policy
- *   4. plan     desired × inventory × live (reads here, decisions in core/plan); nothing to do → done
- *   5. act      save inventory old ∪ new → apply waves → prune → save inventory new
+ *   3. render   postBuild variables (substitution-inputs.ts), build (plain files | kustomize | helm template)
+ *               → objects (pure after the build), namespace policy
+ *   4. plan     desired × inventory × live (reads here, decisions in core/plan: the dependency graph);
+ *               nothing to do → done
+ *   5. act      save inventory old ∪ new → apply the graph, best effort → prune in reverse graph order
+ *               → save inventory new
  *   6. health   wait until every applied object is Current
  *   7. status   Ready=True
  *
@@ -13,27 +16,32 @@
  * pruned (the inventory saved before applying still lists every object that might exist). The run context
  * (run.ts) is the only status writer; only src/core/status.ts turns outcomes into conditions.
  */
-import { durationMs, FINALIZER, type PackageSync, type Spec } from '../api/packagesync.ts';
+import { durationMs, FINALIZER, PRUNE_APPROVED, type PackageSync, type Spec } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
-import { fail, ok, type Result } from '../core/failure.ts';
+import { fail, ok, type Failure, type Result } from '../core/failure.ts';
+import { withSourceFile } from '../core/render/locate.ts';
 import { healthOf } from '../core/health/index.ts';
 import { refKey, refOf } from '../core/object.ts';
 import { checkNamespacePolicy, type NamespacePolicy } from '../core/plan/namespace-policy.ts';
+import { dependsOnCycle } from '../core/plan/depends-on-cycle.ts';
+import { checkPruneBudget } from '../core/plan/prune-budget.ts';
 import { isSettled } from '../core/plan/settled.ts';
 import { parseSpec } from '../core/spec.ts';
 import { isReadyFor } from '../core/status.ts';
 import { applyAndPrune } from './act.ts';
 import { finalize } from './finalize.ts';
 import { awaitHealth } from './health-step.ts';
-import { planAgainstLive, renderForCluster } from './package-plan.ts';
+import { planAgainstLive } from './package-plan.ts';
+import { renderStep } from './render-step.ts';
 import type { Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
+import { readSubstitution } from './substitution-inputs.ts';
 
 export type { ReconcileResult } from './run.ts';
 
 export interface ReconcileOptions {
   signal: AbortSignal;
-  /** Concurrent applies inside a wave. */
+  /** Concurrent apply requests. */
   applyConcurrency: number;
   /** A ServiceAccount forced on PackageSyncs that name none (multi-tenancy). */
   defaultServiceAccount?: string;
@@ -41,6 +49,8 @@ export interface ReconcileOptions {
   namespacePolicy: NamespacePolicy;
   /** Fires when a newer revision of this PackageSync arrived (new generation, trigger): stop waiting. */
   superseded?: AbortSignal;
+  /** postBuild: an undefined variable without a default fails the render (default true, as Flux 2.9). */
+  strictSubstitutions?: boolean;
 }
 
 /** How soon a spec the schema refuses is looked at again (an edit wakes it at once anyway). */
@@ -85,6 +95,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   const interval = durationMs(spec.interval);
 
   const ready = await dependenciesReady(ps, spec, ports);
+  if (!ready.ok && ready.failure.reason === Reason.DependencyCycle) return run.failed(ready.failure, retry);
   if (!ready.ok) {
     const outcome = { kind: 'dependency-not-ready', message: ready.failure.message } as const;
     return run.decided(outcome, { failed: false, requeueAfterMs: retry });
@@ -102,27 +113,45 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   const { revision } = source.value;
   run.resolved(revision);
 
-  // 3. render
-  const rendered = await renderForCluster(
-    source.value.files,
-    {
-      owner: run.owner,
-      defaultNamespace: ps.metadata.namespace,
-      targetNamespace: spec.targetNamespace,
-      allowEmpty: spec.allowEmpty,
-    },
-    run.objects.discovery,
-  );
+  // 3. render: the postBuild variables first (substitution-inputs.ts), then build (plain files | kustomize |
+  // helm template) and the pure steps (engine/render-step.ts)
+  const strict = opts.strictSubstitutions ?? true;
+  const substitution = await readSubstitution(ps.metadata.namespace, spec.postBuild, ports, strict);
+  if (!substitution.ok) return run.failed(substitution.failure, retry);
+  const rendered = await renderStep(ports, {
+    source: source.value,
+    spec,
+    owner: run.owner,
+    objects: run.objects,
+    substitution: substitution.value,
+    signal,
+  });
   if (!rendered.ok) return run.failed(rendered.failure, retry);
   run.digest = rendered.value.digest;
   const desired = rendered.value.objects;
+  // a built package's object may have a generated name: later failures about it name the file it came from
+  const located = (f: Failure) => (rendered.value.tool === 'plain' ? f : withSourceFile(f, rendered.value.sources));
   const allowed = checkNamespacePolicy(desired, ps.metadata.namespace, opts.namespacePolicy);
-  if (!allowed.ok) return run.failed(allowed.failure, retry);
+  if (!allowed.ok) return run.failed(located(allowed.failure), retry);
 
   // 4. plan
-  const planned = await planAgainstLive(run.objects, desired, inventory, signal);
-  if (!planned.ok) return run.failed(planned.failure, retry);
+  const planned = await planAgainstLive(run.objects, desired, inventory, {
+    signal,
+    sources: rendered.value.sources,
+    pruneProtectedKinds: spec.pruneProtectedKinds,
+  });
+  if (!planned.ok) return run.failed(located(planned.failure), retry);
   const { live, plan } = planned.value;
+  const budget = checkPruneBudget({
+    deletions: spec.prune ? plan.prune.length : 0,
+    inventory: inventory.length,
+    budget: spec.pruneBudget,
+    revision,
+    approved: ps.metadata.annotations?.[PRUNE_APPROVED],
+    target: `pks/${ps.metadata.name} -n ${ps.metadata.namespace}`,
+    annotation: PRUNE_APPROVED,
+  });
+  if (!budget.ok) return run.failed(budget.failure, retry);
   const liveHealth = healthOf(desired.flatMap((d) => live.byKey.get(refKey(refOf(d))) ?? []));
   const settled = isSettled({
     plan,
@@ -137,16 +166,23 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   if (settled && !run.trigger) return { failed: false, requeueAfterMs: interval };
 
   // 5. act: old ∪ new saved first, so a crash at any instant leaves no object unknown to the inventory;
-  // prune only after a fully successful apply (engine/act.ts)
+  // apply over the graph, best effort; prune only after a fully successful apply (engine/act.ts)
   const acted = await applyAndPrune(
     run.objects,
     plan,
     live.byKey,
-    { prune: spec.prune, force: spec.force, signal, concurrency: opts.applyConcurrency },
+    {
+      prune: spec.prune,
+      force: spec.force,
+      signal,
+      concurrency: opts.applyConcurrency,
+      sources: rendered.value.sources,
+    },
     run,
   );
   await run.announceChanges();
-  if (!acted.ok) return run.failed(acted.failure, retry);
+  if (!acted.ok) return run.failed(located(acted.failure), retry);
+  await run.released(spec.prune ? plan.released : []);
 
   // 6. health: Ready only when every applied object is Current (health-step.ts)
   const known = new Map([...live.byKey, ...acted.value.stored]);
@@ -168,7 +204,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
       progress: run,
     });
     if (!healthy.ok && healthy.failure.reason === Reason.Superseded) return supersededRun(opts);
-    if (!healthy.ok) return run.failed(healthy.failure, retry);
+    if (!healthy.ok) return run.failed(located(healthy.failure), retry);
   }
 
   // 7. status
@@ -199,14 +235,48 @@ async function readCredentials(
   );
 }
 
-/** Every dependsOn PackageSync Ready for its current generation, or the first that is not, described. */
+/** How many PackageSyncs a dependsOn cycle search reads at most (the chain of those not Ready). */
+const CYCLE_SEARCH_LIMIT = 64;
+
+/**
+ * Every dependsOn PackageSync Ready for its current generation, or the first that is not, described. One that
+ * is not Ready is followed (its own dependsOn, as far as they are not Ready either): a chain that leads back
+ * here is a cycle, which no waiting can end (DependencyCycle, on every member).
+ */
 async function dependenciesReady(ps: PackageSync, spec: Spec, ports: Ports): Promise<Result<void>> {
-  for (const dep of spec.dependsOn ?? []) {
-    const ns = dep.namespace ?? ps.metadata.namespace;
-    const other = await ports.packageSyncs.get(ns, dep.name);
-    if (!other) return fail(Reason.DependencyNotReady, `dependency ${ns}/${dep.name} does not exist`);
-    if (!isReadyFor(other.status, other.metadata.generation))
-      return fail(Reason.DependencyNotReady, `dependency ${ns}/${dep.name} is not Ready`);
+  const self = `${ps.metadata.namespace}/${ps.metadata.name}`;
+  const depsOf = (p: PackageSync, s: { dependsOn?: { name: string; namespace?: string }[] } | undefined) =>
+    (s?.dependsOn ?? []).map((d) => `${d.namespace ?? p.metadata.namespace}/${d.name}`);
+  let blocker: Result<void> = ok(undefined);
+  const edges = new Map<string, string[]>([[self, depsOf(ps, spec)]]);
+  const pending = [...edges.get(self)!];
+  while (pending.length > 0 && edges.size < CYCLE_SEARCH_LIMIT) {
+    const key = pending.shift()!;
+    if (edges.has(key)) continue;
+    const [ns, name] = key.split('/') as [string, string];
+    const other = await ports.packageSyncs.get(ns, name);
+    const direct = edges.get(self)!.includes(key);
+    if (!other) {
+      if (direct && blocker.ok) blocker = fail(Reason.DependencyNotReady, `dependency ${key} does not exist`);
+      edges.set(key, []);
+      continue;
+    }
+    if (isReadyFor(other.status, other.metadata.generation)) {
+      edges.set(key, []);
+      continue;
+    }
+    if (direct && blocker.ok) blocker = fail(Reason.DependencyNotReady, `dependency ${key} is not Ready`);
+    const next = depsOf(other, other.spec as { dependsOn?: { name: string; namespace?: string }[] });
+    edges.set(key, next);
+    pending.push(...next);
   }
-  return ok(undefined);
+  const cycle = dependsOnCycle(self, edges);
+  if (cycle) {
+    return fail(
+      Reason.DependencyCycle,
+      `spec.dependsOn forms a cycle: ${cycle.join(' → ')}; none of them can become Ready: remove one of these dependsOn entries`,
+      { terminal: true },
+    );
+  }
+  return blocker;
 }

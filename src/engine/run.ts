@@ -15,8 +15,9 @@ import type { PackageObjects } from '../adapters/kube/objects.ts';
 import type { Failure } from '../core/failure.ts';
 import type { HealthSummary } from '../core/health/index.ts';
 import type { InventoryEntry } from '../core/inventory.ts';
+import { describeRef, type ObjectRef } from '../core/object.ts';
 import { summarizeChanges, type Change } from '../core/plan/changeset.ts';
-import { reduceStatus, sameStatus, type Outcome } from '../core/status.ts';
+import { isReadyFor, reduceStatus, sameStatus, type Outcome } from '../core/status.ts';
 import type { ActProgress } from './act.ts';
 import type { HealthProgress } from './health-step.ts';
 import type { Ports } from './ports.ts';
@@ -121,13 +122,31 @@ export class Run implements ActProgress, HealthProgress {
   /** Metrics, a log line and an Applied event for what the apply and prune changed (none after a failed apply). */
   async announceChanges(): Promise<void> {
     const count = (f: (c: Change) => boolean) => this.changes.filter(f).length;
-    this.ports.observe?.applied?.(count((c) => c.action !== 'unchanged' && c.action !== 'pruned'));
+    const applied = count((c) => c.action !== 'unchanged' && c.action !== 'pruned');
+    this.ports.observe?.applied?.(applied);
+    // Ready at this revision and spec already: what had to be applied again had drifted in the cluster.
+    const { status, metadata } = this.loaded;
+    const settledBefore = status?.lastAppliedRevision === this.revision && isReadyFor(status, metadata.generation);
+    if (settledBefore && applied > 0) this.ports.observe?.driftCorrected?.(applied);
     if (this.applyFailures.length > 0) return;
     this.ports.observe?.pruned?.(count((c) => c.action === 'pruned'));
     if (this.changes.some((c) => c.action !== 'unchanged')) {
       this.log.info({ changes: this.summary() }, 'applied');
       await this.event('Normal', 'Applied', `Revision ${this.revision}: ${this.summary()}`);
     }
+  }
+
+  /** Protected kinds that left the package: left in the cluster and no longer ours; say so once. */
+  async released(refs: readonly ObjectRef[]): Promise<void> {
+    if (refs.length === 0) return;
+    const named =
+      refs.slice(0, 10).map(describeRef).join(', ') + (refs.length > 10 ? `, and ${refs.length - 10} more` : '');
+    this.log.info({ released: refs.length }, 'protected objects left the package: left in the cluster');
+    await this.event(
+      'Normal',
+      'Released',
+      `left in the cluster and released from the inventory (set spec.pruneProtectedKinds: true to delete them): ${named}`,
+    );
   }
 
   // Outcomes: each writes status once and says when to run again.
@@ -148,7 +167,13 @@ export class Run implements ActProgress, HealthProgress {
     if (this.revision) this.addHistory(failure.reason);
     this.log.info({ reason: failure.reason }, failure.message);
     await this.event('Warning', failure.reason, failure.message);
-    await this.report({ kind: 'failed', failure, ...(this.revision ? { revision: this.revision } : {}) });
+    await this.report({
+      kind: 'failed',
+      failure,
+      ...(this.revision ? { revision: this.revision } : {}),
+      // a best-effort apply's every failure (status.failures); `failure` sums them up
+      ...(this.applyFailures.length > 0 ? { failures: this.applyFailures } : {}),
+    });
     return { failed: true, requeueAfterMs };
   }
 

@@ -13,6 +13,21 @@ const lines = (text: string, prefix: string) =>
     .sort();
 
 describe('controller metrics', () => {
+  it("exposes the renderer's tool runs, tool seconds and render-cache hits as they are at scrape time", async () => {
+    const m = createMetrics({ processMetrics: false });
+    const stats = { toolRuns: 2, toolSeconds: 0.5, cacheHits: 7 };
+    m.observeRenderer(() => stats);
+    expect(lines((await m.render()).body, 'packagesync_render_')).toEqual([
+      'packagesync_render_cache_hits_total 7',
+      'packagesync_render_tool_runs_total 2',
+      'packagesync_render_tool_seconds_total 0.5',
+    ]);
+    stats.cacheHits = 8;
+    expect(lines((await m.render()).body, 'packagesync_render_cache')).toEqual([
+      'packagesync_render_cache_hits_total 8',
+    ]);
+  });
+
   it('reads absent abnormal-true conditions as False and an absent Ready as Unknown', () => {
     expect(conditionStatuses(undefined)).toEqual({ Ready: 'Unknown', Reconciling: 'False', Stalled: 'False' });
     expect(

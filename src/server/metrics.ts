@@ -21,8 +21,10 @@ export interface ControllerMetrics {
   /** Same shape as KubeClientOptions.onRequest; status 0 = no answer (timeout, connection error). */
   onApiRequest(verb: string, status: number, seconds: number): void;
   /** Plug into Ports.observe. */
-  readonly objects: { applied(n: number): void; pruned(n: number): void };
+  readonly objects: { applied(n: number): void; pruned(n: number): void; driftCorrected(n: number): void };
   observeGitFetch(seconds: number): void;
+  /** Exposes a renderer's counters: tool runs and render-cache hits (a no-op resync adds only hits). */
+  observeRenderer(stats: () => { toolRuns: number; toolSeconds: number; cacheHits: number }): void;
   /** Wraps a SourcePort so every fetch is timed, without the git adapter knowing about metrics. */
   instrumentSource(source: SourcePort): SourcePort;
   /** Mirrors a PackageSync's Ready/Reconciling/Stalled conditions (call on every watch add/update). */
@@ -73,6 +75,13 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     help: 'Objects deleted because they left their package.',
     registers,
   });
+  const driftCorrected = new Counter({
+    name: 'packagesync_drift_corrected_objects_total',
+    help:
+      'Objects re-applied at a revision already applied and Ready, because their live copy had drifted from the ' +
+      'package (someone deleted them, or changed a field the package sets and spec.force let it be taken back).',
+    registers,
+  });
   const gitFetch = new Histogram({
     name: 'packagesync_git_fetch_duration_seconds',
     help: 'Time to resolve a ref and fetch a revision (cache hits included).',
@@ -99,6 +108,39 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     registers,
   });
 
+  let renderStats: () => { toolRuns: number; toolSeconds: number; cacheHits: number } = () => ({
+    toolRuns: 0,
+    toolSeconds: 0,
+    cacheHits: 0,
+  });
+  new Counter({
+    name: 'packagesync_render_tool_runs_total',
+    help: 'kustomize build and helm template subprocesses started (a render-cache hit starts none).',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(renderStats().toolRuns);
+    },
+  });
+  new Counter({
+    name: 'packagesync_render_tool_seconds_total',
+    help: 'Seconds spent running kustomize build and helm template (divide by the runs for the time per render).',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(renderStats().toolSeconds);
+    },
+  });
+  new Counter({
+    name: 'packagesync_render_cache_hits_total',
+    help: 'kustomize and helm renders served from the render cache (same commit, path and inputs).',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(renderStats().cacheHits);
+    },
+  });
+
   const observeGitFetch = (seconds: number) => gitFetch.observe(seconds);
 
   return {
@@ -118,8 +160,12 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     objects: {
       applied: (n) => applied.inc(n),
       pruned: (n) => pruned.inc(n),
+      driftCorrected: (n) => driftCorrected.inc(n),
     },
     observeGitFetch,
+    observeRenderer(stats) {
+      renderStats = stats;
+    },
     instrumentSource(source) {
       return {
         async fetch(src, credentials, signal) {

@@ -44,7 +44,9 @@ interface PodSpec {
   hostNetwork?: boolean;
 }
 
-const files = readdirSync(resolve(root, 'deploy')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+const files = readdirSync(resolve(root, 'deploy')).filter(
+  (f) => f.endsWith('.yaml') && f !== 'kustomization.yaml' && f !== 'install.yaml',
+);
 const docs: Doc[] = files.flatMap((f) =>
   parseAllDocuments(read(`deploy/${f}`))
     .map((d) => d.toJS() as Doc | null)
@@ -174,7 +176,13 @@ describe('deploy/', () => {
       expect(controller.some((r) => grants(r, 'impersonate', '', 'serviceaccounts'))).toBe(true);
       expect(controller.some((r) => r.nonResourceURLs?.includes('/apis/*'))).toBe(true);
       expect(clusterRole('packagesync-git-credentials').rules).toEqual([
-        { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+        { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get'] },
+      ]);
+    });
+
+    it('watches ConfigMaps and Secrets with list and watch only, in a role of its own (delete it to narrow)', () => {
+      expect(clusterRole('packagesync-config-watch').rules).toEqual([
+        { apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['list', 'watch'] },
       ]);
     });
 

@@ -1,44 +1,39 @@
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo, Server, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reason } from '../../src/api/reasons.ts';
 import { createGitFetcher, sweepStaleTemp } from '../../src/adapters/git/index.ts';
-import { commitFiles, createRepoRoot, startGitHttpServer } from '../support/git/index.ts';
-import type { GitHttpServer, TestRepo } from '../support/git/index.ts';
+import { commitFiles, startGitFixture } from '../support/git/index.ts';
+import type { GitFixture, GitHttpServer, TestRepo } from '../support/git/index.ts';
 
 describe('the shared checkout cache', () => {
-  let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+  let repos: GitFixture;
   let repo: TestRepo;
   let server: GitHttpServer;
   let authServer: GitHttpServer;
-  let cacheRoot: string;
   let first: string;
   let second: string;
 
   beforeAll(async () => {
-    repos = await createRepoRoot();
+    repos = await startGitFixture();
     repo = await repos.createRepo('shared');
     first = await commitFiles(repo, 'main', { 'app/a.yaml': 'a: 1\n', 'app/run.sh': 'echo\n' }, 'first');
     second = await commitFiles(repo, 'main', { 'app/a.yaml': 'a: 2\n' }, 'second');
-    server = await startGitHttpServer({ root: repos.root });
-    authServer = await startGitHttpServer({ root: repos.root, auth: { username: 'alice', password: 'alice-pw' } });
-    cacheRoot = await mkdtemp(join(tmpdir(), 'psync-cache-'));
+    server = await repos.serveHttp();
+    authServer = await repos.serveHttp({ username: 'alice', password: 'alice-pw' });
   });
 
   afterAll(async () => {
-    await Promise.all([server?.stop(), authServer?.stop()]);
     await repos?.dispose();
-    if (cacheRoot) await rm(cacheRoot, { recursive: true, force: true });
   });
 
   const fetcherAt = (root: string, timeoutMs = 20_000) =>
     createGitFetcher({ cacheRoot: root, allowInsecureHttp: true, timeoutMs });
 
   it('a second fetch of the same commit runs no git fetch and no request', async () => {
-    const fetcher = fetcherAt(join(cacheRoot, 'reuse'));
+    const fetcher = fetcherAt(join(repos.cacheRoot, 'reuse'));
     const a = await fetcher.fetchRevision(server.url('shared'), first, undefined);
     expect(a.ok).toBe(true);
     const requests = server.requests.length;
@@ -54,7 +49,7 @@ describe('the shared checkout cache', () => {
   });
 
   it('a restarted process reuses checkouts already on disk', async () => {
-    const root = join(cacheRoot, 'restart');
+    const root = join(repos.cacheRoot, 'restart');
     await fetcherAt(root).fetchRevision(server.url('shared'), first, undefined);
     const again = fetcherAt(root);
     expect((await again.fetchRevision(server.url('shared'), first, undefined)).ok).toBe(true);
@@ -62,21 +57,21 @@ describe('the shared checkout cache', () => {
   });
 
   it('concurrent callers for one URL and commit share one fetch', async () => {
-    const fetcher = fetcherAt(join(cacheRoot, 'concurrent'));
+    const fetcher = fetcherAt(join(repos.cacheRoot, 'concurrent'));
     const results = await Promise.all(
       Array.from({ length: 8 }, () => fetcher.fetchRevision(server.url('shared'), first, undefined)),
     );
     expect(new Set(results.map((r) => r.ok && r.value.dir)).size).toBe(1);
     expect(fetcher.stats()).toMatchObject({ fetches: 1, checkouts: 1 });
     // Two different commits at once: fetches into the same cache repo are serialised and both succeed.
-    const pair = fetcherAt(join(cacheRoot, 'pair'));
+    const pair = fetcherAt(join(repos.cacheRoot, 'pair'));
     const both = await Promise.all([first, second].map((c) => pair.fetchRevision(server.url('shared'), c, undefined)));
     expect(both.every((r) => r.ok)).toBe(true);
     expect(pair.stats()).toMatchObject({ fetches: 2, checkouts: 2 });
   });
 
   it('checkouts are read-only and hold no .git', async () => {
-    const r = await fetcherAt(join(cacheRoot, 'ro')).fetchRevision(server.url('shared'), first, undefined);
+    const r = await fetcherAt(join(repos.cacheRoot, 'ro')).fetchRevision(server.url('shared'), first, undefined);
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     expect((await stat(r.value.dir)).mode & 0o222).toBe(0);
@@ -86,7 +81,7 @@ describe('the shared checkout cache', () => {
   });
 
   it('other credentials never get a checkout someone else fetched', async () => {
-    const fetcher = fetcherAt(join(cacheRoot, 'tenants'));
+    const fetcher = fetcherAt(join(repos.cacheRoot, 'tenants'));
     const alice = await fetcher.fetchRevision(authServer.url('shared'), first, {
       username: 'alice',
       password: 'alice-pw',
@@ -102,7 +97,7 @@ describe('the shared checkout cache', () => {
   });
 
   it('leaves no per-operation material behind', async () => {
-    const root = join(cacheRoot, 'clean');
+    const root = join(repos.cacheRoot, 'clean');
     const fetcher = fetcherAt(root);
     await fetcher.fetchRevision(authServer.url('shared'), first, { username: 'alice', password: 'alice-pw' });
     await fetcher.resolveRef(authServer.url('shared'), undefined, { username: 'alice', password: 'wrong' });
@@ -115,7 +110,7 @@ describe('the shared checkout cache', () => {
     await new Promise<void>((r) => blackhole.listen(0, '127.0.0.1', () => r()));
     const url = `http://127.0.0.1:${(blackhole.address() as AddressInfo).port}/never.git`;
     try {
-      const fetcher = fetcherAt(join(cacheRoot, 'timeout'), 800);
+      const fetcher = fetcherAt(join(repos.cacheRoot, 'timeout'), 800);
       const started = Date.now();
       const resolved = await fetcher.resolveRef(url, undefined, undefined);
       const fetched = await fetcher.fetchRevision(url, first, undefined);
@@ -134,7 +129,7 @@ describe('the shared checkout cache', () => {
     await new Promise<void>((r) => blackhole.listen(0, '127.0.0.1', () => r()));
     const url = `http://127.0.0.1:${(blackhole.address() as AddressInfo).port}/never.git`;
     try {
-      const fetcher = fetcherAt(join(cacheRoot, 'caller-timeout'), 60_000);
+      const fetcher = fetcherAt(join(repos.cacheRoot, 'caller-timeout'), 60_000);
       const started = Date.now();
       const late = await fetcher.resolveRef(url, undefined, undefined, { signal: AbortSignal.timeout(800) });
       expect(late).toMatchObject({ ok: false, failure: { reason: Reason.SourceTimeout } });
@@ -151,7 +146,7 @@ describe('the shared checkout cache', () => {
   });
 
   it('sweepStaleTemp removes crash leftovers and keeps finished checkouts', async () => {
-    const root = join(cacheRoot, 'sweep');
+    const root = join(repos.cacheRoot, 'sweep');
     const fetcher = fetcherAt(root);
     const done = await fetcher.fetchRevision(server.url('shared'), first, undefined);
     expect(done.ok).toBe(true);

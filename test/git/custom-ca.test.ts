@@ -11,17 +11,16 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reason } from '../../src/api/reasons.ts';
 import { authFromSecret, createGitFetcher, type GitFetcher } from '../../src/adapters/git/index.ts';
-import { commitFiles, createRepoRoot, startGitHttpServer, type GitHttpServer } from '../support/git/index.ts';
+import { startGitFixture, type GitFixture, type GitHttpServer } from '../support/git/index.ts';
 
 const run = promisify(execFile);
 let dir: string;
 let ca: string;
 let otherCa: string;
-let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+let repos: GitFixture;
 let head: string;
 let open: GitHttpServer;
 let basic: GitHttpServer;
-let cacheRoot: string;
 let fetcher: GitFetcher;
 
 /** A CA (cert + key) in `dir`, named `name`. */
@@ -83,21 +82,16 @@ beforeAll(async () => {
     cert: await readFile(join(dir, 'server.crt'), 'utf8'),
     key: await readFile(join(dir, 'server.key'), 'utf8'),
   };
-  repos = await createRepoRoot();
-  const repo = await repos.createRepo('web');
-  head = await commitFiles(repo, 'main', { 'app.yaml': 'kind: ConfigMap\n' }, 'initial');
-  open = await startGitHttpServer({ root: repos.root, tls });
-  basic = await startGitHttpServer({ root: repos.root, tls, auth: { username: 'alice', password: 's3cret-pw' } });
-  cacheRoot = await mkdtemp(join(tmpdir(), 'psync-cache-'));
-  fetcher = createGitFetcher({ cacheRoot, timeoutMs: 20_000 });
+  repos = await startGitFixture();
+  head = (await repos.repoWith('web', { 'app.yaml': 'kind: ConfigMap\n' })).sha;
+  open = await repos.serveHttp('none', tls);
+  basic = await repos.serveHttp({ username: 'alice', password: 's3cret-pw' }, tls);
+  fetcher = createGitFetcher({ cacheRoot: repos.cacheRoot, timeoutMs: 20_000 });
 });
 
 afterAll(async () => {
-  await open?.stop();
-  await basic?.stop();
   await repos?.dispose();
   await rm(dir, { recursive: true, force: true });
-  await rm(cacheRoot, { recursive: true, force: true });
 });
 
 const auth = (data: Record<string, string>) => {

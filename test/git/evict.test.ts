@@ -4,36 +4,30 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGitFetcher } from '../../src/adapters/git/index.ts';
 import { diskUsage } from '../../src/adapters/git/evict.ts';
-import { commitFiles, createRepoRoot, startGitHttpServer, type GitHttpServer } from '../support/git/index.ts';
+import { commitFiles, startGitFixture, type GitFixture, type GitHttpServer } from '../support/git/index.ts';
 
 const MAX_BYTES = 200_000;
-let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+let repos: GitFixture;
 let server: GitHttpServer;
-let cacheRoot: string;
 
 beforeAll(async () => {
-  repos = await createRepoRoot();
-  server = await startGitHttpServer({ root: repos.root });
-  cacheRoot = await mkdtemp(join(tmpdir(), 'psync-evict-'));
+  repos = await startGitFixture();
+  server = await repos.serveHttp();
 });
 
 afterAll(async () => {
-  await server?.stop();
   await repos?.dispose();
-  await rm(cacheRoot, { recursive: true, force: true });
 });
 
 describe('git cache eviction', () => {
   it('stays under its bound through 50 revisions, keeping the checkout in use', { timeout: 180_000 }, async () => {
     const repo = await repos.createRepo('big');
     const fetcher = createGitFetcher({
-      cacheRoot,
+      cacheRoot: repos.cacheRoot,
       allowInsecureHttp: true,
       eviction: { maxBytes: MAX_BYTES, maxIdleMs: 3_600_000, minIdleMs: 150 },
     });
@@ -53,7 +47,7 @@ describe('git cache eviction', () => {
       await fetcher.evict();
       // the checkout just handed out is in use: never removed
       expect(existsSync(join(checkout.ok ? checkout.value.dir : '', 'blob.yaml'))).toBe(true);
-      sizes.push(await diskUsage(cacheRoot));
+      sizes.push(await diskUsage(repos.cacheRoot));
       await new Promise((r) => setTimeout(r, 200)); // older than minIdle by the next round
     }
     // one revision is ~33 KiB on disk (checkout + objects): unbounded, 50 would be ~1.6 MiB

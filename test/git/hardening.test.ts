@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reason } from '../../src/api/reasons.ts';
 import { createGitFetcher } from '../../src/adapters/git/index.ts';
 import type { RefSpec } from '../../src/adapters/git/index.ts';
-import { commitFiles, createRepoRoot, git, installProcessSpy, startGitHttpServer } from '../support/git/index.ts';
-import type { GitHttpServer, ProcessSpy, SpiedProcess, TestRepo } from '../support/git/index.ts';
+import { commitFiles, git, installProcessSpy, startGitFixture } from '../support/git/index.ts';
+import type { GitFixture, GitHttpServer, ProcessSpy, SpiedProcess, TestRepo } from '../support/git/index.ts';
 
 /**
  * Issue 5, source: how git is run, seen from the git processes themselves (a PATH shim records the argv and
@@ -17,16 +17,15 @@ import type { GitHttpServer, ProcessSpy, SpiedProcess, TestRepo } from '../suppo
  */
 describe('how git runs', () => {
   const marker = join(tmpdir(), `psync-pwned-${process.pid}-${Date.now()}`);
-  let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+  let repos: GitFixture;
   let repo: TestRepo;
   let server: GitHttpServer;
   let spy: ProcessSpy;
-  let cacheRoot: string;
   let withSubmodule: string;
   const savedPath = process.env.PATH;
 
   beforeAll(async () => {
-    repos = await createRepoRoot();
+    repos = await startGitFixture();
     repo = await repos.createRepo('hardening');
     const base = await commitFiles(repo, 'main', { 'app/cm.yaml': 'a: 1\n' }, 'base');
     // A gitlink and a .gitmodules that would make a recursive clone run the file transport (and ext::).
@@ -40,24 +39,21 @@ describe('how git runs', () => {
       `M 100644 inline app/.gitattributes\ndata 22\n*.yaml filter=evil -x\n\ndone\n`;
     await git(['fast-import', '--quiet', '--done', '--force'], { cwd: repo.dir, input: stream });
     withSubmodule = (await git(['rev-parse', 'refs/heads/main'], { cwd: repo.dir })).trim();
-    server = await startGitHttpServer({ root: repos.root });
-    cacheRoot = await mkdtemp(join(tmpdir(), 'psync-cache-'));
+    server = await repos.serveHttp();
     spy = await installProcessSpy(['git']);
     process.env.PATH = `${spy.binDir}:${savedPath ?? ''}`;
   });
 
   afterAll(async () => {
     process.env.PATH = savedPath;
-    await server?.stop();
     await spy?.dispose();
     await repos?.dispose();
-    if (cacheRoot) await rm(cacheRoot, { recursive: true, force: true });
   });
 
   const gits = (seen: SpiedProcess[]) => seen.filter((p) => p.source === 'wrapper' && p.program === 'git');
 
   it('hostile URLs and refs → InvalidURL / InvalidRef, and no git process starts', async () => {
-    const fetcher = createGitFetcher({ cacheRoot: join(cacheRoot, 'hostile'), timeoutMs: 10_000 });
+    const fetcher = createGitFetcher({ cacheRoot: join(repos.cacheRoot, 'hostile'), timeoutMs: 10_000 });
     const good = server.url('hardening');
     const commit = 'a'.repeat(40);
     const urls = [
@@ -89,7 +85,7 @@ describe('how git runs', () => {
       { commit: 'a'.repeat(41) },
       { commit: 'a'.repeat(63) },
     ];
-    const insecure = createGitFetcher({ cacheRoot: join(cacheRoot, 'hostile'), allowInsecureHttp: true });
+    const insecure = createGitFetcher({ cacheRoot: join(repos.cacheRoot, 'hostile'), allowInsecureHttp: true });
     const results: [string, string | undefined][] = [];
     for (const url of urls) {
       for (const r of [
@@ -110,7 +106,11 @@ describe('how git runs', () => {
   });
 
   it('runs git with only the allowed protocols, no hooks, no submodules, no outside config', async () => {
-    const fetcher = createGitFetcher({ cacheRoot: join(cacheRoot, 'run'), allowInsecureHttp: true, timeoutMs: 20_000 });
+    const fetcher = createGitFetcher({
+      cacheRoot: join(repos.cacheRoot, 'run'),
+      allowInsecureHttp: true,
+      timeoutMs: 20_000,
+    });
     const resolved = await fetcher.resolveRef(server.url('hardening'), { branch: 'main' }, undefined);
     expect(resolved).toMatchObject({ ok: true, value: { commit: withSubmodule } });
     const checkout = await fetcher.fetchRevision(server.url('hardening'), withSubmodule, undefined);
@@ -123,7 +123,7 @@ describe('how git runs', () => {
       expect(env.GIT_ALLOW_PROTOCOL, p.argv.join(' ')).toBe('https:ssh:http');
       expect(env.GIT_CONFIG_NOSYSTEM).toBe('1');
       expect(env.GIT_TERMINAL_PROMPT).toBe('0');
-      expect(env.HOME?.startsWith(join(cacheRoot, 'run'))).toBe(true);
+      expect(env.HOME?.startsWith(join(repos.cacheRoot, 'run'))).toBe(true);
       const configs = p.argv.flatMap((a, i) => (p.argv[i - 1] === '-c' ? [a] : []));
       expect(configs).toEqual(
         expect.arrayContaining([

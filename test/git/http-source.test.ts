@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reason } from '../../src/api/reasons.ts';
 import { createGitFetcher, readPackageFiles } from '../../src/adapters/git/index.ts';
 import type { GitFetcher } from '../../src/adapters/git/index.ts';
-import { commitFiles, createRepoRoot, gitEnvForTests, headOf, startGitHttpServer } from '../support/git/index.ts';
-import type { GitHttpServer, TestRepo } from '../support/git/index.ts';
+import { commitFiles, gitEnvForTests, headOf, startGitFixture } from '../support/git/index.ts';
+import type { GitFixture, GitHttpServer, TestRepo } from '../support/git/index.ts';
 
 // Secrets with characters that break naive quoting, URL-encoding and shell scripts.
 const PASSWORD = `p@ss:w/rd%20"'$(touch /tmp/psync-pwned)\`x\`;`;
@@ -18,32 +18,28 @@ const TOKEN = 'tok_9f8e7d6c5b4a';
 const limits = { maxFiles: 100, maxFileBytes: 1 << 20, maxTotalBytes: 1 << 22 };
 
 describe('git source over smart HTTP (git http-backend)', () => {
-  let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+  let repos: GitFixture;
   let repo: TestRepo;
   let head: string;
   let anonymous: GitHttpServer;
   let basic: GitHttpServer;
   let bearer: GitHttpServer;
-  let cacheRoot: string;
   let fetcher: GitFetcher;
 
   beforeAll(async () => {
-    repos = await createRepoRoot();
+    repos = await startGitFixture();
     repo = await repos.createRepo('web');
     head = await commitFiles(repo, 'main', { 'deploy/app.yaml': 'kind: ConfigMap\n' }, 'initial');
     [anonymous, basic, bearer] = await Promise.all([
-      startGitHttpServer({ root: repos.root, auth: 'none' }),
-      startGitHttpServer({ root: repos.root, auth: { username: 'alice', password: PASSWORD } }),
-      startGitHttpServer({ root: repos.root, auth: { bearerToken: TOKEN } }),
+      repos.serveHttp(),
+      repos.serveHttp({ username: 'alice', password: PASSWORD }),
+      repos.serveHttp({ bearerToken: TOKEN }),
     ]);
-    cacheRoot = await mkdtemp(join(tmpdir(), 'psync-cache-'));
-    fetcher = createGitFetcher({ cacheRoot, allowInsecureHttp: true, timeoutMs: 20_000 });
+    fetcher = createGitFetcher({ cacheRoot: repos.cacheRoot, allowInsecureHttp: true, timeoutMs: 20_000 });
   });
 
   afterAll(async () => {
-    await Promise.all([anonymous?.stop(), basic?.stop(), bearer?.stop()]);
     await repos?.dispose();
-    if (cacheRoot) await rm(cacheRoot, { recursive: true, force: true });
   });
 
   it('anonymous: resolves HEAD and fetches a checkout', async () => {
@@ -89,7 +85,7 @@ describe('git source over smart HTTP (git http-backend)', () => {
   });
 
   it('refuses plain http unless the fetcher allows it', async () => {
-    const strict = createGitFetcher({ cacheRoot, timeoutMs: 5000 });
+    const strict = createGitFetcher({ cacheRoot: repos.cacheRoot, timeoutMs: 5000 });
     const r = await strict.resolveRef(anonymous.url('web'), undefined, undefined);
     expect(!r.ok && r.failure.reason).toBe(Reason.InvalidURL);
   });

@@ -4,20 +4,19 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reason } from '../../src/api/reasons.ts';
 import { createGitFetcher, readPackageFiles } from '../../src/adapters/git/index.ts';
-import { commitFiles, createRepoRoot, startGitHttpServer } from '../support/git/index.ts';
-import type { GitHttpServer } from '../support/git/index.ts';
+import { commitFiles, startGitFixture } from '../support/git/index.ts';
+import type { GitFixture, GitHttpServer } from '../support/git/index.ts';
 
 const MARKER = 'CONTENT-MARKER-7731';
 const limits = { maxFiles: 50, maxFileBytes: 4096, maxTotalBytes: 16_384 };
 
 describe('readPackageFiles on a real checkout', () => {
-  let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+  let repos: GitFixture;
   let server: GitHttpServer;
-  let cacheRoot: string;
   let dir: string;
 
   beforeAll(async () => {
-    repos = await createRepoRoot();
+    repos = await startGitFixture();
     const repo = await repos.createRepo('pkgs');
     const many: Record<string, string> = {};
     for (let i = 0; i < 6; i++) many[`many/f${i}.yaml`] = `i: ${i}\n`;
@@ -57,9 +56,8 @@ describe('readPackageFiles on a real checkout', () => {
       },
       'fixtures',
     );
-    server = await startGitHttpServer({ root: repos.root });
-    cacheRoot = await mkdtemp(join(tmpdir(), 'psync-cache-'));
-    const checkout = await createGitFetcher({ cacheRoot, allowInsecureHttp: true }).fetchRevision(
+    server = await repos.serveHttp();
+    const checkout = await createGitFetcher({ cacheRoot: repos.cacheRoot, allowInsecureHttp: true }).fetchRevision(
       server.url('pkgs'),
       commit,
       undefined,
@@ -69,9 +67,7 @@ describe('readPackageFiles on a real checkout', () => {
   });
 
   afterAll(async () => {
-    await server?.stop();
     await repos?.dispose();
-    if (cacheRoot) await rm(cacheRoot, { recursive: true, force: true });
   });
 
   it('reads .yaml/.yml/.json recursively, sorted, package-relative, following in-repo symlinks', async () => {

@@ -1,14 +1,13 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reason } from '../../src/api/reasons.ts';
 import { createGitFetcher } from '../../src/adapters/git/index.ts';
 import type { GitAuth } from '../../src/adapters/git/index.ts';
-import { commitFiles, createRepoRoot, startGitHttpServer } from '../support/git/index.ts';
-import type { GitHttpServer } from '../support/git/index.ts';
+import { commitFiles, startGitFixture } from '../support/git/index.ts';
+import type { GitFixture, GitHttpServer } from '../support/git/index.ts';
 
 /**
  * A git server that redirects to another host must not hand that host the credentials: git asks the
@@ -19,11 +18,10 @@ import type { GitHttpServer } from '../support/git/index.ts';
 describe('credentials and HTTP redirects', () => {
   const PASSWORD = 'redirect-pw-5be1c0';
   const TOKEN = 'redirect-tok-77a9d2';
-  let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+  let repos: GitFixture;
   let backend: GitHttpServer;
   let other: Server;
   let redirector: Server;
-  let cacheRoot: string;
   let commit: string;
   const received: string[] = [];
 
@@ -33,9 +31,9 @@ describe('credentials and HTTP redirects', () => {
   };
 
   beforeAll(async () => {
-    repos = await createRepoRoot();
+    repos = await startGitFixture();
     commit = await commitFiles(await repos.createRepo('moved'), 'main', { 'a.yaml': 'a: 1\n' }, 'one');
-    backend = await startGitHttpServer({ root: repos.root });
+    backend = await repos.serveHttp();
     // the other host: asks for Basic credentials (except under /open/), records whatever arrives, then
     // serves the real repository
     other = createServer((req, res) => {
@@ -62,15 +60,13 @@ describe('credentials and HTTP redirects', () => {
       res.writeHead(301, { location: `http://localhost:${otherPort}${req.url ?? '/'}` }).end();
     });
     await listen(redirector);
-    cacheRoot = await mkdtemp(join(tmpdir(), 'psync-redirect-'));
   });
 
   afterAll(async () => {
     other?.closeAllConnections();
     redirector?.closeAllConnections();
-    await Promise.all([new Promise((r) => other?.close(r)), new Promise((r) => redirector?.close(r)), backend?.stop()]);
+    await Promise.all([new Promise((r) => other?.close(r)), new Promise((r) => redirector?.close(r))]);
     await repos?.dispose();
-    if (cacheRoot) await rm(cacheRoot, { recursive: true, force: true });
   });
 
   // Basic: the other host asks for credentials. Bearer: it serves the ref advertisement without asking (curl
@@ -81,7 +77,10 @@ describe('credentials and HTTP redirects', () => {
   ])('%s is never sent to the host a redirect points to: FetchFailed naming the redirect', async (_w, auth, path) => {
     received.length = 0;
     const url = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}${path}`;
-    const fetcher = createGitFetcher({ cacheRoot: await mkdtemp(join(cacheRoot, 'c-')), allowInsecureHttp: true });
+    const fetcher = createGitFetcher({
+      cacheRoot: await mkdtemp(join(repos.cacheRoot, 'c-')),
+      allowInsecureHttp: true,
+    });
     const resolved = await fetcher.resolveRef(url, { branch: 'main' }, auth);
     const fetched = await fetcher.fetchRevision(url, commit, auth);
     expect(received).toEqual([]);
@@ -95,7 +94,10 @@ describe('credentials and HTTP redirects', () => {
 
   it('anonymous access still follows a redirect (there is nothing to leak)', async () => {
     const base = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}`;
-    const fetcher = createGitFetcher({ cacheRoot: await mkdtemp(join(cacheRoot, 'c-')), allowInsecureHttp: true });
+    const fetcher = createGitFetcher({
+      cacheRoot: await mkdtemp(join(repos.cacheRoot, 'c-')),
+      allowInsecureHttp: true,
+    });
     expect(await fetcher.resolveRef(`${base}/open/moved.git`, { branch: 'main' }, undefined)).toMatchObject({
       ok: true,
       value: { commit },

@@ -1,23 +1,19 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reason } from '../../src/api/reasons.ts';
 import { createGitFetcher } from '../../src/adapters/git/index.ts';
 import type { GitFetcher, RefSpec } from '../../src/adapters/git/index.ts';
-import { commitFiles, createRepoRoot, moveBranch, setHead, startGitHttpServer, tag } from '../support/git/index.ts';
-import type { GitHttpServer, TestRepo } from '../support/git/index.ts';
+import { commitFiles, moveBranch, setHead, startGitFixture, tag } from '../support/git/index.ts';
+import type { GitFixture, GitHttpServer, TestRepo } from '../support/git/index.ts';
 
 describe('ref resolution against a real server', () => {
-  let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+  let repos: GitFixture;
   let repo: TestRepo;
   let server: GitHttpServer;
-  let cacheRoot: string;
   let fetcher: GitFetcher;
   const c: Record<string, string> = {};
 
   beforeAll(async () => {
-    repos = await createRepoRoot();
+    repos = await startGitFixture();
     repo = await repos.createRepo('apps');
     c.one = await commitFiles(repo, 'main', { 'a.yaml': '1' }, 'one');
     c.two = await commitFiles(repo, 'main', { 'a.yaml': '2' }, 'two');
@@ -28,15 +24,12 @@ describe('ref resolution against a real server', () => {
     await tag(repo, 'v1.2.0-rc.1', c.three);
     await tag(repo, '2.0.0', c.feature, { annotated: true });
     await tag(repo, 'nightly', c.three);
-    server = await startGitHttpServer({ root: repos.root });
-    cacheRoot = await mkdtemp(join(tmpdir(), 'psync-cache-'));
-    fetcher = createGitFetcher({ cacheRoot, allowInsecureHttp: true, timeoutMs: 20_000 });
+    server = await repos.serveHttp();
+    fetcher = createGitFetcher({ cacheRoot: repos.cacheRoot, allowInsecureHttp: true, timeoutMs: 20_000 });
   });
 
   afterAll(async () => {
-    await server?.stop();
     await repos?.dispose();
-    if (cacheRoot) await rm(cacheRoot, { recursive: true, force: true });
   });
 
   const resolve = (ref: RefSpec | undefined) => fetcher.resolveRef(server.url('apps'), ref, undefined);
@@ -110,28 +103,24 @@ describe('ref resolution against a real server', () => {
 });
 
 describe('resolves shared between PackageSyncs on one repository', () => {
-  let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+  let repos: GitFixture;
   let repo: TestRepo;
   let server: GitHttpServer;
-  let cacheRoot: string;
 
   beforeAll(async () => {
-    repos = await createRepoRoot();
+    repos = await startGitFixture();
     repo = await repos.createRepo('fleet');
     await commitFiles(repo, 'main', { 'a.yaml': '1' }, 'one');
-    server = await startGitHttpServer({ root: repos.root });
-    cacheRoot = await mkdtemp(join(tmpdir(), 'psync-cache-'));
+    server = await repos.serveHttp();
   });
 
   afterAll(async () => {
-    await server?.stop();
     await repos?.dispose();
-    if (cacheRoot) await rm(cacheRoot, { recursive: true, force: true });
   });
 
   const advertisements = () => server.requests.filter((r) => r.path.includes('/info/refs')).length;
   const fetcherWith = (refCacheTtlMs: number) =>
-    createGitFetcher({ cacheRoot, allowInsecureHttp: true, timeoutMs: 20_000, refCacheTtlMs });
+    createGitFetcher({ cacheRoot: repos.cacheRoot, allowInsecureHttp: true, timeoutMs: 20_000, refCacheTtlMs });
 
   it('concurrent resolves of one URL and ref run one ls-remote', async () => {
     const fetcher = fetcherWith(0);

@@ -1,19 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGitFetcher } from '../../src/adapters/git/index.ts';
 import type { GitAuth } from '../../src/adapters/git/index.ts';
 import type { Result } from '../../src/core/failure.ts';
-import {
-  commitFiles,
-  createRepoRoot,
-  installProcessSpy,
-  startGitHttpServer,
-  startGitSshServer,
-} from '../support/git/index.ts';
-import type { GitHttpServer, GitSshServer, ProcessSpy, SpiedProcess } from '../support/git/index.ts';
+import { commitFiles, installProcessSpy, startGitFixture } from '../support/git/index.ts';
+import type { GitFixture, GitHttpServer, GitSshServer, ProcessSpy, SpiedProcess } from '../support/git/index.ts';
 
 /**
  * Invariant 5 against real processes: run every kind of authenticated operation, succeeding and failing,
@@ -22,34 +15,30 @@ import type { GitHttpServer, GitSshServer, ProcessSpy, SpiedProcess } from '../s
 describe('no secret reaches a command line, an environment or a message', () => {
   const PASSWORD = `pw-${randomBytes(12).toString('hex')}`;
   const TOKEN = `tok-${randomBytes(12).toString('hex')}`;
-  let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+  let repos: GitFixture;
   let basic: GitHttpServer;
   let bearer: GitHttpServer;
   let ssh: GitSshServer;
   let spy: ProcessSpy;
-  let cacheRoot: string;
   let commit: string;
   const savedPath = process.env.PATH;
 
   beforeAll(async () => {
-    repos = await createRepoRoot();
+    repos = await startGitFixture();
     commit = await commitFiles(await repos.createRepo('private'), 'main', { 'a.yaml': 'a: 1\n' }, 'one');
     [basic, bearer, ssh] = await Promise.all([
-      startGitHttpServer({ root: repos.root, auth: { username: 'alice', password: PASSWORD } }),
-      startGitHttpServer({ root: repos.root, auth: { bearerToken: TOKEN } }),
-      startGitSshServer({ root: repos.root }),
+      repos.serveHttp({ username: 'alice', password: PASSWORD }),
+      repos.serveHttp({ bearerToken: TOKEN }),
+      repos.serveSsh(),
     ]);
-    cacheRoot = await mkdtemp(join(tmpdir(), 'psync-cache-'));
     spy = await installProcessSpy(['git', 'ssh']);
     process.env.PATH = `${spy.binDir}:${savedPath ?? ''}`;
   });
 
   afterAll(async () => {
     process.env.PATH = savedPath;
-    await Promise.all([basic?.stop(), bearer?.stop(), ssh?.stop()]);
     await spy?.dispose();
     await repos?.dispose();
-    if (cacheRoot) await rm(cacheRoot, { recursive: true, force: true });
   });
 
   it('holds for basic auth, bearer tokens and ssh keys, on success and on failure', async () => {
@@ -77,7 +66,7 @@ describe('no secret reaches a command line, an environment or a message', () => 
     for (const [url, auth] of cases) {
       // A fresh cache each time, so every case really fetches.
       const fetcher = createGitFetcher({
-        cacheRoot: await mkdtemp(join(cacheRoot, 'c-')),
+        cacheRoot: await mkdtemp(join(repos.cacheRoot, 'c-')),
         allowInsecureHttp: true,
         timeoutMs: 20_000,
       });

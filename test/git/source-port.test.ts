@@ -6,20 +6,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reason } from '../../src/api/reasons.ts';
 import { createGitSource } from '../../src/adapters/git/index.ts';
 import type { GitSourceConfig } from '../../src/adapters/git/index.ts';
-import { commitFiles, createRepoRoot, startGitHttpServer, tag } from '../support/git/index.ts';
-import type { GitHttpServer } from '../support/git/index.ts';
+import { commitFiles, startGitFixture, tag } from '../support/git/index.ts';
+import type { GitFixture, GitHttpServer } from '../support/git/index.ts';
 
 describe('the engine SourcePort over git', () => {
-  let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+  let repos: GitFixture;
   let server: GitHttpServer;
-  let cacheRoot: string;
   let config: GitSourceConfig;
   let head: string;
   const credentials = { username: 'ci', password: 'ci-password' };
   const signal = () => AbortSignal.timeout(30_000);
 
   beforeAll(async () => {
-    repos = await createRepoRoot();
+    repos = await startGitFixture();
     const repo = await repos.createRepo('platform');
     const v1 = await commitFiles(
       repo,
@@ -29,10 +28,9 @@ describe('the engine SourcePort over git', () => {
     );
     await tag(repo, 'v1.0.0', v1, { annotated: true });
     head = await commitFiles(repo, 'main', { 'apps/web/svc.yaml': null }, 'drop the service');
-    server = await startGitHttpServer({ root: repos.root, auth: credentials });
-    cacheRoot = await mkdtemp(join(tmpdir(), 'psync-cache-'));
+    server = await repos.serveHttp(credentials);
     config = {
-      gitCacheDir: cacheRoot,
+      gitCacheDir: repos.cacheRoot,
       gitTimeout: '20s',
       allowInsecureHttp: true,
       maxFiles: 100,
@@ -42,16 +40,14 @@ describe('the engine SourcePort over git', () => {
   });
 
   afterAll(async () => {
-    await server?.stop();
     await repos?.dispose();
-    if (cacheRoot) await rm(cacheRoot, { recursive: true, force: true });
   });
 
   it('sweeps crash leftovers at start-up', async () => {
-    await mkdir(join(cacheRoot, 'tmp', 'op-stale'), { recursive: true });
-    await writeFile(join(cacheRoot, 'tmp', 'op-stale', 'password'), 'x');
+    await mkdir(join(repos.cacheRoot, 'tmp', 'op-stale'), { recursive: true });
+    await writeFile(join(repos.cacheRoot, 'tmp', 'op-stale', 'password'), 'x');
     await createGitSource(config, pino({ level: 'silent' }));
-    expect(await readdir(join(cacheRoot, 'tmp'))).toEqual([]);
+    expect(await readdir(join(repos.cacheRoot, 'tmp'))).toEqual([]);
   });
 
   it('keeps the cache root private: made 0700, and refused when others may write it or it is a symlink', async () => {
@@ -90,6 +86,8 @@ describe('the engine SourcePort over git', () => {
         revision: `main@sha1:${head}`,
         commit: head,
         files: [{ path: 'deploy.yaml', content: 'kind: Deployment\n' }],
+        checkoutRoot: expect.any(String),
+        packagePath: 'apps/web',
       },
     });
     const tagged = await source.fetch({ ...spec, ref: { tag: 'v1.0.0' } }, credentials, signal());

@@ -1,33 +1,26 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reason } from '../../src/api/reasons.ts';
 import { createGitFetcher, readPackageFiles } from '../../src/adapters/git/index.ts';
 import type { GitFetcher } from '../../src/adapters/git/index.ts';
-import { commitFiles, createRepoRoot, startGitSshServer } from '../support/git/index.ts';
-import type { GitSshServer } from '../support/git/index.ts';
+import { commitFiles, startGitFixture } from '../support/git/index.ts';
+import type { GitFixture, GitSshServer } from '../support/git/index.ts';
 
 describe('git source over SSH (Debian sshd, key-only, git-shell)', () => {
-  let repos: Awaited<ReturnType<typeof createRepoRoot>>;
+  let repos: GitFixture;
   let server: GitSshServer;
   let head: string;
-  let cacheRoot: string;
   let fetcher: GitFetcher;
 
   beforeAll(async () => {
-    repos = await createRepoRoot();
+    repos = await startGitFixture();
     const repo = await repos.createRepo('infra');
     head = await commitFiles(repo, 'main', { 'ns.yaml': 'kind: Namespace\n' }, 'initial');
-    server = await startGitSshServer({ root: repos.root });
-    cacheRoot = await mkdtemp(join(tmpdir(), 'psync-cache-'));
-    fetcher = createGitFetcher({ cacheRoot, timeoutMs: 20_000 });
+    server = await repos.serveSsh();
+    fetcher = createGitFetcher({ cacheRoot: repos.cacheRoot, timeoutMs: 20_000 });
   });
 
   afterAll(async () => {
-    await server?.stop();
     await repos?.dispose();
-    if (cacheRoot) await rm(cacheRoot, { recursive: true, force: true });
   });
 
   it('the right key and known_hosts: resolves and fetches', async () => {

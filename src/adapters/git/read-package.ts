@@ -129,7 +129,7 @@ const MAX_SYMLINK_HOPS = 40;
  * where it would lead: its target's deepest existing ancestor, resolved for real, so a link through a
  * symlinked directory to a missing file outside is an escape, not "not found".
  */
-async function realpathInside(root: string, path: string, hops = 0): Promise<string | null | undefined> {
+export async function realpathInside(root: string, path: string, hops = 0): Promise<string | null | undefined> {
   try {
     const real = await realpath(path);
     return isInside(root, real) ? real : undefined;

@@ -6,6 +6,7 @@ import type { SourceFile } from '../../core/render/types.ts';
 import { ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { authFromSecret } from './auth.ts';
+import { builtPackageAt } from '../render/build.ts';
 import { readPackageFiles } from './read-package.ts';
 import { createGitFetcher } from './source.ts';
 import type { GitFetcher } from './source.ts';
@@ -22,7 +23,12 @@ export interface FetchedSource {
   /** e.g. main@sha1:3f2a… */
   revision: string;
   commit: string;
+  /** The package's manifest files (what a plain package renders; none for a kustomize or Helm package). */
   files: SourceFile[];
+  /** The read-only checkout of the commit, for tools that read more than the package (kustomize bases, charts). */
+  checkoutRoot: string;
+  /** The package's path inside the checkout, validated: "." or a relative path. */
+  packagePath: string;
 }
 
 export interface SourcePort {
@@ -96,11 +102,14 @@ export async function createGitSource(
     const { commit, revision } = resolved.value;
     const checkout = await fetcher.fetchRevision(url.value.url, commit, auth.value, { signal });
     if (!checkout.ok) return checkout;
-    const files = await readPackageFiles(checkout.value.dir, path.value, limits);
+    // a kustomize or Helm package: the tool reads what it names (bases elsewhere, templates), not every file
+    const files = (await builtPackageAt(checkout.value.dir, path.value))
+      ? ok([])
+      : await readPackageFiles(checkout.value.dir, path.value, limits);
     if (!files.ok)
       return { ok: false, failure: { ...files.failure, message: `${files.failure.message} (revision ${revision})` } };
     log.debug({ url: url.value.url, revision, files: files.value.length }, 'source fetched');
-    return ok({ revision, commit, files: files.value });
+    return ok({ revision, commit, files: files.value, checkoutRoot: checkout.value.dir, packagePath: path.value });
   }
 
   return { fetch, forget: (url) => fetcher.forget(url), fetcher };

@@ -36,6 +36,7 @@ export class Discovery {
   private byGroupKind = new Map<string, ResourceMapping[]>();
   private refreshing: Promise<void> | undefined;
   private loadedAt = 0;
+  private serverVersion: Promise<string> | undefined;
   private readonly client: KubeClient;
 
   constructor(client: KubeClient) {
@@ -62,6 +63,30 @@ export class Discovery {
   async listable(): Promise<ResourceMapping[]> {
     if (this.loadedAt === 0) await this.refresh();
     return [...this.byGroupKind.values()].map((all) => all[0]!).filter((m) => m.verbs?.includes('list'));
+  }
+
+  /**
+   * What Helm's .Capabilities holds on a real install: the server's version, and every served
+   * group/version and group/version/Kind. The version is asked once per discovery load.
+   */
+  async capabilities(): Promise<{ kubeVersion: string; apiVersions: string[] }> {
+    if (this.loadedAt === 0) await this.refresh();
+    this.serverVersion ??= this.client
+      .request<{ gitVersion?: string }>('GET', '/version')
+      .then((v) => v.gitVersion ?? 'v1.0.0')
+      .catch((err: unknown) => {
+        this.serverVersion = undefined;
+        throw err;
+      });
+    const apiVersions = new Set<string>();
+    for (const all of this.byGroupKind.values()) {
+      for (const m of all) {
+        const gv = m.group ? `${m.group}/${m.version}` : m.version;
+        apiVersions.add(gv);
+        apiVersions.add(`${gv}/${m.kind}`);
+      }
+    }
+    return { kubeVersion: await this.serverVersion, apiVersions: [...apiVersions].sort() };
   }
 
   async refresh(): Promise<void> {
@@ -103,6 +128,7 @@ export class Discovery {
     }
     this.byGroupKind = next;
     this.loadedAt = Date.now();
+    this.serverVersion = undefined;
   }
 }
 

@@ -28,7 +28,15 @@ export interface InformerOptions {
    * and readers of the cache (the health rules) need them on every object.
    */
   objectType?: { apiVersion: string; kind: string };
+  /**
+   * Ask for PartialObjectMetadata only: no data, spec or status crosses the wire (a Secret's values never
+   * reach this process). `keep` then trims each object further before it is cached or handed out.
+   */
+  metadataOnly?: { keep: (o: KubeObject) => KubeObject };
 }
+
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+const METADATA_WATCH = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
 const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
@@ -136,9 +144,10 @@ export class Informer {
       }>('GET', this.opts.path, {
         query: { labelSelector: this.opts.labelSelector, limit: 500, continue: cont },
         signal: this.abort.signal,
+        accept: this.opts.metadataOnly ? METADATA_LIST : undefined,
       });
       const type = this.opts.objectType;
-      for (const item of page.items) seen.set(keyOf(item), slim(type ? { ...item, ...type } : item));
+      for (const item of page.items) seen.set(keyOf(item), this.trim(type ? { ...item, ...type } : item));
       cont = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion;
     } while (cont);
@@ -168,6 +177,7 @@ export class Informer {
         timeoutSeconds,
       },
       signal: this.abort.signal,
+      accept: this.opts.metadataOnly ? METADATA_WATCH : undefined,
     });
     // A connection can die without a FIN; the server closes the watch after timeoutSeconds, so a watch
     // that outlives that by a margin is dead: abort it and resume.
@@ -191,15 +201,19 @@ export class Informer {
     }
   }
 
+  /** What the cache keeps of an object: metadata.managedFields dropped, or `metadataOnly.keep`'s choice. */
+  private trim(o: KubeObject): KubeObject {
+    return this.opts.metadataOnly ? this.opts.metadataOnly.keep(o) : slim(o);
+  }
+
   private handle(ev: { type: string; object: KubeObject }): void {
-    const obj = ev.object;
     if (ev.type === 'ERROR') {
-      const status = obj as unknown as { code?: number; message?: string };
+      const status = ev.object as unknown as { code?: number; message?: string };
       throw new KubeApiError(status.code ?? 500, 'WatchError', status.message ?? 'watch error');
     }
-    if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
+    if (ev.object.metadata?.resourceVersion) this.resourceVersion = ev.object.metadata.resourceVersion;
     if (ev.type === 'BOOKMARK') return;
-    slim(obj);
+    const obj = this.trim(ev.object);
     const k = keyOf(obj);
     const old = this.cache.get(k);
     if (ev.type === 'DELETED') {

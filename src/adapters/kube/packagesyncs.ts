@@ -60,7 +60,8 @@ export class PackageSyncs {
       try {
         return await this.client.request<PackageSync>('PATCH', `${objectPath(namespace, name)}/status`, {
           contentType: 'application/merge-patch+json',
-          body: { metadata: resourceVersion ? { resourceVersion } : {}, status: next },
+          // a merge patch keeps what it does not name: a list the reducer dropped must be nulled to go
+          body: { metadata: resourceVersion ? { resourceVersion } : {}, status: { failures: null, ...next } },
         });
       } catch (e) {
         if (isNotFound(e)) return undefined;

@@ -20,6 +20,7 @@ import type { KubeObject } from '../../core/object.ts';
 import { OwnerLabel } from '../../core/plan/ownership.ts';
 import type { KubeClient } from './client.ts';
 import { resourcePath, type Discovery, type ResourceMapping } from './discovery.ts';
+import { canI } from './access-review.ts';
 import { Informer } from './informer.ts';
 
 /** What a holder needs watched: a kind in a namespace ('' = cluster-scoped kind), owned objects or all. */
@@ -207,27 +208,11 @@ export class WatchCache {
     const id = `${m.group}/${m.resource}`;
     const known = this.clusterWide.get(id);
     if (known && Date.now() - known.at < ACCESS_TTL_MS) return known.allowed;
-    const allowed = Promise.all(['list', 'watch'].map((verb) => this.allowed(verb, m))).then((a) => a.every(Boolean));
+    // no answer counts as no: per-namespace watches work either way
+    const allowed = Promise.all(
+      ['list', 'watch'].map((verb) => canI(this.client, { verb, group: m.group, resource: m.resource })),
+    ).then((a) => a.every(Boolean));
     this.clusterWide.set(id, { allowed, at: Date.now() });
     return allowed;
-  }
-
-  private async allowed(verb: string, m: ResourceMapping): Promise<boolean> {
-    try {
-      const review = await this.client.request<{ status?: { allowed?: boolean } }>(
-        'POST',
-        '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
-        {
-          body: {
-            apiVersion: 'authorization.k8s.io/v1',
-            kind: 'SelfSubjectAccessReview',
-            spec: { resourceAttributes: { verb, group: m.group, resource: m.resource } },
-          },
-        },
-      );
-      return review.status?.allowed === true;
-    } catch {
-      return false; // cannot tell: per-namespace watches work either way
-    }
   }
 }

@@ -1,6 +1,12 @@
 export { kindRank, kindsFirst, kindsLast, otherKindsRank } from './kind-order.ts';
 export { planWaves } from './waves.ts';
 export { planPrune } from './prune.ts';
+export { buildGraph, describeObject } from './graph.ts';
+export type { DependencyGraph, GraphNode, GraphOptions } from './graph.ts';
+export { DependsOnAnnotation, externalDependencies, formatDependsOn, readDependsOn } from './depends-on.ts';
+export { ApplySchedule } from './schedule.ts';
+export { planTeardown } from './teardown.ts';
+export { summarizeApplyFailures } from './apply-failures.ts';
 export { mayPrune, ownerLabels, ownershipOf, OwnerLabel, PruneAnnotation, PruneDisabled } from './ownership.ts';
 export type { Owner, Ownership } from './ownership.ts';
 export { DigestAnnotation, desiredDigest, needsApply, withDigest } from './drift.ts';

@@ -1,6 +1,7 @@
 /**
- * Apply order by kind: what others refer to goes first (Namespaces, CRDs, identities, configuration),
- * workloads after, admission that validates everything last. Prune walks it backwards.
+ * Kind order: what others refer to goes first (Namespaces, CRDs, identities, configuration), workloads
+ * after, admission that validates everything last. The dependency graph (graph.ts) uses it to break
+ * ties between objects it does not order; teardown walks it backwards.
  */
 export const kindsFirst: readonly string[] = [
   'Namespace',

@@ -1,6 +1,6 @@
 /**
- * Step 4: desired × inventory × live → what to apply, in which waves, and what to prune. Pure: the
- * live copies were read by the engine; this decides.
+ * Step 4: desired × inventory × live → what to apply, in which order (the dependency graph), and what
+ * to prune. Pure: the live copies were read by the engine; this decides.
  */
 import { entryOf, mergeInventories } from '../inventory.ts';
 import type { InventoryEntry } from '../../api/packagesync.ts';
@@ -9,12 +9,12 @@ import { fail, ok, type Result } from '../failure.ts';
 import { describeRef, refKey, refOf, type KubeObject, type ObjectRef } from '../object.ts';
 import { needsApply, withDigest } from './drift.ts';
 import { ownershipOf, type Owner } from './ownership.ts';
-import { planPrune } from './prune.ts';
-import { planWaves } from './waves.ts';
+import { isProtectedKind, planPrune } from './prune.ts';
+import { buildGraph, type DependencyGraph } from './graph.ts';
 
 export interface ChangePlan {
-  /** Objects to send, as they will be sent (digest annotation stamped), in apply order. */
-  waves: KubeObject[][];
+  /** Objects to send, as they will be sent (digest annotation stamped), and what each needs first. */
+  graph: DependencyGraph;
   /** refKeys of objects whose live copy differs from the package (or is missing). */
   toApply: Set<string>;
   /**
@@ -24,10 +24,24 @@ export interface ChangePlan {
   adopt: Set<string>;
   /** Inventory entries no longer rendered, in delete order. */
   prune: ObjectRef[];
+  /** Protected kinds (prune.ts) that left the package: left in the cluster, dropped from the inventory. */
+  released: ObjectRef[];
   /** The inventory to save before applying: old ∪ new, so a crash leaves nothing unknown. */
   inventoryDuringApply: InventoryEntry[];
   /** The inventory once everything applied and pruned. */
   inventoryAfter: InventoryEntry[];
+}
+
+export interface PlanOptions {
+  /** refKey → source file (RenderedPackage.sources): validation messages name the file. */
+  sources?: ReadonlyMap<string, string>;
+  /**
+   * Live copies of the objects depends-on names outside the package (engine/dependencies.ts): such a
+   * dependency must exist. One that left the package does not count: it is about to be pruned.
+   */
+  external?: ReadonlyMap<string, KubeObject>;
+  /** spec.pruneProtectedKinds: Namespaces, CRDs, PVs and PVCs that left the package are deleted too. */
+  pruneProtectedKinds?: boolean;
 }
 
 export function planChanges(
@@ -35,6 +49,7 @@ export function planChanges(
   inventory: readonly InventoryEntry[],
   live: ReadonlyMap<string, KubeObject>,
   owner: Owner,
+  opts: PlanOptions = {},
 ): Result<ChangePlan> {
   const conflicts: string[] = [];
   const adopt = new Set<string>();
@@ -57,7 +72,16 @@ export function planChanges(
       { object: firstConflict!, terminal: true },
     );
   }
-  const stamped = desired.map(withDigest);
+  const stale = planPrune(inventory, desired);
+  const leaving = new Set(stale.map(refKey));
+  const prune = opts.pruneProtectedKinds ? stale : stale.filter((r) => !isProtectedKind(r));
+  const released = opts.pruneProtectedKinds ? [] : stale.filter(isProtectedKind);
+  const graph = buildGraph(desired.map(withDigest), {
+    sources: opts.sources,
+    leaving: (ref) => leaving.has(refKey(ref)),
+    exists: (ref) => opts.external?.has(refKey(ref)) === true,
+  });
+  if (!graph.ok) return { ok: false, failure: graph.failure };
   const toApply = new Set<string>();
   for (const obj of desired) {
     const key = refKey(refOf(obj));
@@ -65,10 +89,11 @@ export function planChanges(
   }
   const next = desired.map(entryOf);
   return ok({
-    waves: planWaves(stamped),
+    graph: graph.value,
     toApply,
     adopt,
-    prune: planPrune(inventory, desired),
+    prune,
+    released,
     inventoryDuringApply: mergeInventories(inventory, next),
     inventoryAfter: mergeInventories([], next),
   });

@@ -21,3 +21,19 @@ export function planPrune(oldInventory: readonly InventoryEntry[], desired: read
   }
   return [...stale.values()].sort((a, b) => kindRank(b.kind) - kindRank(a.kind) || compareUtf8(refKey(a), refKey(b)));
 }
+
+/**
+ * Kinds whose deletion takes more than the object with it: a Namespace everything in it, a CRD every custom
+ * resource of its kind, a PersistentVolume or its claim the data. One that leaves the package is left in the
+ * cluster and released from the inventory, unless spec.pruneProtectedKinds says to delete it too.
+ */
+export const PROTECTED_KINDS: readonly string[] = [
+  '/Namespace',
+  'apiextensions.k8s.io/CustomResourceDefinition',
+  '/PersistentVolume',
+  '/PersistentVolumeClaim',
+];
+
+export function isProtectedKind(ref: ObjectRef): boolean {
+  return PROTECTED_KINDS.includes(`${ref.group}/${ref.kind}`);
+}

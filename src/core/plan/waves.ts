@@ -3,8 +3,9 @@ import { groupOf, isRecord, ownField } from '../object.ts';
 import { crdRank, kindRank, otherKindsRank } from './kind-order.ts';
 
 /**
- * Objects grouped into apply waves, one per kind rank present, in rank order. A wave is applied
- * concurrently; waves one after another. Order inside a wave is the input (render) order.
+ * Objects grouped by kind rank, in rank order; input (render) order inside a group. Apply follows the
+ * dependency graph (graph.ts), which uses kind order only as its tie-break; this plain kind order is
+ * what `packagesync render` prints when the graph is invalid.
  */
 export function planWaves(objects: readonly KubeObject[]): KubeObject[][] {
   const rankOf = rankerFor(objects);

@@ -17,25 +17,31 @@ export const LocalConfigAnnotation = 'config.kubernetes.io/local-config';
 
 const maxListNesting = 8;
 
+/** A step run on each object before it is checked (postBuild substitution): a name may be `${app}-web`. */
+export type ObjectStep = (obj: Record<string, unknown>, where: SourceLocation) => Result<Record<string, unknown>>;
+
 /**
  * The objects a document defines: itself, or the items of a List, minus local configuration (the
- * Kptfile, objects annotated local-config). Each object is checked for what apply needs.
+ * Kptfile, objects annotated local-config). Each object goes through `step`, then is checked for what
+ * apply needs.
  */
-export function objectsOfDocument(value: unknown, where: SourceLocation): Result<LocatedObject[]> {
+export function objectsOfDocument(value: unknown, where: SourceLocation, step?: ObjectStep): Result<LocatedObject[]> {
   if (!isRecord(value)) return invalid(where, 'not a mapping; each document must be one Kubernetes object');
-  if (isList(value)) return itemsOf(value, where);
+  if (isList(value)) return itemsOf(value, where, step);
   if (isLocalConfig(value)) return ok([]);
-  const checked = checkObject(value, where);
+  const stepped = step ? step(value, where) : ok(value);
+  if (!stepped.ok) return stepped;
+  const checked = checkObject(stepped.value, where);
   return checked.ok ? ok([{ object: checked.value, where }]) : checked;
 }
 
-function itemsOf(list: Record<string, unknown>, where: SourceLocation): Result<LocatedObject[]> {
+function itemsOf(list: Record<string, unknown>, where: SourceLocation, step?: ObjectStep): Result<LocatedObject[]> {
   const items = ownField(list, 'items');
   if (!Array.isArray(items)) return invalid(where, `${String(ownField(list, 'kind'))} without an items list`);
   if (where.items.length >= maxListNesting) return invalid(where, 'Lists nested too deeply');
   const found: LocatedObject[] = [];
   for (const [i, item] of items.entries()) {
-    const objects = objectsOfDocument(item, { ...where, items: [...where.items, i + 1] });
+    const objects = objectsOfDocument(item, { ...where, items: [...where.items, i + 1] }, step);
     if (!objects.ok) return objects;
     found.push(...objects.value);
   }

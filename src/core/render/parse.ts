@@ -88,7 +88,7 @@ function thrownProblem(error: unknown): string {
 }
 
 /** Describes the first value JSON cannot carry exactly (with its field path), or undefined. */
-function findNonJson(value: unknown, path: string, depth: number): string | undefined {
+export function findNonJson(value: unknown, path: string, depth: number): string | undefined {
   if (depth > maxDepth) return `nested deeper than ${maxDepth} levels at ${path || 'the top'}`;
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
   if (typeof value === 'number') {

@@ -9,7 +9,8 @@ import { objectsOfDocument } from './manifests.ts';
 import { normalizeObject } from './normalize.ts';
 import { parseManifestFile } from './parse.ts';
 import { scopeResolver } from './scope.ts';
-import type { RenderedPackage, RenderOptions, SourceFile } from './types.ts';
+import { substitutionStep } from './substitute.ts';
+import type { RenderedPackage, RenderOptions, SourceFile, Substitution } from './types.ts';
 import { describeLocation } from './types.ts';
 
 /**
@@ -18,18 +19,33 @@ import { describeLocation } from './types.ts';
  * pruned from a half-read package.
  */
 export function renderPackage(files: readonly SourceFile[], options: RenderOptions): Result<RenderedPackage> {
-  const read = readObjects(files);
+  const read = readObjects(files, options.substitution);
   if (!read.ok) return read;
+  return renderObjects(read.value, options, plainPackage(files.length));
+}
 
+/** How a plain package is named in an empty-render message. */
+export const plainPackage = (files: number): string => `the package (${files} manifest file${files === 1 ? '' : 's'})`;
+
+/**
+ * Objects as read or built (plain files, kustomize, helm) → the objects to apply: namespaces, owner
+ * labels, duplicates, emptiness. `what` names the package in the empty-render message. Pure steps on the
+ * built objects (postBuild substitution, commonMetadata) run before this, on the LocatedObjects.
+ */
+export function renderObjects(
+  located: readonly LocatedObject[],
+  options: RenderOptions,
+  what: string,
+): Result<RenderedPackage> {
   const namespaced = scopeResolver(
-    read.value.map((found) => found.object),
+    located.map((found) => found.object),
     options.isNamespaced,
   );
   const policy = {
     target: options.targetNamespace || undefined,
     fallback: options.defaultNamespace || options.owner.namespace,
   };
-  const rendered = read.value.map(({ object, where }) => ({
+  const rendered = located.map(({ object, where }) => ({
     object: normalizeObject(object, namespaced(groupOf(object.apiVersion), object.kind), policy, options.owner),
     where,
   }));
@@ -53,25 +69,23 @@ export function renderPackage(files: readonly SourceFile[], options: RenderOptio
   }
 
   if (rendered.length === 0 && !options.allowEmpty) {
-    return fail(
-      Reason.EmptyRender,
-      `the package (${files.length} manifest file${files.length === 1 ? '' : 's'}) renders no objects; ` +
-        'commit manifests or set spec.allowEmpty: true',
-      { terminal: true },
-    );
+    return fail(Reason.EmptyRender, `${what} renders no objects; ` + 'commit manifests or set spec.allowEmpty: true', {
+      terminal: true,
+    });
   }
 
   const objects = rendered.map((found) => found.object);
   return ok({ objects, digest: packageDigest(objects), sources });
 }
 
-function readObjects(files: readonly SourceFile[]): Result<LocatedObject[]> {
+export function readObjects(files: readonly SourceFile[], substitution?: Substitution): Result<LocatedObject[]> {
   const found: LocatedObject[] = [];
+  const step = substitutionStep(substitution);
   for (const file of [...files].sort((a, b) => compareUtf8(a.path, b.path))) {
     const documents = parseManifestFile(file);
     if (!documents.ok) return documents;
     for (const document of documents.value) {
-      const objects = objectsOfDocument(document.value, { path: file.path, document: document.index, items: [] });
+      const objects = objectsOfDocument(document.value, { path: file.path, document: document.index, items: [] }, step);
       if (!objects.ok) return objects;
       found.push(...objects.value);
     }

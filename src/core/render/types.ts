@@ -19,6 +19,21 @@ export interface RenderOptions {
   isNamespaced?: (group: string, kind: string) => boolean | undefined;
   /** spec.allowEmpty: an empty package is a valid state (it prunes everything). */
   allowEmpty?: boolean;
+  /** spec.postBuild, its variables resolved: substituted into every object before it is checked. */
+  substitution?: Substitution;
+}
+
+/** postBuild substitution, its variables resolved (see ./substitute.ts). */
+export interface Substitution {
+  /** Every variable, already merged (see mergeVariables). */
+  variables: Readonly<Record<string, string>>;
+  /** A `${var}` with no value and no default fails the render (Flux's StrictPostBuildSubstitutions). */
+  strict: boolean;
+  /**
+   * spec.postBuild.substituteStrategy Always: substitute even when no variable is defined (for
+   * `${var:=default}`). By default (WithVariables) a package with no variables is left untouched, as Flux does.
+   */
+  always?: boolean;
 }
 
 export interface RenderedPackage {
@@ -30,7 +45,10 @@ export interface RenderedPackage {
   sources: Map<string, string>;
 }
 
-/** Where an object came from: file, 1-based document index, and 1-based item index inside a List. */
+/**
+ * Where an object came from: file, 1-based document index, and 1-based item index inside a List.
+ * Document 0: built by a tool (kustomize, helm), which says the file but not the document.
+ */
 export interface SourceLocation {
   path: string;
   document: number;
@@ -38,6 +56,6 @@ export interface SourceLocation {
 }
 
 export function describeLocation(where: SourceLocation): string {
-  const items = where.items.map((i) => `, item ${i}`).join('');
-  return `${where.path} (document ${where.document}${items})`;
+  const parts = [...(where.document > 0 ? [`document ${where.document}`] : []), ...where.items.map((i) => `item ${i}`)];
+  return parts.length === 0 ? where.path : `${where.path} (${parts.join(', ')})`;
 }

@@ -19,3 +19,5 @@ export {
 export type { FileChange, TestRepo } from './repo.ts';
 export { installProcessSpy } from './process-spy.ts';
 export type { ProcessSpy, SpiedProcess } from './process-spy.ts';
+export { startGitFixture } from './fixture.ts';
+export type { GitFixture } from './fixture.ts';

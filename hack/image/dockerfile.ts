@@ -1,0 +1,260 @@
+/**
+ * The Dockerfile as the one source of truth for the image: hack/build-image.sh builds the same image
+ * without Docker (mmdebstrap + umoci), and takes everything it may disagree on from here — the Debian
+ * suite and Node major of the base, the Debian packages, the user's RUN line, WORKDIR, the COPY lines
+ * through .dockerignore, USER, ENV, ENTRYPOINT and CMD. An instruction this reader does not know fails
+ * the build, naming the line, instead of being silently left out of one of the two images.
+ *
+ *   node hack/image/dockerfile.ts spec               the image spec as JSON (for build-image.sh)
+ *   node hack/image/dockerfile.ts stage-app <dest>   copy the final stage's COPY sources into <dest>/<workdir>
+ *   node hack/image/dockerfile.ts app-files          the files stage-app copies, one a line (for the input digest)
+ */
+import { cpSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, matchesGlob, relative, resolve } from 'node:path';
+
+export interface ImageSpec {
+  /** `FROM node:<major>-<suite>-slim` of the final stage. */
+  base: { image: string; nodeMajor: number; suite: string };
+  /** The deps stage's `npm ci` flags (`--omit=dev --ignore-scripts`). */
+  npmCiFlags: string[];
+  /** Lock-file inputs of the deps stage. */
+  depsFiles: string[];
+  /** Debian packages of the final stage's `apt-get install`. */
+  aptPackages: string[];
+  /** The final stage's RUN line that creates the user (groupadd/useradd), run as-is in the base. */
+  userRun: string;
+  workdir: string;
+  /** `COPY --from=deps <src> <dest>`: the dependencies' destination, relative to workdir. */
+  depsCopy: { src: string; dest: string };
+  /** The final stage's other COPY sources, relative to the build context. */
+  appSources: string[];
+  user: string;
+  env: Record<string, string>;
+  entrypoint: string[];
+  cmd: string[];
+}
+
+interface Instruction {
+  line: number;
+  op: string;
+  args: string;
+}
+
+export class DockerfileError extends Error {}
+
+/** Instructions with continuation lines joined; comments and blank lines dropped. */
+export function instructions(text: string): Instruction[] {
+  const out: Instruction[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const start = i;
+    let line = lines[i]!.trim();
+    if (!line || line.startsWith('#')) continue;
+    while (line.endsWith('\\') && i + 1 < lines.length) {
+      i++;
+      const next = lines[i]!.trim();
+      if (next.startsWith('#')) continue;
+      line = `${line.slice(0, -1).trimEnd()} ${next}`;
+    }
+    const [op, ...rest] = line.split(/\s+/);
+    out.push({ line: start + 1, op: op!.toUpperCase(), args: rest.join(' ') });
+  }
+  return out;
+}
+
+function fail(ins: Instruction, why: string): never {
+  throw new DockerfileError(
+    `Dockerfile line ${ins.line}: ${why} (${ins.op} ${ins.args}); hack/image/dockerfile.ts must learn it`,
+  );
+}
+
+function jsonArray(ins: Instruction): string[] {
+  try {
+    const v = JSON.parse(ins.args) as unknown;
+    if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v;
+  } catch {
+    // falls through to the failure below
+  }
+  fail(ins, 'only the exec (JSON array) form is understood');
+}
+
+function parseEnv(ins: Instruction, env: Record<string, string>): void {
+  for (const pair of ins.args.split(/\s+/)) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0 || /["'$]/.test(pair)) fail(ins, 'only unquoted KEY=value pairs are understood');
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+}
+
+/** The Dockerfile's two stages (deps, then the final one) as an image spec. */
+export function readImageSpec(text: string): ImageSpec {
+  const all = instructions(text);
+  const froms = all.filter((i) => i.op === 'FROM');
+  if (froms.length !== 2)
+    throw new DockerfileError(`Dockerfile: expected two stages (deps, final), found ${froms.length}`);
+  const finalStart = all.indexOf(froms[1]!);
+  const deps = all.slice(0, finalStart);
+  const final = all.slice(finalStart);
+
+  const spec: Partial<ImageSpec> & { env: Record<string, string>; appSources: string[] } = { env: {}, appSources: [] };
+  for (const ins of deps) {
+    switch (ins.op) {
+      case 'FROM':
+        if (!/ AS deps$/i.test(ins.args)) fail(ins, 'the first stage must be named deps');
+        break;
+      case 'WORKDIR':
+        break;
+      case 'COPY':
+        spec.depsFiles = ins.args.split(/\s+/).slice(0, -1);
+        break;
+      case 'RUN': {
+        const m = /^npm ci((?: --[a-z-=]+)*)(?: && npm cache clean --force)?$/.exec(ins.args);
+        if (!m) fail(ins, 'the deps stage may only run `npm ci <flags>`');
+        spec.npmCiFlags = m[1]!.trim().split(/\s+/);
+        break;
+      }
+      default:
+        fail(ins, 'unknown instruction in the deps stage');
+    }
+  }
+  for (const ins of final) {
+    switch (ins.op) {
+      case 'FROM': {
+        const m = /^node:(\d+)-([a-z]+)-slim$/.exec(ins.args);
+        if (!m) fail(ins, 'the final stage must start FROM node:<major>-<debian suite>-slim');
+        spec.base = { image: ins.args, nodeMajor: Number(m[1]), suite: m[2]! };
+        break;
+      }
+      case 'RUN': {
+        const apt =
+          /^apt-get update && apt-get install -y --no-install-recommends ([a-z0-9.+ -]+?) && rm -rf \/var\/lib\/apt\/lists\/\*$/.exec(
+            ins.args,
+          );
+        if (apt) spec.aptPackages = apt[1]!.split(/\s+/);
+        else if (/^groupadd [^&;|`$]+ && useradd [^&;|`$]+$/.test(ins.args)) spec.userRun = ins.args;
+        else fail(ins, 'the final stage may only RUN the apt-get install line and the groupadd && useradd line');
+        break;
+      }
+      case 'WORKDIR':
+        spec.workdir = ins.args;
+        break;
+      case 'COPY': {
+        const parts = ins.args.split(/\s+/);
+        if (parts[0]?.startsWith('--from=')) {
+          if (parts[0] !== '--from=deps' || parts.length !== 3) fail(ins, 'only COPY --from=deps <src> <dest>');
+          spec.depsCopy = { src: parts[1]!, dest: parts[2]! };
+        } else {
+          if (parts.some((p) => p.startsWith('--'))) fail(ins, 'COPY flags are not understood');
+          const dest = parts.at(-1)!;
+          const sources = parts.slice(0, -1);
+          // Every source lands at the same relative path under WORKDIR: `COPY x ./` or `COPY x/ ./x/`.
+          for (const src of sources) {
+            const expected = sources.length === 1 && src.endsWith('/') ? [`./${src}`, src] : ['./'];
+            if (!expected.includes(dest)) fail(ins, `COPY must keep ${src} at its own path under WORKDIR`);
+          }
+          spec.appSources.push(...sources);
+        }
+        break;
+      }
+      case 'USER':
+        spec.user = ins.args;
+        break;
+      case 'ENV':
+        parseEnv(ins, spec.env);
+        break;
+      case 'ENTRYPOINT':
+        spec.entrypoint = jsonArray(ins);
+        break;
+      case 'CMD':
+        spec.cmd = jsonArray(ins);
+        break;
+      default:
+        fail(ins, 'unknown instruction in the final stage');
+    }
+  }
+  for (const key of [
+    'base',
+    'npmCiFlags',
+    'depsFiles',
+    'aptPackages',
+    'userRun',
+    'workdir',
+    'depsCopy',
+    'user',
+    'entrypoint',
+    'cmd',
+  ] as const) {
+    if (spec[key] === undefined) throw new DockerfileError(`Dockerfile: no ${key} found`);
+  }
+  return spec as ImageSpec;
+}
+
+/** .dockerignore as Docker reads it: later patterns win, `!x` lets x back in. */
+export function dockerignore(text: string): (path: string) => boolean {
+  const rules = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
+  return (path) => {
+    let ignored = false;
+    for (const rule of rules) {
+      const negate = rule.startsWith('!');
+      const pattern = (negate ? rule.slice(1) : rule).replace(/\/$/, '');
+      if (matchesGlob(path, pattern) || matchesGlob(path, `${pattern}/**`)) ignored = !negate;
+    }
+    return ignored;
+  };
+}
+
+/** Files of the build context the final stage's COPY lines take, relative to the context, sorted. */
+export function appFiles(root: string, spec: ImageSpec): string[] {
+  const ignored = dockerignore(readFileSync(join(root, '.dockerignore'), 'utf8'));
+  const out: string[] = [];
+  const walk = (rel: string): void => {
+    const abs = join(root, rel);
+    if (statSync(abs).isDirectory()) {
+      for (const name of readdirSync(abs)) {
+        const child = join(rel, name);
+        if (!ignored(child)) walk(child);
+      }
+    } else out.push(rel);
+  };
+  for (const src of spec.appSources) {
+    const rel = src.replace(/\/$/, '');
+    if (ignored(rel)) throw new DockerfileError(`.dockerignore excludes ${rel}, which the Dockerfile copies`);
+    walk(rel);
+  }
+  return out.sort();
+}
+
+function main(argv: string[]): void {
+  const root = resolve(import.meta.dirname, '../..');
+  const spec = readImageSpec(readFileSync(join(root, 'Dockerfile'), 'utf8'));
+  const [cmd, dest] = argv;
+  if (cmd === 'spec') {
+    process.stdout.write(`${JSON.stringify(spec, null, 2)}\n`);
+  } else if (cmd === 'app-files') {
+    process.stdout.write(
+      appFiles(root, spec)
+        .map((f) => `${f}\n`)
+        .join(''),
+    );
+  } else if (cmd === 'stage-app' && dest) {
+    const workdir = join(dest, spec.workdir);
+    for (const file of appFiles(root, spec)) {
+      mkdirSync(join(workdir, relative('.', join(file, '..'))), { recursive: true });
+      cpSync(join(root, file), join(workdir, file), { preserveTimestamps: false });
+    }
+  } else {
+    throw new DockerfileError('usage: dockerfile.ts spec | app-files | stage-app <dest>');
+  }
+}
+
+if (import.meta.main) {
+  try {
+    main(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`[build-image] ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,220 @@
+import { createHash } from 'node:crypto';
+import { realpath, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Spec } from '../../api/packagesync.ts';
+import { Reason } from '../../api/reasons.ts';
+import { fail, ok } from '../../core/failure.ts';
+import type { Result } from '../../core/failure.ts';
+import { canonicalJson } from '../../core/render/canonical.ts';
+import { objectsOfHelmOutput, objectsOfKustomizeOutput } from '../../core/render/built.ts';
+import type { LocatedObject } from '../../core/render/manifests.ts';
+import { plainPackage, readObjects } from '../../core/render/render.ts';
+import { substitutionStep } from '../../core/render/substitute.ts';
+import type { SourceFile, Substitution } from '../../core/render/types.ts';
+import { realpathInside } from '../git/read-package.ts';
+import { helmTemplate, type HelmCapabilities } from './helm.ts';
+import { findKustomization } from './kustomize-check.ts';
+import { kustomizeBuild } from './kustomize.ts';
+import type { ToolLimits } from './tool-failure.ts';
+
+/**
+ * Step 3's I/O half, the one chooser the controller and the CLI share: a kustomization at the package path
+ * → kustomize; a Chart.yaml there, or spec.helm set → helm template; else the plain files as read. The
+ * result is the built objects, located in their source files and not yet normalised (postBuild
+ * substitution, commonMetadata, namespaces and owner labels come after, pure, in core/render).
+ *
+ * Tool builds are cached by every input (commit, path, spec fields, valuesFrom contents, capabilities,
+ * tool versions): a no-op resync runs no subprocess. `stats()` counts runs and hits.
+ */
+
+export type BuildTool = 'plain' | 'kustomize' | 'helm';
+
+export interface RenderToolsConfig {
+  kustomizePath: string;
+  helmPath: string;
+  limits: ToolLimits;
+  /** Scratch copies and value files; default the OS temp dir. */
+  scratchDir?: string;
+  /** Built packages kept (least recently used dropped first). 0 disables the cache. */
+  cacheEntries?: number;
+  /** Total bytes of cached tool output kept (default 64 MiB). */
+  cacheBytes?: number;
+}
+
+export interface BuildRequest {
+  checkoutRoot: string;
+  /** Repo-relative package path, "." for the root. */
+  packagePath: string;
+  /** The commit the checkout holds: part of the cache key. Undefined (a local directory): not cached. */
+  commit?: string;
+  /** The package's manifest files as the source read them (plain packages). */
+  files: readonly SourceFile[];
+  spec: Pick<Spec, 'kustomize' | 'helm'>;
+  releaseName: string;
+  releaseNamespace: string;
+  /** Contents of spec.helm.valuesFrom, in order. */
+  valuesFrom?: string[];
+  capabilities?: HelmCapabilities;
+  /** spec.postBuild, its variables resolved: run on every built object (never cached: the tool output is). */
+  substitution?: Substitution;
+  signal?: AbortSignal;
+}
+
+export interface Built {
+  tool: BuildTool;
+  objects: LocatedObject[];
+  /** How the package is named in an empty-render message. */
+  what: string;
+}
+
+export interface RenderStats {
+  /** Tool subprocesses started (kustomize build, helm template). */
+  toolRuns: number;
+  /** Seconds spent in them, checks and scratch view included. */
+  toolSeconds: number;
+  cacheHits: number;
+}
+
+export interface Renderer {
+  /** Which tool the package at this path needs. */
+  toolFor(checkoutRoot: string, packagePath: string, spec: Pick<Spec, 'helm'>): Promise<BuildTool>;
+  build(req: BuildRequest): Promise<Result<Built>>;
+  stats(): RenderStats;
+}
+
+/**
+ * 'kustomize' or 'helm' when the directory at `packagePath` (inside the checkout, symlinks resolved) holds
+ * a kustomization or a Chart.yaml; undefined otherwise (a plain package, or a path the source reports on).
+ * The source reads no manifest files for a built package: the tool reads what it needs.
+ */
+export async function builtPackageAt(checkoutRoot: string, packagePath: string): Promise<BuildTool | undefined> {
+  const root = await realpath(checkoutRoot);
+  const dir = await realpathInside(root, packagePath === '.' ? root : join(root, packagePath));
+  if (typeof dir !== 'string') return undefined;
+  if ((await findKustomization(dir)) !== undefined) return 'kustomize';
+  if ((await stat(join(dir, 'Chart.yaml')).catch(() => undefined))?.isFile()) return 'helm';
+  return undefined;
+}
+
+export function createRenderer(config: RenderToolsConfig): Renderer {
+  const scratchDir = config.scratchDir ?? tmpdir();
+  const maxEntries = config.cacheEntries ?? 256;
+  const maxBytes = config.cacheBytes ?? 64 << 20;
+  const cache = new Map<string, { stdout: string; bytes: number }>();
+  let cachedBytes = 0;
+  const counters: RenderStats = { toolRuns: 0, toolSeconds: 0, cacheHits: 0 };
+
+  async function toolFor(checkoutRoot: string, packagePath: string, spec: Pick<Spec, 'helm'>): Promise<BuildTool> {
+    const dir = packagePath === '.' ? checkoutRoot : join(checkoutRoot, packagePath);
+    if ((await findKustomization(dir)) !== undefined) return 'kustomize';
+    if (spec.helm !== undefined) return 'helm';
+    if ((await stat(join(dir, 'Chart.yaml')).catch(() => undefined))?.isFile()) return 'helm';
+    return 'plain';
+  }
+
+  function remember(key: string, stdout: string): void {
+    if (maxEntries === 0 || stdout.length > maxBytes) return;
+    cache.set(key, { stdout, bytes: stdout.length });
+    cachedBytes += stdout.length;
+    for (const [k, v] of cache) {
+      if (cache.size <= maxEntries && cachedBytes <= maxBytes) break;
+      cache.delete(k);
+      cachedBytes -= v.bytes;
+    }
+  }
+
+  async function build(req: BuildRequest): Promise<Result<Built>> {
+    const tool = await toolFor(req.checkoutRoot, req.packagePath, req.spec);
+    if (tool === 'plain') {
+      // Flux would generate a kustomization for a plain directory; here a plain package stays plain files
+      // (docs/migrating.md), so fields that only a kustomize build can apply are refused, not ignored.
+      const shaping = (['patches', 'images', 'components', 'namePrefix', 'nameSuffix'] as const).filter(
+        (f) => req.spec.kustomize?.[f] !== undefined,
+      );
+      if (shaping.length > 0) {
+        return fail(
+          Reason.RenderRefused,
+          `spec.kustomize.${shaping.join(', spec.kustomize.')} ${shaping.length === 1 ? 'needs' : 'need'} a kustomization: ` +
+            `${req.packagePath} holds no kustomization.yaml; add one (resources: the package's files) or remove the field`,
+          { terminal: true },
+        );
+      }
+      const objects = readObjects(req.files, req.substitution);
+      if (!objects.ok) return objects;
+      return ok({ tool, objects: objects.value, what: plainPackage(req.files.length) });
+    }
+    const key = req.commit === undefined ? undefined : cacheKey(tool, req, config);
+    const hit = key === undefined ? undefined : cache.get(key);
+    let stdout: string;
+    if (hit && key !== undefined) {
+      counters.cacheHits++;
+      cache.delete(key); // most recently used last
+      cache.set(key, hit);
+      stdout = hit.stdout;
+    } else {
+      counters.toolRuns++;
+      const started = performance.now();
+      const common = {
+        checkoutRoot: await realpath(req.checkoutRoot),
+        packagePath: req.packagePath,
+        limits: config.limits,
+        scratchDir,
+        signal: req.signal,
+      };
+      const run =
+        tool === 'kustomize'
+          ? await kustomizeBuild({ ...common, spec: req.spec.kustomize, bin: config.kustomizePath })
+          : await helmTemplate({
+              ...common,
+              spec: req.spec.helm,
+              releaseName: req.spec.helm?.releaseName ?? req.releaseName,
+              namespace: req.spec.helm?.namespace ?? req.releaseNamespace,
+              valuesFrom: req.valuesFrom ?? [],
+              capabilities: req.capabilities,
+              bin: config.helmPath,
+            });
+      counters.toolSeconds += (performance.now() - started) / 1000;
+      if (!run.ok) return run;
+      stdout = run.value;
+      if (key !== undefined) remember(key, stdout);
+    }
+    const step = substitutionStep(req.substitution);
+    const objects =
+      tool === 'kustomize'
+        ? objectsOfKustomizeOutput(stdout, req.packagePath, step)
+        : objectsOfHelmOutput(stdout, req.packagePath, step);
+    if (!objects.ok) return objects;
+    const what = tool === 'kustomize' ? `kustomize build ${req.packagePath}` : `helm template ${req.packagePath}`;
+    return ok({ tool, objects: objects.value, what });
+  }
+
+  return { toolFor, build, stats: () => ({ ...counters }) };
+}
+
+/**
+ * Every input of a tool build. valuesFrom contents enter only as a digest of the whole key: the key is
+ * never logged, and holds no value in clear.
+ */
+function cacheKey(tool: BuildTool, req: BuildRequest, config: RenderToolsConfig): string {
+  const input = {
+    tool,
+    commit: req.commit,
+    path: req.packagePath,
+    kustomize: tool === 'kustomize' ? (req.spec.kustomize ?? null) : null,
+    helm:
+      tool === 'helm'
+        ? {
+            spec: req.spec.helm ?? null,
+            releaseName: req.releaseName,
+            namespace: req.releaseNamespace,
+            valuesFrom: req.valuesFrom ?? [],
+            capabilities: req.capabilities ?? null,
+          }
+        : null,
+    // a rebuilt binary at another path (a new version) is another input
+    bin: tool === 'kustomize' ? config.kustomizePath : config.helmPath,
+    limits: config.limits,
+  };
+  return createHash('sha256').update(canonicalJson(input)).digest('hex');
+}

@@ -1,0 +1,145 @@
+import { lstat, mkdtemp, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import { stringify } from 'yaml';
+import type { HelmSpec } from '../../api/packagesync.ts';
+import { Reason } from '../../api/reasons.ts';
+import { fail, ok } from '../../core/failure.ts';
+import type { Result } from '../../core/failure.ts';
+import { realpathInside } from '../git/read-package.ts';
+import { repoPath } from './kustomize-check.ts';
+import { runTool } from './run-tool.ts';
+import { describeToolFailure, type ToolLimits } from './tool-failure.ts';
+
+/**
+ * `helm template` of the chart at the package path, as upstream renders it: release name and namespace,
+ * values (files in the repository, then ConfigMap/Secret keys, then inline, in Flux's order), CRDs, and the
+ * cluster's real version and API versions as .Capabilities. Charts are read from the checkout only:
+ * every symlink in the chart must stay inside it, and dependencies must be vendored in charts/ (helm
+ * template downloads nothing without --dependency-update, which is never passed). Values from Secrets go
+ * to a private file for the run and are never logged.
+ */
+
+export interface HelmCapabilities {
+  /** e.g. v1.36.3 */
+  kubeVersion: string;
+  /** group/version and group/version/Kind entries, as helm's Capabilities.APIVersions holds them. */
+  apiVersions: string[];
+}
+
+export interface HelmInput {
+  checkoutRoot: string;
+  packagePath: string;
+  spec: HelmSpec | undefined;
+  releaseName: string;
+  namespace: string;
+  /** valuesFrom contents, in spec order (already read from the cluster). */
+  valuesFrom: string[];
+  capabilities: HelmCapabilities | undefined;
+  bin: string;
+  limits: ToolLimits;
+  scratchDir: string;
+  signal?: AbortSignal;
+}
+
+export async function helmTemplate(input: HelmInput): Promise<Result<string>> {
+  const root = await realpath(input.checkoutRoot);
+  const chart = input.packagePath === '.' ? root : join(root, input.packagePath);
+  const what = `helm template ${input.packagePath}`;
+  if (!(await stat(join(chart, 'Chart.yaml')).catch(() => undefined))?.isFile())
+    return fail(
+      Reason.RenderFailed,
+      `${what}: ${input.packagePath} holds no Chart.yaml; spec.helm needs a chart at spec.source.path`,
+      {
+        terminal: true,
+      },
+    );
+  const escape = await symlinkEscape(root, chart, input.limits.maxFiles);
+  if (escape) return escape;
+
+  const args = ['template', input.releaseName, '.', '--namespace', input.namespace, '--skip-tests'];
+  if (input.spec?.includeCRDs !== false) args.push('--include-crds');
+  if (input.capabilities) {
+    args.push('--kube-version', input.capabilities.kubeVersion);
+    for (const v of input.capabilities.apiVersions) args.push('--api-versions', v);
+  }
+  for (const file of input.spec?.valuesFiles ?? []) {
+    // repository paths, as Flux's HelmChart valuesFiles (Argo CD's valueFiles are relative to the chart)
+    const real = await realpathInside(root, join(root, posix.normalize(file)));
+    const entry = `spec.helm.valuesFiles entry ${JSON.stringify(file)}`;
+    if (real === undefined)
+      return fail(
+        Reason.RenderRefused,
+        `${entry} resolves outside the repository; only files of this repository can be used`,
+        {
+          terminal: true,
+        },
+      );
+    if (real === null)
+      return fail(Reason.RenderFailed, `${entry} does not exist at this revision; fix the path or commit the file`, {
+        terminal: true,
+      });
+    args.push('--values', real);
+  }
+
+  const work = await mkdtemp(join(input.scratchDir, 'packagesync-helm-'));
+  try {
+    // valuesFrom, then inline values: later files win, as in Flux's HelmRelease
+    const layers = [...input.valuesFrom, ...(input.spec?.values ? [stringify(input.spec.values)] : [])];
+    for (const [i, text] of layers.entries()) {
+      const file = join(work, `values-${i}.yaml`);
+      await writeFile(file, text, { mode: 0o600 });
+      args.push('--values', file);
+    }
+    const run = await runTool({
+      bin: input.bin,
+      args,
+      cwd: chart,
+      timeoutMs: input.limits.timeoutMs,
+      maxOutputBytes: input.limits.maxOutputBytes,
+      signal: input.signal,
+      hidePaths: [
+        { path: chart, as: input.packagePath },
+        { path: work, as: 'spec.helm' },
+        { path: root, as: '' },
+      ],
+    });
+    if (!run.ok) {
+      const failed = describeToolFailure<string>('helm', what, run, input);
+      if (!failed.ok && /missing in charts\/ directory|found in Chart\.yaml, but missing/i.test(run.stderr)) {
+        failed.failure.message +=
+          "; dependencies are not downloaded: vendor them into the chart's charts/ directory (helm dependency build) and commit them";
+      }
+      return failed;
+    }
+    return ok(run.stdout);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** helm follows symlinks when it loads a chart: each one must stay inside the checkout. */
+async function symlinkEscape(root: string, dir: string, maxEntries: number): Promise<Result<string> | undefined> {
+  const pending = [dir];
+  let entries = 0;
+  while (pending.length > 0) {
+    const current = pending.pop() as string;
+    for (const entry of await readdir(current, { withFileTypes: true })) {
+      if (++entries > maxEntries)
+        return fail(Reason.ArtifactTooLarge, `the chart holds more than ${maxEntries} files`, { terminal: true });
+      const path = join(current, entry.name);
+      if (entry.isSymbolicLink()) {
+        const real = await realpathInside(root, path);
+        if (real === undefined)
+          return fail(
+            Reason.RenderRefused,
+            `${repoPath(root, path)} is a symlink that points outside the repository; helm would read it`,
+            { terminal: true },
+          );
+        if (real !== null && (await lstat(real)).isDirectory() && !real.startsWith(dir)) pending.push(real);
+      } else if (entry.isDirectory()) {
+        pending.push(path);
+      }
+    }
+  }
+  return undefined;
+}

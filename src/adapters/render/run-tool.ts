@@ -1,0 +1,159 @@
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * The one way a render tool (kustomize, helm) runs: a subprocess that inherits nothing from the controller.
+ * Its environment is built from scratch (a minimal PATH, and HOME / XDG / HELM_* / KUBECONFIG pointed at an
+ * empty private directory made for this run), so no credential, token or config file of the controller
+ * reaches it. It runs in its own process group, so a time limit or an output limit kills the tool and
+ * anything it started. Its stderr is sanitised (controller paths removed, control characters dropped,
+ * length bounded) before anyone can put it in a condition.
+ */
+
+export interface ToolRun {
+  /** Absolute path of the binary. */
+  bin: string;
+  args: string[];
+  /** Working directory: inside the (copied) checkout. */
+  cwd: string;
+  timeoutMs: number;
+  /** stdout beyond this many bytes kills the tool: an endless or huge render. */
+  maxOutputBytes: number;
+  signal?: AbortSignal;
+  /**
+   * Directories whose absolute paths must not reach a message: each is replaced by what it stands for
+   * (e.g. the checkout → "", so paths read repo-relative).
+   */
+  hidePaths: { path: string; as: string }[];
+}
+
+export type ToolFailureKind = 'missing' | 'timeout' | 'too-large' | 'exit' | 'aborted';
+
+export type ToolOutcome =
+  { ok: true; stdout: string } | { ok: false; kind: ToolFailureKind; exitCode?: number | null; stderr: string };
+
+/** Longest stderr excerpt a message carries. */
+export const MAX_STDERR_CHARS = 800;
+/** stderr kept while the tool runs (the excerpt is cut from it). */
+const STDERR_KEEP_BYTES = 64 << 10;
+
+export async function runTool(run: ToolRun): Promise<ToolOutcome> {
+  const home = await mkdtemp(join(tmpdir(), 'packagesync-tool-'));
+  try {
+    await mkdir(join(home, 'config'), { mode: 0o700 });
+    await mkdir(join(home, 'cache'), { mode: 0o700 });
+    await mkdir(join(home, 'data'), { mode: 0o700 });
+    await writeFile(join(home, 'kubeconfig'), '', { mode: 0o600 });
+    return await spawnTool(run, toolEnv(home), [...run.hidePaths, { path: home, as: '' }]);
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+}
+
+/** The whole environment of a tool: nothing is inherited. */
+export function toolEnv(home: string): Record<string, string> {
+  return {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, 'config'),
+    XDG_CACHE_HOME: join(home, 'cache'),
+    XDG_DATA_HOME: join(home, 'data'),
+    HELM_CONFIG_HOME: join(home, 'config', 'helm'),
+    HELM_CACHE_HOME: join(home, 'cache', 'helm'),
+    HELM_DATA_HOME: join(home, 'data', 'helm'),
+    HELM_PLUGINS: join(home, 'data', 'helm', 'plugins'),
+    HELM_REGISTRY_CONFIG: join(home, 'config', 'helm', 'registry.json'),
+    HELM_REPOSITORY_CONFIG: join(home, 'config', 'helm', 'repositories.yaml'),
+    // an empty kubeconfig: `helm template` must never talk to a cluster, least of all the controller's
+    KUBECONFIG: join(home, 'kubeconfig'),
+    LANG: 'C',
+  };
+}
+
+function spawnTool(
+  run: ToolRun,
+  env: Record<string, string>,
+  hide: { path: string; as: string }[],
+): Promise<ToolOutcome> {
+  return new Promise((resolve) => {
+    const child = spawn(run.bin, run.args, {
+      cwd: run.cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true, // its own process group: the kill below reaches what it started
+    });
+    const out: Buffer[] = [];
+    let outBytes = 0;
+    const err: Buffer[] = [];
+    let errBytes = 0;
+    let ended: ToolFailureKind | undefined;
+    const kill = (why: ToolFailureKind) => {
+      if (ended) return;
+      ended = why;
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    };
+    const timer = setTimeout(() => kill('timeout'), run.timeoutMs);
+    const onAbort = () => kill('aborted');
+    run.signal?.addEventListener('abort', onAbort, { once: true });
+    if (run.signal?.aborted) onAbort();
+
+    child.stdout.on('data', (chunk: Buffer) => {
+      outBytes += chunk.length;
+      if (outBytes > run.maxOutputBytes) return kill('too-large');
+      out.push(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (errBytes >= STDERR_KEEP_BYTES) return;
+      errBytes += chunk.length;
+      err.push(chunk);
+    });
+    const finish = (outcome: ToolOutcome) => {
+      clearTimeout(timer);
+      run.signal?.removeEventListener('abort', onAbort);
+      resolve(outcome);
+    };
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT' || e.code === 'EACCES') {
+        finish({ ok: false, kind: 'missing', stderr: '' });
+      } else {
+        finish({ ok: false, kind: 'exit', stderr: e.code ?? 'spawn failed' });
+      }
+    });
+    child.on('close', (code) => {
+      const stderr = sanitizeStderr(Buffer.concat(err).toString('utf8'), hide);
+      if (ended) return finish({ ok: false, kind: ended, exitCode: code, stderr });
+      if (code !== 0) return finish({ ok: false, kind: 'exit', exitCode: code, stderr });
+      finish({ ok: true, stdout: Buffer.concat(out).toString('utf8') });
+    });
+  });
+}
+
+/**
+ * stderr as a message may carry it: the controller's own paths (checkout, scratch dirs) replaced by what
+ * they stand for, any other absolute path reduced to its last component, control characters dropped,
+ * whitespace folded, bounded in length.
+ */
+export function sanitizeStderr(text: string, hide: { path: string; as: string }[]): string {
+  let s = text;
+  // longest first, so a nested directory is replaced before its parent
+  for (const { path, as } of [...hide].sort((a, b) => b.path.length - a.path.length)) {
+    if (path === '' || path === '/') continue;
+    s = s.split(`${path}/`).join(as === '' ? '' : `${as}/`);
+    s = s.split(path).join(as === '' ? '.' : as);
+  }
+  s = s.replace(/(^|[\s"'(=:])\/(?:[^\s"'():/]+\/)+([^\s"'():/]+)/g, '$1…/$2');
+  // eslint-disable-next-line no-control-regex
+  s = s.replace(/\u001b\[[0-9;]*[A-Za-z]/g, '').replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '');
+  s = s
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .join('; ');
+  return s.length > MAX_STDERR_CHARS ? `${s.slice(0, MAX_STDERR_CHARS)}…` : s;
+}

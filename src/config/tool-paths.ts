@@ -1,0 +1,46 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Where the render tools are when no flag names them. In the image they are /usr/local/bin/kustomize and
+ * /usr/local/bin/helm. In a source checkout (development, tests) hack/build-cluster.sh builds the versions
+ * pinned in hack/versions.env into $PACKAGESYNC_CACHE/bin/<tool>-<version>/; $KUSTOMIZE_BIN / $HELM_BIN (the
+ * names `hack/build-cluster.sh paths` prints) override both.
+ */
+export interface ToolPaths {
+  kustomize: string;
+  helm: string;
+}
+
+export function defaultToolPaths(env: NodeJS.ProcessEnv = process.env): ToolPaths {
+  const pinned = readPins();
+  const cache = env.PACKAGESYNC_CACHE || join(homedir(), '.cache', 'packagesync');
+  const pick = (tool: 'kustomize' | 'helm', fromEnv: string | undefined, version: string | undefined): string => {
+    if (fromEnv) return fromEnv;
+    if (version) {
+      const built = join(cache, 'bin', `${tool}-${version}`, tool);
+      if (existsSync(built)) return built;
+    }
+    return `/usr/local/bin/${tool}`;
+  };
+  return {
+    kustomize: pick('kustomize', env.KUSTOMIZE_BIN, pinned.KUSTOMIZE_VERSION),
+    helm: pick('helm', env.HELM_BIN, pinned.HELM_VERSION),
+  };
+}
+
+function readPins(): Record<string, string> {
+  try {
+    const text = readFileSync(new URL('../../hack/versions.env', import.meta.url), 'utf8');
+    return Object.fromEntries(
+      text
+        .split('\n')
+        .map((line) => /^([A-Z_]+)=(\S+)/.exec(line))
+        .filter((m): m is RegExpExecArray => m !== null)
+        .map((m) => [m[1] as string, m[2] as string]),
+    );
+  } catch {
+    return {}; // the image ships no hack/
+  }
+}

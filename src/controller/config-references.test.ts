@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import type { PackageSync } from '../api/packagesync.ts';
+import { ConfigReferences, referencesOf } from './config-references.ts';
+
+const ps = (spec: Record<string, unknown>, namespace = 'team-a') =>
+  ({ metadata: { name: 'web', namespace }, spec }) as unknown as PackageSync;
+
+describe('referencesOf', () => {
+  it.each([
+    [{ source: { url: 'x' } }, []],
+    [{ source: { url: 'x', secretRef: { name: 'git-auth' } } }, ['Secret/team-a/git-auth']],
+    [
+      {
+        source: { url: 'x', secretRef: { name: 'vars' } },
+        postBuild: {
+          substituteFrom: [
+            { kind: 'ConfigMap', name: 'vars' },
+            { kind: 'Secret', name: 'vars' },
+            { kind: 'Secret', name: 'tls', optional: true },
+          ],
+        },
+      },
+      ['Secret/team-a/vars', 'ConfigMap/team-a/vars', 'Secret/team-a/tls'],
+    ],
+    // malformed entries are the reconcile's to report, not the watch's
+    [{ postBuild: { substituteFrom: [{ kind: 'Deployment', name: 'x' }, { kind: 'Secret' }, null] } }, []],
+    [{ postBuild: { substituteFrom: 'nope' }, source: { secretRef: { name: 7 } } }, []],
+  ])('%j reads %j', (spec, keys) => {
+    expect(referencesOf(ps(spec))).toEqual(keys);
+  });
+
+  it('always in the PackageSync namespace', () => {
+    expect(referencesOf(ps({ postBuild: { substituteFrom: [{ kind: 'ConfigMap', name: 'v' }] } }, 'other'))).toEqual([
+      'ConfigMap/other/v',
+    ]);
+  });
+});
+
+describe('ConfigReferences', () => {
+  it('finds the readers of a ConfigMap or Secret, and forgets what a PackageSync no longer reads', () => {
+    const refs = new ConfigReferences();
+    refs.set('team-a/web', ['ConfigMap/team-a/vars', 'Secret/team-a/git']);
+    refs.set('team-a/api', ['ConfigMap/team-a/vars']);
+    expect(refs.readersOf('ConfigMap/team-a/vars').sort()).toEqual(['team-a/api', 'team-a/web']);
+    refs.set('team-a/web', ['Secret/team-a/git']);
+    expect(refs.readersOf('ConfigMap/team-a/vars')).toEqual(['team-a/api']);
+    refs.remove('team-a/api');
+    expect(refs.readersOf('ConfigMap/team-a/vars')).toEqual([]);
+    expect(refs.size).toBe(1);
+    refs.set('team-a/web', []);
+    expect(refs.size).toBe(0);
+  });
+});

@@ -1,0 +1,127 @@
+import { parse } from 'yaml';
+import type { Result } from '../failure.ts';
+import { ok } from '../failure.ts';
+import { isRecord } from '../object.ts';
+import type { KubeObject } from '../object.ts';
+import type { LocatedObject } from './manifests.ts';
+import { objectsOfDocument, type ObjectStep } from './manifests.ts';
+import { parseManifestFile } from './parse.ts';
+
+/**
+ * A render tool's stdout → objects, each located in the repository file that produced it. Pure: the
+ * subprocess ran before (src/adapters/render). Paths are repo-relative, since a kustomize base may live
+ * anywhere in the repository.
+ *
+ * kustomize: the build ran with `buildMetadata: [originAnnotations]`, so each object carries
+ * config.kubernetes.io/origin (path relative to the package, or the kustomization that generated it);
+ * it is read and removed here, so what is applied equals plain `kustomize build` output.
+ * helm: `helm template` writes `# Source: <chart>/templates/x.yaml` above each document.
+ */
+
+export const OriginAnnotation = 'config.kubernetes.io/origin';
+export const HelmHookAnnotation = 'helm.sh/hook';
+
+/** `step`: postBuild substitution, run on each object before it is checked (as Flux runs it on this output). */
+export function objectsOfKustomizeOutput(
+  stdout: string,
+  packagePath: string,
+  step?: ObjectStep,
+): Result<LocatedObject[]> {
+  const shown = `kustomize build ${packagePath}`;
+  const documents = parseManifestFile({ path: shown, content: stdout });
+  if (!documents.ok) return documents;
+  const found: LocatedObject[] = [];
+  for (const document of documents.value) {
+    const origin = takeOrigin(document.value);
+    const path = origin === undefined ? shown : repoJoin(packagePath, origin);
+    const objects = objectsOfDocument(document.value, { path, document: 0, items: [] }, step);
+    if (!objects.ok) return objects;
+    found.push(...objects.value);
+  }
+  return ok(found);
+}
+
+/** The origin's file (or generating kustomization), relative to the package; the annotation is removed. */
+function takeOrigin(value: unknown): string | undefined {
+  if (!isRecord(value) || !isRecord(value.metadata) || !isRecord(value.metadata.annotations)) return undefined;
+  const annotations = value.metadata.annotations;
+  const raw = annotations[OriginAnnotation];
+  if (raw === undefined) return undefined;
+  delete annotations[OriginAnnotation];
+  // kustomize writes no annotations map of its own; one that only held the origin goes with it
+  if (Object.keys(annotations).length === 0) delete value.metadata.annotations;
+  if (typeof raw !== 'string') return undefined;
+  let origin: unknown;
+  try {
+    origin = parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(origin)) return undefined;
+  if (typeof origin.path === 'string' && origin.repo === undefined) return origin.path;
+  if (typeof origin.configuredIn === 'string') return origin.configuredIn;
+  return undefined;
+}
+
+/**
+ * `helm template` output → objects located in the chart's templates. Test hooks are dropped (they run
+ * only under `helm test`); other hooks stay, as ordinary objects (docs/adr/0012).
+ */
+export function objectsOfHelmOutput(stdout: string, packagePath: string, step?: ObjectStep): Result<LocatedObject[]> {
+  const found: LocatedObject[] = [];
+  // helm separates documents with a bare '---' line and writes '# Source:' first in each
+  const chunks = stdout.split(/^---[ \t]*$/m);
+  for (const chunk of chunks) {
+    const source = /^# Source: (.+)$/m.exec(chunk)?.[1]?.trim();
+    const path = source === undefined ? `helm template ${packagePath}` : chartFileInRepo(packagePath, source);
+    const documents = parseManifestFile({ path, content: chunk });
+    if (!documents.ok) return documents;
+    for (const document of documents.value) {
+      if (isTestHook(document.value)) continue;
+      const objects = objectsOfDocument(document.value, { path, document: 0, items: [] }, step);
+      if (!objects.ok) return objects;
+      found.push(...objects.value);
+    }
+  }
+  return ok(found);
+}
+
+export function isTestHook(value: unknown): boolean {
+  if (!isRecord(value) || !isRecord(value.metadata) || !isRecord(value.metadata.annotations)) return false;
+  const hook = value.metadata.annotations[HelmHookAnnotation];
+  return typeof hook === 'string' && hook.split(',').some((h) => h.trim().startsWith('test'));
+}
+
+/** "mychart/templates/a.yaml" (the chart's name first) → the file in the repository. */
+function chartFileInRepo(packagePath: string, source: string): string {
+  const slash = source.indexOf('/');
+  return repoJoin(packagePath, slash < 0 ? source : source.slice(slash + 1));
+}
+
+/** `rel` (relative to the package) as a repo-relative POSIX path. */
+export function repoJoin(packagePath: string, rel: string): string {
+  const parts: string[] = [];
+  for (const part of `${packagePath}/${rel}`.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') parts.pop();
+    else parts.push(part);
+  }
+  return parts.length === 0 ? '.' : parts.join('/');
+}
+
+/**
+ * Flux's spec.kustomize.commonMetadata: labels and annotations set on every object, replacing a value
+ * already there (kustomize-controller does this after the build, on each object's own metadata).
+ */
+export function withCommonMetadata(
+  objects: LocatedObject[],
+  common: { labels?: Record<string, string>; annotations?: Record<string, string> } | undefined,
+): LocatedObject[] {
+  if (!common || (!common.labels && !common.annotations)) return objects;
+  return objects.map(({ object, where }) => {
+    const metadata = { ...object.metadata };
+    if (common.labels) metadata.labels = { ...metadata.labels, ...common.labels };
+    if (common.annotations) metadata.annotations = { ...metadata.annotations, ...common.annotations };
+    return { object: { ...object, metadata } as KubeObject, where };
+  });
+}

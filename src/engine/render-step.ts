@@ -1,0 +1,119 @@
+/**
+ * Pipeline step 3, render: build (plain files | kustomize | helm template, adapters/render) → pure steps on
+ * the built objects → normalise (namespaces, owner labels, duplicates: core/render, via package-plan.ts,
+ * shared with the CLI). The pure steps on the built objects run in this order: postBuild substitution
+ * (when the spec asks for it), then Flux's commonMetadata.
+ */
+import type { Spec } from '../api/packagesync.ts';
+import { Reason } from '../api/reasons.ts';
+import type { PackageObjects } from '../adapters/kube/objects.ts';
+import type { Built, BuildTool } from '../adapters/render/build.ts';
+import type { HelmCapabilities } from '../adapters/render/helm.ts';
+import { fail, ok, type Result } from '../core/failure.ts';
+import { withCommonMetadata } from '../core/render/built.ts';
+import { plainPackage, readObjects, type RenderedPackage, type Substitution } from '../core/render/index.ts';
+import { renderBuiltForCluster } from './package-plan.ts';
+import type { FetchedSource, Ports } from './ports.ts';
+
+export interface RenderStepInput {
+  source: FetchedSource;
+  spec: Spec;
+  owner: { name: string; namespace: string };
+  /** The run's view of the cluster, as the PackageSync's identity (valuesFrom ConfigMaps are read with it). */
+  objects: PackageObjects;
+  /** spec.postBuild, its variables read (engine/substitution-inputs.ts); undefined: no substitution. */
+  substitution?: Substitution;
+  signal: AbortSignal;
+}
+
+/** The rendered package, and which build produced it (later failures of a built package name its files). */
+export type RenderedStep = RenderedPackage & { tool: BuildTool };
+
+export async function renderStep(ports: Ports, input: RenderStepInput): Promise<Result<RenderedStep>> {
+  const { spec, owner } = input;
+  const built = await buildObjects(ports, input);
+  if (!built.ok) return built;
+  const objects = withCommonMetadata(built.value.objects, spec.kustomize?.commonMetadata);
+  const rendered = await renderBuiltForCluster(
+    { objects, what: built.value.what },
+    {
+      owner,
+      defaultNamespace: owner.namespace,
+      targetNamespace: spec.targetNamespace,
+      allowEmpty: spec.allowEmpty,
+    },
+    input.objects.discovery,
+  );
+  return rendered.ok ? ok({ ...rendered.value, tool: built.value.tool }) : rendered;
+}
+
+async function buildObjects(ports: Ports, input: RenderStepInput): Promise<Result<Built>> {
+  const { source, spec, owner } = input;
+  if (!ports.render) {
+    const objects = readObjects(source.files, input.substitution);
+    if (!objects.ok) return objects;
+    return ok({ tool: 'plain', objects: objects.value, what: plainPackage(source.files.length) });
+  }
+  const tool = await ports.render.toolFor(source.checkoutRoot, source.packagePath, spec);
+  let valuesFrom: string[] = [];
+  let capabilities: HelmCapabilities | undefined;
+  if (tool === 'helm') {
+    const values = await readValuesFrom(ports, input.objects, spec, owner.namespace);
+    if (!values.ok) return values;
+    valuesFrom = values.value;
+    capabilities = await input.objects.discovery.capabilities();
+  }
+  return ports.render.build({
+    checkoutRoot: source.checkoutRoot,
+    packagePath: source.packagePath,
+    commit: source.commit,
+    files: source.files,
+    spec,
+    releaseName: owner.name,
+    releaseNamespace: spec.targetNamespace ?? owner.namespace,
+    valuesFrom,
+    capabilities,
+    ...(input.substitution ? { substitution: input.substitution } : {}),
+    signal: input.signal,
+  });
+}
+
+/**
+ * spec.helm.valuesFrom, read from the PackageSync's own namespace: Secrets as the git credentials are
+ * read, ConfigMaps as the PackageSync's identity. Messages name the object and key, never a value.
+ */
+async function readValuesFrom(
+  ports: Ports,
+  objects: PackageObjects,
+  spec: Spec,
+  namespace: string,
+): Promise<Result<string[]>> {
+  const out: string[] = [];
+  for (const ref of spec.helm?.valuesFrom ?? []) {
+    const named = `${ref.kind} ${namespace}/${ref.name}`;
+    let data: Record<string, string> | undefined;
+    if (ref.kind === 'Secret') {
+      data = await ports.secrets.read(namespace, ref.name);
+    } else {
+      const cm = await objects.get({ group: '', kind: 'ConfigMap', namespace, name: ref.name });
+      data = cm ? ((cm.data as Record<string, string> | undefined) ?? {}) : undefined;
+    }
+    if (data === undefined) {
+      if (ref.optional) continue;
+      return fail(
+        Reason.RenderFailed,
+        `${named} named in spec.helm.valuesFrom does not exist; create it or mark the entry optional`,
+      );
+    }
+    const text = data[ref.valuesKey];
+    if (text === undefined) {
+      if (ref.optional) continue;
+      return fail(
+        Reason.RenderFailed,
+        `${named} named in spec.helm.valuesFrom has no key ${JSON.stringify(ref.valuesKey)}; add it or set valuesKey`,
+      );
+    }
+    out.push(text);
+  }
+  return ok(out);
+}

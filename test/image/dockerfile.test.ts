@@ -1,0 +1,72 @@
+/**
+ * hack/image/dockerfile.ts reads the Dockerfile for hack/build-image.sh. What it cannot map onto the
+ * Docker-free build must fail the build, naming the line, rather than be left out of one of the images.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { appFiles, dockerignore, readImageSpec } from '../../hack/image/dockerfile.ts';
+
+const root = resolve(import.meta.dirname, '../..');
+const dockerfile = readFileSync(resolve(root, 'Dockerfile'), 'utf8');
+
+describe('the Dockerfile as the image build reads it', () => {
+  it('gives the base, packages, user, workdir, copies, env, entrypoint and command', () => {
+    const spec = readImageSpec(dockerfile);
+    expect(spec.base).toEqual({ image: 'node:24-bookworm-slim', nodeMajor: 24, suite: 'bookworm' });
+    expect(spec.npmCiFlags).toEqual(['--omit=dev', '--ignore-scripts']);
+    expect(spec.aptPackages).toEqual(['git', 'openssh-client', 'ca-certificates']);
+    expect(spec.userRun).toMatch(/^groupadd --gid 65532 nonroot && useradd --uid 65532 /);
+    expect(spec.workdir).toBe('/app');
+    expect(spec.depsCopy).toEqual({ src: '/app/node_modules', dest: './node_modules' });
+    expect(spec.appSources).toEqual(['package.json', 'bin/', 'src/']);
+    expect(spec.user).toBe('65532:65532');
+    expect(spec.env).toEqual({ HOME: '/tmp', NODE_ENV: 'production' });
+    expect(spec.entrypoint.at(-1)).toBe('/app/src/main.ts');
+    expect(spec.cmd).toEqual(['controller']);
+  });
+
+  it('takes sources through .dockerignore: no tests, no fixtures', () => {
+    const files = appFiles(root, readImageSpec(dockerfile));
+    expect(files).toContain('src/main.ts');
+    expect(files).toContain('bin/packagesync.js');
+    expect(files.filter((f) => f.endsWith('.test.ts') || f.includes('/testdata/'))).toEqual([]);
+  });
+
+  it.each([
+    [
+      'a RUN it does not know',
+      dockerfile.replace('USER 65532:65532', 'RUN chmod -R 777 /app\nUSER 65532:65532'),
+      /line \d+: .*RUN chmod/,
+    ],
+    [
+      'an instruction it does not know',
+      dockerfile.replace('USER 65532:65532', 'EXPOSE 8080\nUSER 65532:65532'),
+      /EXPOSE/,
+    ],
+    [
+      'a shell-form ENTRYPOINT',
+      dockerfile.replace(/^ENTRYPOINT .*$/m, 'ENTRYPOINT node /app/src/main.ts'),
+      /exec \(JSON array\) form/,
+    ],
+    [
+      'a COPY to another path',
+      dockerfile.replace('COPY src/ ./src/', 'COPY src/ ./lib/'),
+      /keep src\/ at its own path/,
+    ],
+    [
+      'a base other than node:<major>-<suite>-slim',
+      dockerfile.replace('FROM node:24-bookworm-slim\n', 'FROM alpine\n'),
+      /node:<major>/,
+    ],
+  ])('refuses %s, naming the line', (_what, text, message) => {
+    expect(() => readImageSpec(text)).toThrow(message);
+  });
+
+  it('reads .dockerignore as Docker does: later rules win, ! lets a path back in', () => {
+    const ignored = dockerignore('**\n!src/\nsrc/**/*.test.ts\n');
+    expect(ignored('src/main.ts')).toBe(false);
+    expect(ignored('src/core/x.test.ts')).toBe(true);
+    expect(ignored('e2e/a.ts')).toBe(true);
+  });
+});
