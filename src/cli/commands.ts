@@ -8,11 +8,13 @@ import { registerDiff } from './diff.ts';
 import { registerReconcile } from './reconcile.ts';
 import { registerRender } from './render.ts';
 import { registerStatus } from './status.ts';
+import { registerWhy } from './why.ts';
 
 export function registerCliCommands(program: Command): void {
   registerRender(program);
   registerDiff(program);
   registerApply(program);
   registerStatus(program);
+  registerWhy(program);
   registerReconcile(program);
 }

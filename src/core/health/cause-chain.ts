@@ -22,9 +22,9 @@ export interface ChainInput {
 /**
  * The chain from a PackageSync to the first real cause, one line a step (depth = indent):
  *   PackageSync team-a/web  Ready=False HealthCheckFailed
- *   └ Deployment team-a/web  InProgress: 0 of 2 replicas available
- *     └ ReplicaSet team-a/web-5d9f  …
- *       └ Pod team-a/web-5d9f-abcde  ImagePullBackOff: Back-off pulling image "registry.local/web:2"
+ *   └ Deployment/team-a/web  InProgress: 0 of 2 replicas available
+ *     └ ReplicaSet/team-a/web-5d9f
+ *       └ Pod/team-a/web-5d9f-abcde  ImagePullBackOff: Back-off pulling image "registry.local/web:2"
  * A blocking dependency comes first: while it is not Ready nothing below was even tried.
  */
 export function causeChain(input: ChainInput): string[] {
@@ -37,14 +37,6 @@ export function causeChain(input: ChainInput): string[] {
   return lines;
 }
 
-/** The chain bounded for status: at most `max` lines of at most 200 characters. */
-export function boundedChain(lines: readonly string[], max = 5): string[] {
-  const cut = (s: string) => (s.length > 200 ? `${s.slice(0, 199)}…` : s);
-  const head = lines.slice(0, max).map(cut);
-  if (lines.length > max) head[max - 1] = cut(`… and ${lines.length - max + 1} more lines (packagesync why)`);
-  return head;
-}
-
 function readyText(ready: ReadyView | undefined): string {
   if (!ready) return 'Ready=Unknown';
   return [`Ready=${ready.status}`, ready.reason].filter(Boolean).join(' ');
@@ -52,7 +44,7 @@ function readyText(ready: ReadyView | undefined): string {
 
 function workloadChain(workload: KubeObject, children: readonly KubeObject[]): string[] {
   const health = computeHealth(workload);
-  const lines = [`└ ${workload.kind} ${describeRef(refOf(workload))}  ${health.status}: ${health.message}`];
+  const lines = [`└ ${describeRef(refOf(workload))}  ${health.status}: ${health.message}`];
   // A Deployment's pods hang under its ReplicaSets; other workloads own their pods directly.
   const sets = children.filter((c) => c.kind === 'ReplicaSet' && ownedBy(c, workload));
   const owners = sets.length > 0 ? sets : [workload];
@@ -64,9 +56,9 @@ function workloadChain(workload: KubeObject, children: readonly KubeObject[]): s
     });
     if (causes.length === 0) continue;
     const indent = owner === workload ? '  ' : '    ';
-    if (owner !== workload) lines.push(`  └ ReplicaSet ${describeRef(refOf(owner))}`);
+    if (owner !== workload) lines.push(`  └ ${describeRef(refOf(owner))}`);
     const first = causes.find((c) => c.cause.fatal) ?? causes[0]!;
-    lines.push(`${indent}└ Pod ${describeRef(refOf(first.pod))}  ${first.cause.message}`);
+    lines.push(`${indent}└ ${describeRef(refOf(first.pod))}  ${first.cause.message}`);
   }
   return lines;
 }

@@ -11,5 +11,5 @@ export { CRASH_LOOP_FAILED_RESTARTS } from './pod.ts';
 export type { HealthSummary, ObjectHealth } from './summary.ts';
 export { describeUnhealthy, summarizeHealth } from './summary.ts';
 export { freshestCopy, healthFailure, healthOf, isWorkload, judgeHealth, workloadsToExplain } from './judge.ts';
-export { boundedChain, causeChain } from './cause-chain.ts';
+export { causeChain } from './cause-chain.ts';
 export type { ChainInput, ReadyView } from './cause-chain.ts';

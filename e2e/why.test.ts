@@ -1,0 +1,66 @@
+/**
+ * `packagesync why NAME` on the real control plane: a Deployment whose Pods cannot pull their image (kwok's
+ * failure stage) — the chain names the Deployment, its ReplicaSet, the Pod, the reason and the image; a
+ * PackageSync blocked by a dependsOn names the dependency; a Ready one exits 0.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPackageSync, packageSync, waitCondition, waitReady } from './support/controller.ts';
+import { packagesync } from './support/cli.ts';
+import {
+  configMap,
+  deployment,
+  startHealthEnv,
+  stalledOnHealth,
+  watchStatus,
+  type HealthEnv,
+} from './support/health.ts';
+
+let env: HealthEnv;
+beforeAll(async () => {
+  env = await startHealthEnv();
+});
+afterAll(async () => {
+  await env?.dispose();
+});
+
+describe('packagesync why', () => {
+  it('follows a PackageSync to the Pod that cannot pull its image', async () => {
+    const ns = await env.namespace('e2e-why-pull');
+    const { url } = await env.repo('why-pull', { 'web.yaml': deployment('web', { failure: 'ImagePullBackOff' }) });
+    await createPackageSync(packageSync(ns, 'pull', env.controller.shard, { source: { url }, timeout: '120s' }));
+    await watchStatus(ns, 'pull', stalledOnHealth, 100_000);
+    const r = await packagesync('why', 'pull', '-n', ns);
+    expect(r.code).toBe(1);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toBe(`PackageSync ${ns}/pull  Ready=False HealthCheckFailed`);
+    expect(lines[1]).toMatch(new RegExp(`^└ Deployment/${ns}/web  `));
+    expect(lines[2]).toMatch(new RegExp(`^  └ ReplicaSet/${ns}/web-[a-z0-9]+$`));
+    expect(lines[3]).toMatch(new RegExp(`^    └ Pod/${ns}/web-[a-z0-9]+-[a-z0-9]+  (ErrImagePull|ImagePullBackOff)`));
+    expect(lines[3]).toContain('registry.local/web');
+    const json = await packagesync('why', 'pull', '-n', ns, '-o', 'json');
+    // the same chain as data (the Pod's message may have moved on meanwhile: ErrImagePull → ImagePullBackOff)
+    const parsed = JSON.parse(json.stdout) as { ready: boolean; chain: string[] };
+    expect(parsed.ready).toBe(false);
+    expect(parsed.chain.slice(0, 3)).toEqual(lines.slice(0, 3));
+    expect(parsed.chain[3]).toContain('registry.local/web');
+  });
+
+  it('names a dependsOn that blocks; a Ready PackageSync is one line and exit 0', async () => {
+    const ns = await env.namespace('e2e-why-deps');
+    const { url } = await env.repo('why-deps', { 'cm.yaml': configMap('c') });
+    await createPackageSync(
+      packageSync(ns, 'waits', env.controller.shard, { source: { url }, dependsOn: [{ name: 'infra' }] }),
+    );
+    await waitCondition(ns, 'waits', 'Ready', 'False', 'DependencyNotReady');
+    const blocked = await packagesync('why', 'waits', '-n', ns);
+    expect(blocked.code).toBe(1);
+    expect(blocked.stdout).toBe(
+      `PackageSync ${ns}/waits  Ready=False DependencyNotReady\n└ dependsOn ${ns}/infra  not found\n`,
+    );
+
+    await createPackageSync(packageSync(ns, 'ok', env.controller.shard, { source: { url } }));
+    await waitReady(ns, 'ok');
+    const ok = await packagesync('why', 'ok', '-n', ns);
+    expect(ok).toMatchObject({ code: 0, stdout: `PackageSync ${ns}/ok  Ready=True ReconciliationSucceeded\n` });
+  });
+});
