@@ -9,6 +9,7 @@ import { eventually } from './support/cluster.ts';
 import { createPackageSync, httpBase, packageSync, waitCondition, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnv } from './support/git-env.ts';
 import { cmPath, get, inventoryIds, trigger } from './support/safety.ts';
+import type { SpecInput } from '../src/api/packagesync.ts';
 
 let env: GitEnv;
 
@@ -66,18 +67,20 @@ async function metric(name: string): Promise<number> {
   return Number(line?.split(' ')[1] ?? NaN);
 }
 
+/** The spec every case here starts from: the dev overlay, no health wait, quick retries, no interval runs. */
+const devOverlay = (url: string, extra: Partial<SpecInput> = {}): SpecInput => ({
+  source: { url, path: 'overlays/dev' },
+  interval: '1h',
+  retryInterval: '1s',
+  wait: false,
+  ...extra,
+});
+
 describe('kustomize packages', () => {
   it('applies the overlay; a configMapGenerator change applies the new ConfigMap and prunes the old one', async () => {
     const ns = await env.namespace('kz-gen');
     const { repo, url, sha } = await env.repo('kz-gen', base('info'));
-    await createPackageSync(
-      packageSync(ns, 'web', env.controller!.shard, {
-        source: { url, path: 'overlays/dev' },
-        interval: '1h',
-        retryInterval: '1s',
-        wait: false,
-      }),
-    );
+    await createPackageSync(packageSync(ns, 'web', env.controller!.shard, devOverlay(url)));
     const first = await waitReady(ns, 'web', at(sha));
     const oldName = await configMapOf(ns);
     expect(oldName).toMatch(/^dev-web-config-[a-z0-9]{10}$/);
@@ -110,14 +113,7 @@ describe('kustomize packages', () => {
   it('a refused kustomization (remote base) applies nothing and prunes nothing; the condition names file and entry', async () => {
     const ns = await env.namespace('kz-refused');
     const { repo, url, sha } = await env.repo('kz-refused', base('info'));
-    await createPackageSync(
-      packageSync(ns, 'web', env.controller!.shard, {
-        source: { url, path: 'overlays/dev' },
-        interval: '1h',
-        retryInterval: '1s',
-        wait: false,
-      }),
-    );
+    await createPackageSync(packageSync(ns, 'web', env.controller!.shard, devOverlay(url)));
     const ready = await waitReady(ns, 'web', at(sha));
     const cm = await configMapOf(ns);
     await env.commit(repo, {
@@ -142,14 +138,7 @@ describe('kustomize packages', () => {
     const files = base('info');
     files['base/deployment.yaml'] = files['base/deployment.yaml']!.replace('replicas: 1', 'replicas: -3');
     const { url } = await env.repo('kz-apply', files);
-    await createPackageSync(
-      packageSync(ns, 'web', env.controller!.shard, {
-        source: { url, path: 'overlays/dev' },
-        interval: '1h',
-        retryInterval: '1s',
-        wait: false,
-      }),
-    );
+    await createPackageSync(packageSync(ns, 'web', env.controller!.shard, devOverlay(url)));
     const failed = await waitCondition(ns, 'web', 'Ready', 'False', 'ApplyFailed');
     const message = failed.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
     expect(message).toContain('dev-web');
@@ -160,18 +149,19 @@ describe('kustomize packages', () => {
     const ns = await env.namespace('kz-spec');
     const { url, sha } = await env.repo('kz-spec', base('info'));
     await createPackageSync(
-      packageSync(ns, 'web', env.controller!.shard, {
-        source: { url, path: 'overlays/dev' },
-        interval: '1h',
-        retryInterval: '1s',
-        wait: false,
-        kustomize: {
-          namePrefix: 'canary-',
-          images: [{ name: 'nginx', newTag: '1.28.0' }],
-          patches: [{ patch: '- op: replace\n  path: /spec/replicas\n  value: 2\n', target: { kind: 'Deployment' } }],
-          commonMetadata: { labels: { team: 'web' }, annotations: { owner: 'platform' } },
-        },
-      }),
+      packageSync(
+        ns,
+        'web',
+        env.controller!.shard,
+        devOverlay(url, {
+          kustomize: {
+            namePrefix: 'canary-',
+            images: [{ name: 'nginx', newTag: '1.28.0' }],
+            patches: [{ patch: '- op: replace\n  path: /spec/replicas\n  value: 2\n', target: { kind: 'Deployment' } }],
+            commonMetadata: { labels: { team: 'web' }, annotations: { owner: 'platform' } },
+          },
+        }),
+      ),
     );
     await waitReady(ns, 'web', at(sha));
     const d = (await get(deploymentPath(ns, 'canary-web'))) as unknown as {
