@@ -11,7 +11,9 @@ import type { HealthSummary } from '../core/health/index.ts';
 import { sameInventory } from '../core/inventory.ts';
 import { describeRef } from '../core/object.ts';
 import { summarizeChanges, type Change } from '../core/plan/changeset.ts';
+import { summaryLine } from '../core/plan/plan-render.ts';
 import { applyAndPrune } from '../engine/act.ts';
+import { planWithDryRun } from '../engine/plan-dry-run.ts';
 import { waitForHealth } from '../engine/wait.ts';
 import { kubeconfigOption, withCluster, type Cluster } from './cluster.ts';
 import { ExitCode } from './exit-codes.ts';
@@ -20,6 +22,7 @@ import { packageOptions, planPackage, type PackageFlags } from './package-plan.t
 
 interface ApplyFlags extends PackageFlags {
   kubeconfig?: string;
+  planDigest?: string;
   wait: boolean;
   timeout: string;
 }
@@ -40,6 +43,12 @@ export function registerApply(program: Command): void {
   cmd
     .addOption(new Option('--wait', 'wait until every applied object is healthy (kstatus Current)').default(false))
     .addOption(new Option('--timeout <duration>', 'budget for the whole apply, the health wait included').default('3m'))
+    .addOption(
+      new Option(
+        '--plan-digest <digest>',
+        'apply only if the plan computed now has this digest (from packagesync plan); otherwise write nothing, exit 6',
+      ),
+    )
     .addOption(kubeconfigOption())
     .action(async (dir: string, flags: ApplyFlags) => {
       const timeoutMs = parseTimeout(flags.timeout);
@@ -53,6 +62,28 @@ async function applyPackage(cluster: Cluster, dir: string, flags: ApplyFlags, ti
   const p = await planPackage(cluster, dir, flags, true);
   const { plan, inventory } = p;
   const out = (line: string) => process.stdout.write(`${line}\n`);
+  if (flags.planDigest !== undefined) {
+    // the plan again, right before the first write: the approved one must still be what would happen
+    const now = await planWithDryRun(
+      p.objects,
+      { plan, live: p.live },
+      {
+        force: flags.force,
+        owner: p.owner,
+        prune: flags.prune,
+        renderDigest: p.rendered.digest,
+        sources: p.rendered.sources,
+        signal,
+      },
+    );
+    if (now.digest !== flags.planDigest) {
+      process.stderr.write(
+        `error: the plan changed since it was approved: it is now ${now.digest}, not ${flags.planDigest} ` +
+          `(${summaryLine(now.summary)}); nothing was applied. Run packagesync plan again and review it.\n`,
+      );
+      return ExitCode.PlanChanged;
+    }
+  }
   let saved = inventory.entries;
   const changes: Change[] = [];
   let applyFailures: readonly Failure[] = [];

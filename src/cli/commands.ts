@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { registerApply } from './apply.ts';
 import { registerDiff } from './diff.ts';
+import { registerPlan } from './plan.ts';
 import { registerReconcile } from './reconcile.ts';
 import { registerRender } from './render.ts';
 import { registerStatus } from './status.ts';
@@ -14,6 +15,7 @@ export function registerCliCommands(program: Command): void {
   registerRender(program);
   registerDiff(program);
   registerApply(program);
+  registerPlan(program);
   registerStatus(program);
   registerWhy(program);
   registerReconcile(program);

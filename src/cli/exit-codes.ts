@@ -16,6 +16,10 @@ export const ExitCode = {
   Cluster: 3,
   /** No result within --timeout. */
   Timeout: 4,
+  /** plan: applying would fail (a conflict, a rejection, an immutable field, skipped dependents, the prune budget). */
+  WouldFail: 5,
+  /** apply --plan-digest: the plan computed now is not the approved one; nothing was written. */
+  PlanChanged: 6,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -16,6 +16,7 @@ import { builtPackageAt, createRenderer } from '../adapters/render/build.ts';
 import type { Substitution } from '../core/render/index.ts';
 import { renderBuiltForCluster } from '../engine/package-plan.ts';
 import { defaultToolPaths } from '../config/tool-paths.ts';
+import type { FetchedSource } from '../engine/ports.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
 
 /** The controller's defaults (--max-files, --max-file-bytes, --max-total-bytes). */
@@ -91,6 +92,24 @@ export async function renderDir(dir: string, opts: RenderDirOptions): Promise<Re
     digest: rendered.value.digest,
     sources: rendered.value.sources,
   };
+}
+
+/**
+ * The directory as the source step's answer (a FetchedSource), for `packagesync plan --dir`: the nearest git
+ * repository plays the checkout, the directory is the package path, and the files are read with the
+ * controller's reader and limits.
+ */
+export async function localSource(dir: string): Promise<FetchedSource> {
+  const info = await stat(dir).catch(() => undefined);
+  if (!info?.isDirectory()) throw new CliError(ExitCode.Invalid, `${dir} is not a directory`);
+  const real = await realpath(dir);
+  const root = (await repositoryRoot(real)) ?? real;
+  const packagePath = relative(root, real).split(sep).join('/') || '.';
+  const files = (await builtPackageAt(root, packagePath))
+    ? { ok: true as const, value: [] }
+    : await readPackageFiles(root, packagePath, LIMITS);
+  if (!files.ok) throw new CliError(ExitCode.Invalid, `${files.failure.reason}: ${files.failure.message}`);
+  return { revision: `dir:${real}`, commit: '', files: files.value, checkoutRoot: root, packagePath };
 }
 
 /** Offline there is no cluster to ask about depends-on targets outside the package: they count as present. */

@@ -6,6 +6,7 @@
 import { Option } from 'commander';
 import type { PackageObjects } from '../adapters/kube/objects.ts';
 import { Reason } from '../api/reasons.ts';
+import type { Failure } from '../core/failure.ts';
 import { refKey, refOf, type KubeObject } from '../core/object.ts';
 import type { ChangePlan } from '../core/plan/plan-changes.ts';
 import type { Owner } from '../core/plan/ownership.ts';
@@ -88,15 +89,16 @@ export async function planPackage(
     sources: rendered.sources,
     pruneProtectedKinds: flags.pruneProtectedKinds,
   });
-  if (!planned.ok) {
-    const { reason, message } = planned.failure;
-    // another PackageSync's objects or a bad dependency graph are the package's problem; anything else is the cluster's
-    const code =
-      reason === Reason.OwnershipConflict || reason === Reason.InvalidDependency ? ExitCode.Invalid : ExitCode.Cluster;
-    throw new CliError(code, `${reason}: ${message}`);
-  }
+  if (!planned.ok) throw planFailure(planned.failure);
   const { live, plan } = planned.value;
   return { owner, objects, rendered, inventory, live: live.byKey, plan };
+}
+
+/** A failed plan step as the CLI's error: another PackageSync's objects or a bad graph are the package's problem; anything else is the cluster's. */
+export function planFailure({ reason, message }: Failure): CliError {
+  const code =
+    reason === Reason.OwnershipConflict || reason === Reason.InvalidDependency ? ExitCode.Invalid : ExitCode.Cluster;
+  return new CliError(code, `${reason}: ${message}`);
 }
 
 /** The objects to send, as they will be sent, in apply order. */

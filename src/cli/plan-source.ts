@@ -1,0 +1,126 @@
+/**
+ * Steps 2 and 3 of a reconcile for `packagesync plan`, with the controller's own functions: the source (the
+ * PackageSync's spec.source, or another git URL and ref, or a local directory), postBuild's variables
+ * (engine/substitution-inputs.ts), then the render step (engine/render-step.ts: the build chooser, Helm
+ * valuesFrom, commonMetadata, renderBuiltForCluster). The CLI wires the same adapters the controller wires;
+ * only the git cache is a throwaway directory.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import type { PackageObjects } from '../adapters/kube/objects.ts';
+import { ConfigMaps } from '../adapters/kube/configmaps.ts';
+import { Secrets } from '../adapters/kube/secrets.ts';
+import { createGitSource } from '../adapters/git/source-port.ts';
+import { createRenderer } from '../adapters/render/build.ts';
+import type { GitRef, PackageSync, Spec } from '../api/packagesync.ts';
+import { defaultToolPaths } from '../config/tool-paths.ts';
+import type { Failure } from '../core/failure.ts';
+import type { Ports } from '../engine/ports.ts';
+import { renderStep, type RenderedStep } from '../engine/render-step.ts';
+import { readSubstitution } from '../engine/substitution-inputs.ts';
+import type { Cluster } from './cluster.ts';
+import { CliError, ExitCode } from './exit-codes.ts';
+import { localSource } from './local-package.ts';
+
+export interface PlanSourceFlags {
+  url?: string;
+  ref?: string;
+  dir?: string;
+  allowInsecureHttp: boolean;
+}
+
+export interface PlannedSource {
+  revision: string;
+  rendered: RenderedStep;
+}
+
+/** `--ref`: `branch:NAME`, `tag:NAME`, `semver:RANGE`, `commit:SHA`, a bare 40-hex commit, or a bare branch name. */
+export function parseRefFlag(ref: string): GitRef {
+  const m = /^(branch|tag|semver|commit):(.+)$/.exec(ref);
+  if (m) return { [m[1]!]: m[2]! } as GitRef;
+  if (/^[0-9a-f]{40}$/.test(ref)) return { commit: ref };
+  return { branch: ref };
+}
+
+/** The PackageSync's package rendered as the controller would render it, from the source the flags choose. */
+export async function renderForPlan(
+  cluster: Cluster,
+  ps: PackageSync,
+  spec: Spec,
+  objects: PackageObjects,
+  flags: PlanSourceFlags,
+): Promise<PlannedSource> {
+  const namespace = ps.metadata.namespace;
+  const secrets = new Secrets(cluster.client);
+  const tools = defaultToolPaths();
+  const cacheDir = flags.dir ? undefined : await mkdtemp(join(tmpdir(), 'packagesync-plan-'));
+  const log = pino({ level: 'silent' });
+  try {
+    const source = cacheDir
+      ? await createGitSource(
+          {
+            gitCacheDir: join(cacheDir, 'git'),
+            gitTimeout: '90s',
+            allowInsecureHttp: flags.allowInsecureHttp,
+            maxFiles: 10_000,
+            maxFileBytes: 4 << 20,
+            maxTotalBytes: 64 << 20,
+          },
+          log,
+        )
+      : undefined;
+    const ports: Ports = {
+      objects: cluster.objects,
+      packageSyncs: cluster.packageSyncs,
+      secrets,
+      configMaps: new ConfigMaps(cluster.client),
+      source: source ?? { fetch: () => Promise.reject(new Error('no git source for a local directory')) },
+      log,
+      render: createRenderer({
+        kustomizePath: tools.kustomize,
+        helmPath: tools.helm,
+        limits: { timeoutMs: 60_000, maxOutputBytes: 64 << 20, maxFiles: 10_000 },
+        cacheEntries: 0,
+      }),
+    };
+    const signal = AbortSignal.timeout(5 * 60_000);
+    let fetched;
+    if (flags.dir) {
+      fetched = await localSource(flags.dir);
+    } else {
+      const wanted = {
+        ...spec.source,
+        ...(flags.url ? { url: flags.url } : {}),
+        ...(flags.ref ? { ref: parseRefFlag(flags.ref) } : {}),
+      };
+      const ref = spec.source.secretRef;
+      const credentials = ref ? await secrets.read(namespace, ref.name) : undefined;
+      if (ref && !credentials)
+        throw new CliError(
+          ExitCode.Invalid,
+          `Secret ${namespace}/${ref.name} named in spec.source.secretRef does not exist`,
+        );
+      const got = await source!.fetch(wanted, credentials, signal);
+      if (!got.ok) throw invalid(got.failure);
+      fetched = got.value;
+    }
+    const substitution = await readSubstitution(namespace, spec.postBuild, ports, true);
+    if (!substitution.ok) throw invalid(substitution.failure);
+    const rendered = await renderStep(ports, {
+      source: fetched,
+      spec,
+      owner: { name: ps.metadata.name, namespace },
+      objects,
+      ...(substitution.value ? { substitution: substitution.value } : {}),
+      signal,
+    });
+    if (!rendered.ok) throw invalid(rendered.failure);
+    return { revision: fetched.revision, rendered: rendered.value };
+  } finally {
+    if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
+  }
+}
+
+const invalid = (f: Failure) => new CliError(ExitCode.Invalid, `${f.reason}: ${f.message}`);
