@@ -46,7 +46,7 @@ export function registerApply(program: Command): void {
     .addOption(
       new Option(
         '--plan-digest <digest>',
-        'apply only if the plan computed now has this digest (from packagesync plan); otherwise write nothing, exit 6',
+        'apply only if the plan computed now has this digest (from packagesync plan); otherwise write nothing, exit 6 (default: no check)',
       ),
     )
     .addOption(kubeconfigOption())

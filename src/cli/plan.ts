@@ -40,18 +40,20 @@ export function registerPlan(program: Command): void {
     )
     .argument('<name>', 'the PackageSync')
     .addOption(namespaceOption())
-    .addOption(new Option('--url <url>', 'plan this git repository instead of spec.source.url'))
+    .addOption(
+      new Option('--url <url>', 'plan this git repository instead of spec.source.url (default: spec.source.url)'),
+    )
     .addOption(
       new Option(
         '--ref <ref>',
-        'plan this ref instead of spec.source.ref: a branch name, a 40-hex commit, or branch:|tag:|semver:|commit:VALUE',
+        'plan this ref instead of spec.source.ref: a branch name, a 40-hex commit, or branch:|tag:|semver:|commit:VALUE (default: spec.source.ref)',
       ),
     )
     .addOption(
-      new Option('--dir <dir>', 'plan this local package directory instead of the git source').conflicts([
-        'url',
-        'ref',
-      ]),
+      new Option(
+        '--dir <dir>',
+        'plan this local package directory instead of the git source (default: none, the git source)',
+      ).conflicts(['url', 'ref']),
     )
     .addOption(
       new Option('--allow-insecure-http', 'allow an http:// git URL, as the controller flag of that name').default(
