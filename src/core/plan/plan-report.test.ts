@@ -115,7 +115,11 @@ describe('buildPlan', () => {
     expect(plan(objects, { x: update, y: reject }).digest).toBe(base);
     expect(plan(objects, { x: update, y: { kind: 'reject', message: 'reworded' } }).digest).toBe(base);
     expect(plan(objects, { x: update, y: { kind: 'create' } }).digest).not.toBe(base);
-    const other = { kind: 'update', changes: [{ path: '.data.k', old: '"9"', new: '"2"' }], rolls: false } as const;
+    const other: DryRunOutcome = {
+      kind: 'update',
+      changes: [{ path: '.data.k', old: '"9"', new: '"2"' }],
+      rolls: false,
+    };
     expect(plan(objects, { x: other, y: reject }).digest).not.toBe(base);
     expect(plan(objects, { x: update, y: reject }, { renderDigest: 'sha256:s' }).digest).not.toBe(base);
   });
