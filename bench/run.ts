@@ -15,6 +15,7 @@
  *   --merge                 keep the rows this run does not measure from the previous run's results
  *   --flux-cap <seconds>    stop waiting for Flux's fleet then (its time is reported as a lower bound)
  *   --tools packagesync,flux  which tools the fleet runs (with --merge, a Flux-only rerun keeps the rest)
+ *   --keep-cluster          leave the bench control plane up when this run started it (for repeated runs)
  *   --render-only           rewrite the report from the last results (bench/.work/results-latest.json)
  */
 import { execFileSync } from 'node:child_process';
@@ -56,6 +57,7 @@ const { values: args } = parseArgs({
     'flux-cap': { type: 'string', default: '0' },
     'render-only': { type: 'boolean', default: false },
     tools: { type: 'string', default: 'packagesync,flux' },
+    'keep-cluster': { type: 'boolean', default: false },
   },
 });
 
@@ -82,7 +84,9 @@ async function main(): Promise<void> {
   }
   mkdirSync(workDir, { recursive: true });
   setWaitForDeletion(!args['no-wait-cleanup']);
-  const kubeconfig = args.kubeconfig ?? ensureBenchCluster();
+  // the bench's own control plane goes down again at the end when this run started it (--keep-cluster: not)
+  const cluster = args.kubeconfig ? undefined : ensureBenchCluster();
+  const kubeconfig = args.kubeconfig ?? cluster!.kubeconfig;
   log(`cluster: ${kubeconfig}`);
   kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', resolve(root, 'crds'));
   let flux: BenchContext['flux'];
@@ -217,6 +221,7 @@ async function main(): Promise<void> {
   } finally {
     await git.stop();
     await harness.client.close();
+    if (!args['keep-cluster']) cluster?.stop();
   }
   log(`wrote ${args.out}`);
 }
