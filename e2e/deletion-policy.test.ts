@@ -3,7 +3,7 @@
  * deleting a PackageSync does to its objects, with Flux's semantics.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, kube } from './support/cluster.ts';
+import { eventReasons, eventually, kube } from './support/cluster.ts';
 import { createPackageSync, getPackageSync, packageSync, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { cmPath, configMap, get, sleep } from './support/safety.ts';
@@ -59,15 +59,22 @@ describe('spec.deletionPolicy', () => {
     expect((await get(cmPath(keeping, 'a')))?.data).toEqual({ v: '1' });
   });
 
-  it('Delete deletes even with prune off, and does not wait for an object a finalizer holds', async () => {
+  it('Delete deletes even with prune off, and does not wait for an object a finalizer holds; opt-outs stay', async () => {
     const ns = await deploy(
       'del-delete',
       { prune: false, deletionPolicy: 'Delete' },
-      { 'a.yaml': configMap('a', { v: '1' }), 'held.yaml': held('held') },
+      {
+        'a.yaml': configMap('a', { v: '1' }),
+        'held.yaml': held('held'),
+        'kept.yaml': configMap('kept', { v: '1' }, '  annotations: {packagesync.io/prune: disabled}\n'),
+        'argo.yaml': configMap('argo', { v: '1' }, '  annotations: {argocd.argoproj.io/sync-options: Delete=false}\n'),
+      },
     );
     await deletePackageSync(ns);
     await gone(ns);
     expect(await get(cmPath(ns, 'a'))).toBeUndefined();
+    expect((await get(cmPath(ns, 'kept')))?.metadata.deletionTimestamp).toBeUndefined();
+    expect((await get(cmPath(ns, 'argo')))?.metadata.deletionTimestamp).toBeUndefined();
     // its delete was accepted: it goes once its finalizer's owner lets it
     expect((await get(cmPath(ns, 'held')))?.metadata.deletionTimestamp).toBeDefined();
     await release(ns, 'held');
@@ -96,5 +103,20 @@ describe('spec.deletionPolicy', () => {
     await release(ns, 'held');
     await gone(ns);
     expect(await get(cmPath(ns, 'held'))).toBeUndefined();
+  });
+
+  it('WaitForTermination gives up at spec.timeout: the PackageSync goes, a Warning names what is still there', async () => {
+    const ns = await deploy(
+      'del-wait-timeout',
+      { deletionPolicy: 'WaitForTermination', timeout: '3s' },
+      { 'held.yaml': held('held') },
+    );
+    await deletePackageSync(ns);
+    await gone(ns);
+    expect((await get(cmPath(ns, 'held')))?.metadata.deletionTimestamp).toBeDefined();
+    await eventually('a TerminationTimeout event', async () =>
+      (await eventReasons(ns, 'app')).includes('TerminationTimeout'),
+    );
+    await release(ns, 'held');
   });
 });
