@@ -78,6 +78,11 @@ describe('readObjectPolicy', () => {
       { ...base, recreate: true },
     ],
     [
+      'ours wins over Argo Force=true',
+      obj({ 'packagesync.io/recreate': 'disabled', 'argocd.argoproj.io/sync-options': 'Force=true,Replace=true' }),
+      base,
+    ],
+    [
       'Argo ServerSideApply=true is what we always do',
       obj({ 'argocd.argoproj.io/sync-options': 'ServerSideApply=true' }),
       base,

@@ -63,8 +63,8 @@ export function readObjectPolicy(obj: KubeObject): Result<ObjectPolicy> {
   const labels = obj.metadata.labels ?? {};
   const own = (key: string) => (Object.hasOwn(annotations, key) ? annotations[key] : undefined);
   const flux = (key: string) => own(key) ?? (Object.hasOwn(labels, key) ? labels[key] : undefined);
-  const invalid = (key: string, value: string, allowed: string) =>
-    fail<ObjectPolicy>(
+  const invalid = <T>(key: string, value: string, allowed: string) =>
+    fail<T>(
       Reason.InvalidManifest,
       `annotation ${key}: "${value.length > 40 ? `${value.slice(0, 40)}…` : value}" is not one of ${allowed}`,
     );
@@ -92,30 +92,20 @@ export function readObjectPolicy(obj: KubeObject): Result<ObjectPolicy> {
   const reconcile = flux(FluxPolicy.reconcile);
   if (ours === undefined && reconcile !== undefined && reconcile.toLowerCase() === 'disabled') policy.apply = 'Ignore';
 
-  const recreate = own(RecreateAnnotation) ?? flux(FluxPolicy.force);
-  if (recreate !== undefined) {
-    const on = match(recreate, ['enabled', 'disabled'] as const);
-    if (!on)
-      return invalid(
-        own(RecreateAnnotation) !== undefined ? RecreateAnnotation : FluxPolicy.force,
-        recreate,
-        'enabled, disabled',
-      );
-    policy.recreate = on === 'enabled';
-  }
-  if (argo.get('Force') === 'true') policy.recreate = true;
-
-  const prune = own(PruneAnnotation) ?? flux(FluxPolicy.prune);
-  if (prune !== undefined) {
-    const on = match(prune, ['enabled', 'disabled'] as const);
-    if (!on)
-      return invalid(
-        own(PruneAnnotation) !== undefined ? PruneAnnotation : FluxPolicy.prune,
-        prune,
-        'enabled, disabled',
-      );
-    policy.prune = on === 'enabled';
-  }
+  /** enabled | disabled, ours first, else Flux's; undefined when neither is set. */
+  const toggle = (ourKey: string, fluxKey: string): Result<boolean | undefined> => {
+    const key = own(ourKey) !== undefined ? ourKey : fluxKey;
+    const value = key === ourKey ? own(ourKey) : flux(fluxKey);
+    if (value === undefined) return ok(undefined);
+    const on = match(value, ['enabled', 'disabled'] as const);
+    return on ? ok(on === 'enabled') : invalid(key, value, 'enabled, disabled');
+  };
+  const recreate = toggle(RecreateAnnotation, FluxPolicy.force);
+  if (!recreate.ok) return recreate;
+  policy.recreate = recreate.value ?? argo.get('Force') === 'true';
+  const prune = toggle(PruneAnnotation, FluxPolicy.prune);
+  if (!prune.ok) return prune;
+  policy.prune = prune.value ?? true;
   // Argo CD's `confirm` waits for a person in its UI; with nothing here to confirm, it keeps the object.
   if (argo.has('Prune') && argo.get('Prune') !== 'true') policy.prune = false;
   policy.deleteWithPackageSync = policy.prune && !(argo.has('Delete') && argo.get('Delete') !== 'true');
