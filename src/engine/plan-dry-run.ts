@@ -101,6 +101,7 @@ export async function planWithDryRun(
     graph: plan.graph,
     outcomes,
     force: opts.force,
+    recreate: plan.recreate,
     prunes: pruneCandidates(plan, live, opts.owner, opts.prune),
     renderDigest: opts.renderDigest,
     ...(opts.pruneBudget ? { pruneBudget: opts.pruneBudget } : {}),

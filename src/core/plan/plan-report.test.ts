@@ -90,6 +90,23 @@ describe('buildPlan', () => {
     expect(p.actions.find((a) => a.id === 'ConfigMap/a/other')?.action).toBe('update');
   });
 
+  it('an immutable change of an object opted in to recreate (packagesync.io/recreate) is a recreate', () => {
+    const objects = [cm('x'), cm('y')];
+    const graph = graphOf(objects);
+    const p = buildPlan({
+      graph,
+      outcomes: new Map([
+        [0, immutable],
+        [1, immutable],
+      ]),
+      force: false,
+      recreate: new Set([graph.nodes[0]!.key]),
+      prunes: [],
+      renderDigest: 'sha256:r',
+    });
+    expect(p.actions.map((a) => a.action)).toEqual(['recreate', 'immutable']);
+  });
+
   it('blocks prunes when the apply would fail, and when the budget stops the run', () => {
     const prunes = [{ ref: { group: '', kind: 'ConfigMap', namespace: 'a', name: 'old' } }];
     expect(plan([cm('x')], { x: reject }, { prunes }).prunesBlocked).toBe(true);

@@ -61,6 +61,8 @@ export interface PlanInput {
   outcomes: ReadonlyMap<number, DryRunOutcome>;
   /** spec.force: an immutable change is a delete and create, not a failure. */
   force: boolean;
+  /** refKeys opted in to that one by one (packagesync.io/recreate: ChangePlan.recreate). */
+  recreate?: ReadonlySet<string>;
   prunes: readonly PruneCandidate[];
   /** The render's digest (RenderedPackage.digest): the content of every object to apply. */
   renderDigest: string;
@@ -88,9 +90,10 @@ const FAILING: ReadonlySet<PlanActionType> = new Set(['conflict', 'reject', 'imm
 
 export function buildPlan(input: PlanInput): Plan {
   const { graph } = input;
+  const mayRecreate = (i: number) => input.force || (input.recreate?.has(graph.nodes[i]!.key) ?? false);
   const failing = new Set<number>();
   for (const [i, o] of input.outcomes) {
-    if (o.kind === 'conflict' || o.kind === 'reject' || (o.kind === 'immutable' && !input.force)) failing.add(i);
+    if (o.kind === 'conflict' || o.kind === 'reject' || (o.kind === 'immutable' && !mayRecreate(i))) failing.add(i);
   }
   const skipped = gatedBy(graph, failing);
   const actions: PlanAction[] = [];
@@ -121,7 +124,12 @@ export function buildPlan(input: PlanInput): Plan {
         actions.push({ action: 'reject', ...base, message: o.message });
         break;
       case 'immutable':
-        actions.push({ action: input.force ? 'recreate' : 'immutable', ...base, fields: o.fields, message: o.message });
+        actions.push({
+          action: mayRecreate(i) ? 'recreate' : 'immutable',
+          ...base,
+          fields: o.fields,
+          message: o.message,
+        });
         break;
     }
   }
@@ -202,7 +210,10 @@ export function pruneCandidates(
     if (!copy) continue;
     if (!enabled) out.push({ ref, keep: 'prune is off (spec.prune: false): left in the cluster' });
     else if (!mayPrune(copy, owner))
-      out.push({ ref, keep: 'not deleted: prune disabled by annotation, or no longer labelled as this package' });
+      out.push({
+        ref,
+        keep: 'not deleted: opted out by annotation (prune disabled, apply Ignore), or no longer labelled as this package',
+      });
     else out.push({ ref });
   }
   for (const ref of plan.released) {
