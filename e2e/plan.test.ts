@@ -235,29 +235,44 @@ describe('packagesync plan', () => {
     },
   );
 
-  it("plans the PackageSync's own git source, or another ref", { timeout: 300_000 }, async () => {
-    const ns = await env.namespace('e2e-plan-git');
-    const { repo, url, sha } = await env.repo('plan-git', { 'a.yaml': configMap('a', { k: '1' }) });
-    await env.commit(repo, { 'b.yaml': configMap('b', { k: '1' }) });
-    const ps = packageSync(ns, 'app', 'none', { source: { url, ref: { commit: sha } }, suspend: true });
-    await createPackageSync(ps as PackageSync);
+  it(
+    "plans the PackageSync's own git source, or another ref, as its ServiceAccount",
+    { timeout: 300_000 },
+    async () => {
+      const ns = await env.namespace('e2e-plan-git');
+      const { repo, url, sha } = await env.repo('plan-git', { 'a.yaml': configMap('a', { k: '1' }) });
+      await env.commit(repo, { 'b.yaml': configMap('b', { k: '1' }) });
+      const ps = packageSync(ns, 'app', 'none', { source: { url, ref: { commit: sha } }, suspend: true });
+      await createPackageSync(ps as PackageSync);
 
-    const [own, branch, refused, missing] = await Promise.all([
-      planJson('app', '-n', ns, '--allow-insecure-http'),
-      planJson('app', '-n', ns, '--url', url, '--ref', 'main', '--allow-insecure-http'),
-      packagesync('plan', 'app', '-n', ns),
-      packagesync('plan', 'nope', '-n', ns),
-    ]);
-    expect(own.code).toBe(1);
-    expect(own.doc.source).toEqual({ revision: `sha1:${sha}`, url });
-    expect(idsOf(own.doc, 'create')).toEqual([`ConfigMap/${ns}/a`]);
+      const [own, branch, refused, missing] = await Promise.all([
+        planJson('app', '-n', ns, '--allow-insecure-http'),
+        planJson('app', '-n', ns, '--url', url, '--ref', 'main', '--allow-insecure-http'),
+        packagesync('plan', 'app', '-n', ns),
+        packagesync('plan', 'nope', '-n', ns),
+      ]);
+      expect(own.code).toBe(1);
+      expect(own.doc.source).toEqual({ revision: `sha1:${sha}`, url });
+      expect(idsOf(own.doc, 'create')).toEqual([`ConfigMap/${ns}/a`]);
 
-    expect(branch.doc.source.revision).toMatch(/^main@sha1:[0-9a-f]{40}$/);
-    expect(idsOf(branch.doc, 'create').sort()).toEqual([`ConfigMap/${ns}/a`, `ConfigMap/${ns}/b`]);
+      expect(branch.doc.source.revision).toMatch(/^main@sha1:[0-9a-f]{40}$/);
+      expect(idsOf(branch.doc, 'create').sort()).toEqual([`ConfigMap/${ns}/a`, `ConfigMap/${ns}/b`]);
 
-    expect(refused.code).toBe(2); // http:// without --allow-insecure-http, as the controller refuses it
-    expect([missing.code, missing.stderr]).toEqual([2, expect.stringContaining(`PackageSync ${ns}/nope not found`)]);
-  });
+      expect(refused.code).toBe(2); // http:// without --allow-insecure-http, as the controller refuses it
+      expect([missing.code, missing.stderr]).toEqual([2, expect.stringContaining(`PackageSync ${ns}/nope not found`)]);
+
+      // as the controller would: the PackageSync's ServiceAccount, whose RBAC here grants nothing
+      const asSa = packageSync(ns, 'tenant', 'none', {
+        source: { url, ref: { commit: sha } },
+        suspend: true,
+        serviceAccountName: 'nobody',
+      });
+      await createPackageSync(asSa as PackageSync);
+      const forbidden = await packagesync('plan', 'tenant', '-n', ns, '--allow-insecure-http');
+      expect(forbidden.code).toBe(3);
+      expect(forbidden.stderr).toContain(`system:serviceaccount:${ns}:nobody`);
+    },
+  );
 });
 
 const service = (name: string, clusterIP: string) =>
