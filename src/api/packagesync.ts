@@ -311,6 +311,14 @@ export const ObjectFailureSchema = z.object({
   message: z.string(),
 });
 
+export const CauseLinkSchema = z.object({
+  kind: z.string().meta({ description: 'Kind (Kind.group for custom kinds).' }),
+  namespace: z.string().optional(),
+  name: z.string(),
+  reason: z.string().optional().meta({ description: 'As the object says it: InProgress, ImagePullBackOff, …' }),
+  message: z.string().optional().meta({ description: 'At most 256 characters.' }),
+});
+
 export const StatusSchema = z.object({
   observedGeneration: z.number().int().optional(),
   conditions: z.array(ConditionSchema).optional(),
@@ -324,6 +332,15 @@ export const StatusSchema = z.object({
     description:
       'Every failure of the last failed reconcile, in apply order (at most 20): objects that failed, and objects skipped because something they depend on failed. Ready names the first.',
   }),
+  cause: z
+    .array(CauseLinkSchema)
+    .optional()
+    .meta({
+      description:
+        'When the last reconcile failed its health check: the chain from the object that failed (or was not ' +
+        'Current at the timeout) to its first real cause, e.g. Deployment → ReplicaSet → Pod ImagePullBackOff ' +
+        '(at most 5 links). Cleared by the next reconcile. `packagesync why` prints the whole chain.',
+    }),
 });
 
 export type GitRef = z.infer<typeof GitRefSchema>;
@@ -339,6 +356,7 @@ export type InventoryEntry = z.infer<typeof InventoryEntrySchema>;
 export type HistoryEntry = z.infer<typeof HistoryEntrySchema>;
 export type ObjectFailure = z.infer<typeof ObjectFailureSchema>;
 export type ObjectCounts = z.infer<typeof ObjectCountsSchema>;
+export type CauseLinkStatus = z.infer<typeof CauseLinkSchema>;
 
 export interface PackageSync {
   apiVersion: typeof API_VERSION;

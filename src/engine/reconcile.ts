@@ -186,7 +186,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
 
   // 6. health: Ready only when every applied object is Current (health-step.ts)
   const known = new Map([...live.byKey, ...acted.value.stored]);
-  run.observed(healthOf(desired.flatMap((d) => known.get(refKey(refOf(d))) ?? [])));
+  run.observed(healthOf(desired.flatMap((d) => known.get(refKey(refOf(d))) ?? [])), []);
   if (spec.wait && desired.length > 0) {
     const healthy = await awaitHealth({
       ports,

@@ -11,5 +11,6 @@ export { CRASH_LOOP_FAILED_RESTARTS } from './pod.ts';
 export type { HealthSummary, ObjectHealth } from './summary.ts';
 export { describeUnhealthy, summarizeHealth } from './summary.ts';
 export { freshestCopy, healthFailure, healthOf, isWorkload, judgeHealth, workloadsToExplain } from './judge.ts';
-export { causeChain } from './cause-chain.ts';
-export type { ChainInput, ReadyView } from './cause-chain.ts';
+export { causeChain, healthCause } from './cause-chain.ts';
+export type { CauseLink, ChainInput, ReadyView } from './cause-chain.ts';
+export { boundedCause, MAX_CAUSE_LINKS, MAX_CAUSE_MESSAGE, withFirstCause } from './cause-status.ts';
