@@ -17,6 +17,7 @@ import { computeHealth, notFoundHealth, type Health } from '../core/health/index
 import type { Change } from '../core/plan/changeset.ts';
 import { describeObject, type DependencyGraph } from '../core/plan/graph.ts';
 import { ApplySchedule } from '../core/plan/schedule.ts';
+import { withSourceFile } from '../core/render/locate.ts';
 import { describeRef, refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
 
 export interface ApplyResult {
@@ -61,7 +62,9 @@ export async function applyGraph(
   const where = (i: number) => describeObject(graph.nodes[i]!.ref, opts.sources);
 
   const ownFailure = new Set<number>();
-  const record = (i: number, failure: Failure) => {
+  const record = (i: number, own: Failure) => {
+    // every failure names where the object is defined (file:line for a plain file), status.failures too
+    const failure = withSourceFile(own, opts.sources ?? new Map());
     failed.push({ node: i, failure });
     if (failure.reason !== Reason.DependencyFailed) ownFailure.add(i);
     for (const skip of schedule.failed(i)) {

@@ -129,8 +129,9 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   if (!rendered.ok) return run.failed(rendered.failure, retry);
   run.digest = rendered.value.digest;
   const desired = rendered.value.objects;
-  // a built package's object may have a generated name: later failures about it name the file it came from
-  const located = (f: Failure) => (rendered.value.tool === 'plain' ? f : withSourceFile(f, rendered.value.sources));
+  // later failures about an object name where it is defined: file:line for a plain file, the file for a built
+  // package (whose object may have a generated name found in no file)
+  const located = (f: Failure) => withSourceFile(f, rendered.value.sources);
   const allowed = checkNamespacePolicy(desired, ps.metadata.namespace, opts.namespacePolicy);
   if (!allowed.ok) return run.failed(located(allowed.failure), retry);
 

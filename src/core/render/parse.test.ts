@@ -42,7 +42,24 @@ describe('parseManifestFile: accepted input', () => {
     ['dates stay strings', 'a: 2001-12-14\n', [{ index: 1, value: { a: '2001-12-14' } }]],
     ['scalar keys become strings', '1: x\ntrue: y\n', [{ index: 1, value: { '1': 'x', true: 'y' } }]],
   ])('%s', (_name, content, expected) => {
-    expect(parse(content)).toEqual({ ok: true, value: expected });
+    const parsed = parse(content);
+    expect(parsed.ok && parsed.value.map(({ index, value }) => ({ index, value }))).toEqual(expected);
+  });
+
+  it.each([
+    ['the first line', 'a: 1\n', [1], [[]]],
+    ['past leading comments and the separator', '# head\n---\n# c\na: 1\n---\nb: 2\n', [4, 6], [[], []]],
+    [
+      'each item of a List',
+      'apiVersion: v1\nkind: List\nitems:\n  - kind: A\n    x: 1\n  # c\n  - kind: B\n',
+      [1],
+      [[4, 7]],
+    ],
+    ['JSON', '\n\n{"items": [\n {"a": 1},\n {"b": 2}]}', [3], [[4, 5]]],
+  ])('records where each document and List item starts: %s', (_name, content, lines, itemLines) => {
+    const parsed = parse(content);
+    expect(parsed.ok && parsed.value.map((d) => d.line)).toEqual(lines);
+    expect(parsed.ok && parsed.value.map((d) => d.itemLines)).toEqual(itemLines);
   });
 });
 

@@ -1,4 +1,4 @@
-import { LineCounter, parseAllDocuments } from 'yaml';
+import { isMap, isNode, isScalar, isSeq, LineCounter, parseAllDocuments } from 'yaml';
 import type { ParseOptions, DocumentOptions, SchemaOptions, YAMLError } from 'yaml';
 import { Reason } from '../../api/reasons.ts';
 import type { Result } from '../failure.ts';
@@ -11,6 +11,10 @@ export interface ParsedDocument {
   /** 1-based position among the file's documents, empty ones included: what the user counts. */
   index: number;
   value: unknown;
+  /** 1-based line the document's content starts on (past leading comments and `---`). */
+  line: number;
+  /** For a mapping with an `items` list (a List): the line each item starts on, in order. */
+  itemLines: number[];
 }
 
 /** Alias uses allowed per document: real manifests use a handful; billion-laughs needs thousands. */
@@ -61,9 +65,25 @@ export function parseManifestFile(file: SourceFile): Result<ParsedDocument[]> {
     }
     const notJson = findNonJson(value, '', 0);
     if (notJson) return renderFailed(`${where}: ${notJson}`);
-    if (value !== null && value !== undefined) parsed.push({ index: i + 1, value });
+    if (value !== null && value !== undefined) parsed.push({ index: i + 1, value, ...lines(document, lineCounter) });
   }
   return ok(parsed);
+}
+
+/** Where a document's object, and each item of its `items` list, start. */
+function lines(
+  document: ReturnType<typeof parseAllDocuments>[number],
+  counter: LineCounter,
+): { line: number; itemLines: number[] } {
+  const at = (offset: number | undefined) => (offset === undefined ? 1 : counter.linePos(offset).line);
+  const contents = document.contents;
+  const line = at(contents?.range?.[0]);
+  if (!isMap(contents)) return { line, itemLines: [] };
+  const items = contents.items.find((pair) => isScalar(pair.key) && pair.key.value === 'items')?.value;
+  return {
+    line,
+    itemLines: isSeq(items) ? items.items.map((item) => (isNode(item) ? at(item.range?.[0]) : line)) : [],
+  };
 }
 
 function renderFailed<T>(message: string): Result<T> {
