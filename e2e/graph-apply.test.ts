@@ -252,7 +252,7 @@ describe('ordering: CRD, custom resources, depends-on', () => {
       packageSync(ns, 'ps', controller.shard, { source: { url }, timeout: '6s', retryInterval: '1h' }),
     );
     const failed = await waitCondition(ns, 'ps', 'Ready', 'False', 'HealthCheckFailed');
-    expect(ready(failed)?.message).toContain(`PersistentVolumeClaim/${ns}/data (claim.yaml) did not become Current`);
+    expect(ready(failed)?.message).toContain(`PersistentVolumeClaim/${ns}/data (claim.yaml:1) did not become Current`);
     expect(failuresOf(failed).map((f) => [f.object, f.reason])).toEqual([
       [`PersistentVolumeClaim/${ns}/data`, 'HealthCheckFailed'],
       [`ConfigMap/${ns}/needs-claim`, 'DependencyFailed'],
