@@ -221,6 +221,18 @@ export const PruneBudgetSchema = z.object({
 /** A revision approved to prune past spec.pruneBudget: the annotation's value is the revision, e.g. main@sha1:… */
 export const PRUNE_APPROVED = 'packagesync.io/prune-approved';
 
+/** One entry of spec.healthCheckExprs, as Flux's Kustomization spells it (RFC-0009). */
+export const HealthCheckExprSchema = z.object({
+  apiVersion: z.string().min(1).meta({ description: 'apiVersion of the kind; the group counts, not the version.' }),
+  kind: z.string().min(1),
+  current: z.string().min(1).meta({ description: 'CEL: true when the object is healthy (Current).' }),
+  inProgress: z.string().optional().meta({ description: 'CEL: true while the object is still converging.' }),
+  failed: z
+    .string()
+    .optional()
+    .meta({ description: 'CEL: true when the object failed: the health check fails at once, not at the timeout.' }),
+});
+
 export const SpecSchema = z.object({
   source: SourceSchema,
   interval: duration('5m', 'How often to re-check git and re-assert the cluster'),
@@ -232,6 +244,16 @@ export const SpecSchema = z.object({
     .default(true)
     .meta({ description: 'Ready only when every applied object is healthy. Default true.' }),
   suspend: z.boolean().default(false).meta({ description: 'Stop all work on this PackageSync.' }),
+  healthCheckExprs: z
+    .array(HealthCheckExprSchema)
+    .optional()
+    .meta({
+      description:
+        "Custom health for the kinds kstatus cannot judge, with Flux's semantics: for each object of the kind, " +
+        'observedGeneration behind → in progress; else inProgress, failed, current are evaluated in that order and ' +
+        "the first true decides; none true → in progress. The variables are the object's top-level fields " +
+        '(metadata, spec, status).',
+    }),
   targetNamespace: z
     .string()
     .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'targetNamespace must be a namespace name (a DNS label)')

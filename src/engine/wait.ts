@@ -20,6 +20,7 @@ import {
   summarizeHealth,
   workloadsToExplain,
   type CauseLink,
+  type HealthRules,
   type HealthSummary,
   type ObjectHealth,
 } from '../core/health/index.ts';
@@ -46,6 +47,8 @@ export interface WaitOptions {
   observed?: (summary: HealthSummary, cause: readonly CauseLink[]) => void;
   /** Polling sources want short sleeps; watch sources sleep until an event. */
   recheckMs?: number;
+  /** spec.healthCheckExprs, compiled: replaces kstatus for the kinds it names. */
+  rules?: HealthRules;
 }
 
 /**
@@ -74,7 +77,7 @@ export async function waitUntilHealthy(
   const deadline = started + opts.timeoutMs;
   let lastMessage = '';
   for (;;) {
-    const seen = await observe(source, desired, opts.known, Date.now() - started < WATCH_LAG_GRACE_MS);
+    const seen = await observe(source, desired, opts, Date.now() - started < WATCH_LAG_GRACE_MS);
     const { list } = seen;
     const summary = summarizeHealth(list);
     opts.observed?.(summary, causeOf(summary, seen));
@@ -103,14 +106,14 @@ interface Round {
 async function observe(
   source: HealthSource,
   desired: readonly KubeObject[],
-  known: ReadonlyMap<string, KubeObject>,
+  { known, rules }: Pick<WaitOptions, 'known' | 'rules'>,
   inGrace: boolean,
 ): Promise<Round> {
   const refs = desired.map(refOf);
   const live = await source.read(refs);
   const copies = refs.map((ref) => freshestCopy(live.get(refKey(ref)), known.get(refKey(ref)), inGrace));
-  const children = await source.children(workloadsToExplain(copies));
-  return { list: judgeHealth(refs, copies, children), copies, children };
+  const children = await source.children(workloadsToExplain(copies, rules));
+  return { list: judgeHealth(refs, copies, children, rules), copies, children };
 }
 
 /** The chain below the summary's first object that is not Current ([] when all are). */
