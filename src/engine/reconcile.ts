@@ -150,6 +150,8 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   });
   if (!planned.ok) return run.failed(located(planned.failure), retry);
   const { live, plan } = planned.value;
+  // objects annotated apply Ignore are not ours to judge (core/plan/object-policy.ts)
+  const managed = desired.filter((d) => !plan.ignored.has(refKey(refOf(d))));
   const budget = checkPruneBudget({
     deletions: spec.prune ? plan.prune.length : 0,
     inventory: inventory.length,
@@ -161,7 +163,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   });
   if (!budget.ok) return run.failed(budget.failure, retry);
   const liveHealth = healthOf(
-    desired.flatMap((d) => live.byKey.get(refKey(refOf(d))) ?? []),
+    managed.flatMap((d) => live.byKey.get(refKey(refOf(d))) ?? []),
     healthRules.value,
   );
   const settled = isSettled({
@@ -200,17 +202,17 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   const known = new Map([...live.byKey, ...acted.value.stored]);
   run.observed(
     healthOf(
-      desired.flatMap((d) => known.get(refKey(refOf(d))) ?? []),
+      managed.flatMap((d) => known.get(refKey(refOf(d))) ?? []),
       healthRules.value,
     ),
     [],
   );
-  if (spec.wait && desired.length > 0) {
+  if (spec.wait && managed.length > 0) {
     const healthy = await awaitHealth({
       ports,
       spec,
       objects: run.objects,
-      desired,
+      desired: managed,
       known,
       revision,
       credentials: credentials.value,
