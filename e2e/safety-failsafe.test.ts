@@ -87,7 +87,7 @@ describe('fail safe', () => {
     );
     await trigger(ns, 'ps');
     const failed = await expectNothingMoved(ns, sha, 'RenderFailed');
-    expect(ready(failed)?.message).toContain('multi.yaml (document 2)');
+    expect(ready(failed)?.message).toMatch(/multi\.yaml:\d+:\d+ \(document 2\): /);
   });
 
   it('an object without a kind → InvalidManifest naming file and line', async () => {

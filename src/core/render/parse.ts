@@ -37,7 +37,8 @@ const options: ParseOptions & DocumentOptions & SchemaOptions = {
 
 /**
  * Parses a multi-document YAML (or JSON) file safely: duplicate keys, unknown tags, alias bombs and
- * non-JSON values fail the whole file. Messages give file, document, line and column, never the text.
+ * non-JSON values fail the whole file. Messages give `file:line:column` (or the document's first line) and
+ * the document, never the text.
  */
 export function parseManifestFile(file: SourceFile): Result<ParsedDocument[]> {
   const lineCounter = new LineCounter();
@@ -49,13 +50,15 @@ export function parseManifestFile(file: SourceFile): Result<ParsedDocument[]> {
   }
   const parsed: ParsedDocument[] = [];
   for (const [i, document] of documents.entries()) {
-    const where = `${file.path} (document ${i + 1})`;
+    const docLine = lines(document, lineCounter).line;
+    const where = `${file.path}:${docLine} (document ${i + 1})`;
     // Warnings count as errors: the one that matters here is an unresolved (custom) tag, which yaml
     // would otherwise turn silently into a plain string.
     const problem = firstByPosition([...document.errors, ...document.warnings]);
     if (problem) {
       const { line, col } = lineCounter.linePos(problem.pos[0]);
-      return renderFailed(`${where}: ${describeYamlError(problem.code)} at line ${line}, column ${col}; fix the YAML`);
+      const at = `${file.path}:${line}:${col} (document ${i + 1})`;
+      return renderFailed(`${at}: ${describeYamlError(problem.code)}; fix the YAML`);
     }
     let value: unknown;
     try {
