@@ -43,21 +43,22 @@ describe('withFirstCause', () => {
       'Deployment/a/web (Pod web-5d9f-abcde: ImagePullBackOff: …)',
       false,
     ],
-    ['names it when only the Pod, not its reason, is quoted', 'Pod web-5d9f-abcde is pending', true],
+    ['adds nothing when the message names the Pod', 'Pod web-5d9f-abcde is pending', false],
   ])('%s', (_name, message, added) => {
     const out = withFirstCause(message, [deployment, rs, pod], 1024);
     expect(out).toBe(added ? `${message}; cause: ${rootCauseText([pod])}` : message);
   });
 
   it('shortens the message, never the cause, to fit', () => {
-    const out = withFirstCause('y'.repeat(2000), [pod], 300);
+    const out = withFirstCause('y'.repeat(2000), [deployment, pod], 300);
     expect(out).toHaveLength(300);
     expect(out).toMatch(
       /^y+…; cause: Pod\/a\/web-5d9f-abcde: ImagePullBackOff: Back-off pulling image "registry.local\/web:2"$/,
     );
   });
 
-  it('leaves the message alone without a chain', () => {
+  it('leaves the message alone without a chain, or with the failed object alone', () => {
     expect(withFirstCause('m', [], 1024)).toBe('m');
+    expect(withFirstCause('m', [pod], 1024)).toBe('m');
   });
 });

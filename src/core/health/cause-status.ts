@@ -28,15 +28,15 @@ export function rootCauseText(links: readonly CauseLink[]): string | undefined {
 }
 
 /**
- * The Ready message with the first cause in it: unchanged when it already names the cause's object and
- * reason (a workload's health message quotes its Pod), else `…; cause: Pod/ns/name: reason: message`,
- * the message shortened so that the cause fits in `max` characters.
+ * The Ready message with the first cause in it: unchanged when the chain is the failed object alone (the
+ * health message names it and says why) or the message already names the cause's object (a workload's
+ * health message quotes its Pod), else `…; cause: Pod/ns/name: reason: message`, the message shortened so
+ * that the cause fits in `max` characters.
  */
 export function withFirstCause(message: string, links: readonly CauseLink[], max: number): string {
   const root = links.at(-1);
   const text = rootCauseText(links);
-  if (!root || !text) return message;
-  if (message.includes(root.name) && (!root.reason || message.includes(root.reason))) return message;
+  if (!root || !text || links.length < 2 || message.includes(root.name)) return message;
   const suffix = `; cause: ${clip(text)}`;
   const room = max - suffix.length;
   return `${message.length > room ? `${message.slice(0, Math.max(0, room - 1))}…` : message}${suffix}`;
