@@ -80,7 +80,7 @@ export async function waitUntilHealthy(
     const seen = await observe(source, desired, opts, Date.now() - started < WATCH_LAG_GRACE_MS);
     const { list } = seen;
     const summary = summarizeHealth(list);
-    opts.observed?.(summary, causeOf(summary, seen));
+    opts.observed?.(summary, causeOf(summary, seen, opts.rules));
     if (summary.status === 'Current') return ok(summary);
     if (summary.counts.Failed > 0) return { ok: false, failure: healthFailure(list, summary, 'failed') };
     // the deadline first: when time ran out, that is what to report, whatever else happened meanwhile
@@ -117,8 +117,9 @@ async function observe(
 }
 
 /** The chain below the summary's first object that is not Current ([] when all are). */
-function causeOf(summary: HealthSummary, round: Round): CauseLink[] {
+function causeOf(summary: HealthSummary, round: Round, rules: HealthRules | undefined): CauseLink[] {
   if (!summary.first) return [];
-  const i = round.list.indexOf(summary.first);
-  return healthCause(summary.first, round.copies[i], round.children);
+  const copy = round.copies[round.list.indexOf(summary.first)];
+  // a kind judged by a spec.healthCheckExprs rule is not explained by its Pods: the rule's verdict is the cause
+  return healthCause(summary.first, copy && !rules?.ruleFor(copy) ? copy : undefined, round.children);
 }
