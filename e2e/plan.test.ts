@@ -118,7 +118,7 @@ describe('packagesync plan', () => {
 
       expect(text.code).toBe(1);
       // the file, and its line since render keeps it (issue 15 item 5)
-    expect(text.stdout).toContain(`~   update    Deployment/${ns}/web  (web.yaml:1)  Pods would roll`);
+      expect(text.stdout).toContain(`~   update    Deployment/${ns}/web  (web.yaml:1)  Pods would roll`);
       expect(text.stdout).toContain('.data.k: "1" → "2"');
       expect(text.stdout).toContain(`-   prune     ConfigMap/${ns}/b`);
       expect(text.stdout).toContain(`Plan digest: ${second.doc.digest}`);
