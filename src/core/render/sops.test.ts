@@ -88,7 +88,7 @@ describe('messages', () => {
     expect(ageRecipients({ sops: sopsMeta })).toEqual(['age1abc']);
   });
   it.each([
-    [128, /no age identity/],
+    [128, /none of these age identities/],
     [51, /MAC does not match/],
     [25, /does not decrypt/],
     [7, /exit 7/],

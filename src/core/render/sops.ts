@@ -100,7 +100,7 @@ export function describeSopsExit(code: number | null | undefined): string {
   switch (code) {
     case 128:
     case 111:
-      return 'no age identity in the decryption Secret can decrypt its data key';
+      return 'none of these age identities can decrypt its data key';
     case 51:
       return 'its MAC does not match its values (edited without sops, or tampered with)';
     case 52:
