@@ -205,7 +205,9 @@ describe('packagesync render of an encrypted package', () => {
       await writeFile(bad, `${wrong.identity}\n`, { mode: 0o600 });
       const refused = await packagesync('render', pkg.dir, '--age-key-file', bad);
       expect(refused.code).not.toBe(0);
-      expect(refused.stderr).toMatch(/DecryptionFailed: Secret cli-secret \(secret\.yaml.*\) cannot be decrypted .*: none of these age identities can decrypt/);
+      expect(refused.stderr).toMatch(
+        /DecryptionFailed: Secret cli-secret \(secret\.yaml.*\) cannot be decrypted .*: none of these age identities can decrypt/,
+      );
       expect(refused.stderr + refused.stdout).not.toContain(PLAINTEXT);
     } finally {
       await pkg.dispose();

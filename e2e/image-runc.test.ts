@@ -215,7 +215,9 @@ describe('the image is the Dockerfile', () => {
 
   it('has Node, git, ssh, gpg, CA certificates and a passwd entry for its user, on a read-only root', async () => {
     const render = keyValues(sh(join(root, 'hack/build-cluster.sh'), ['paths']));
-    const tools = ['KUSTOMIZE_BIN', 'HELM_BIN', 'SOPS_BIN'].filter((k) => render[k]).map((k) => k.split('_')[0]!.toLowerCase());
+    const tools = ['KUSTOMIZE_BIN', 'HELM_BIN', 'SOPS_BIN']
+      .filter((k) => render[k])
+      .map((k) => k.split('_')[0]!.toLowerCase());
     // one shell in the container instead of the entrypoint, as a pod's `command:` would
     const probe = runPodCommand([
       'sh',

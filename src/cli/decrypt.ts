@@ -18,7 +18,7 @@ export function decryptOptions(): Option[] {
   return [
     new Option(
       '--age-key-file <path>',
-      'decrypt SOPS-encrypted objects with the age identities (AGE-SECRET-KEY-1… lines) in this file, as spec.decryption does',
+      'decrypt SOPS-encrypted objects with the age identities (AGE-SECRET-KEY-1… lines) in this file, as spec.decryption does (default: none: encrypted objects are printed as committed)',
     ),
   ];
 }

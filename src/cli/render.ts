@@ -45,8 +45,8 @@ export function registerRender(program: Command): void {
     .addOption(
       new Option(
         '--show-secrets',
-        'with --age-key-file, print the decrypted values of Secrets (default: every Secret value is printed as **redacted**)',
-      ),
+        'with --age-key-file, print the decrypted values of Secrets (without it every Secret value is printed as **redacted**)',
+      ).default(false),
     )
     .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
     .addOption(

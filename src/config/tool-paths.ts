@@ -17,7 +17,11 @@ export interface ToolPaths {
 export function defaultToolPaths(env: NodeJS.ProcessEnv = process.env): ToolPaths {
   const pinned = readPins();
   const cache = env.PACKAGESYNC_CACHE || join(homedir(), '.cache', 'packagesync');
-  const pick = (tool: 'kustomize' | 'helm' | 'sops', fromEnv: string | undefined, version: string | undefined): string => {
+  const pick = (
+    tool: 'kustomize' | 'helm' | 'sops',
+    fromEnv: string | undefined,
+    version: string | undefined,
+  ): string => {
     if (fromEnv) return fromEnv;
     if (version) {
       const built = join(cache, 'bin', `${tool}-${version}`, tool);
