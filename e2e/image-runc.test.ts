@@ -213,11 +213,9 @@ describe('the image is the Dockerfile', () => {
     expect(dev, 'dev dependencies in the image').toEqual([]);
   });
 
-  it('has Node, git, ssh, gpg, CA certificates and a passwd entry for its user, on a read-only root', async () => {
-    const render = keyValues(sh(join(root, 'hack/build-cluster.sh'), ['paths']));
-    const tools = ['KUSTOMIZE_BIN', 'HELM_BIN', 'SOPS_BIN']
-      .filter((k) => render[k])
-      .map((k) => k.split('_')[0]!.toLowerCase());
+  it('has Node, git, ssh, gpg, CA certificates, the render tools and a passwd entry for its user, on a read-only root', async () => {
+    // the tools the Dockerfile builds, at the versions it pins (the same as hack/versions.env: test/image)
+    const tools = spec.renderTools.tools;
     // one shell in the container instead of the entrypoint, as a pod's `command:` would
     const probe = runPodCommand([
       'sh',
@@ -231,7 +229,12 @@ describe('the image is the Dockerfile', () => {
         'getent passwd "$(id -u)"',
         'touch /root-write 2>/dev/null || echo root-read-only',
         'touch /tmp/x && echo tmp-ok',
-        ...tools.map((t) => `command -v ${t}`),
+        // sops has no `version` command that works offline: --version, with its update check off
+        ...tools.map((t) =>
+          t.name === 'sops'
+            ? 'command -v sops && SOPS_DISABLE_VERSION_CHECK=true sops --version'
+            : `command -v ${t.name} && ${t.name} version`,
+        ),
       ].join('; '),
     ]);
     const { code, out } = await probe;
@@ -244,7 +247,12 @@ describe('the image is the Dockerfile', () => {
     expect(out).toMatch(/^nonroot:x:65532:65532::\/tmp:\/usr\/sbin\/nologin$/m);
     expect(out).toMatch(/^root-read-only$/m);
     expect(out).toMatch(/^tmp-ok$/m);
-    for (const t of tools) expect(out).toContain(`/usr/local/bin/${t}`);
+    expect(tools.map((t) => t.name)).toEqual(['kustomize', 'helm', 'sops']);
+    for (const t of tools) {
+      expect(out).toContain(`${spec.renderTools.dest}/${t.name}`);
+      // sops says 3.13.3 for v3.13.3
+      expect(out, `${t.name} reports the pinned version`).toContain(t.version.replace(/^v/, ''));
+    }
   });
 });
 
