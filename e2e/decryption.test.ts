@@ -31,7 +31,7 @@ let ns: string;
 let scratch: string;
 
 /** `sops encrypt` of a YAML document for `recipient`, only data/stringData encrypted (Flux's advice). */
-function encrypt(yaml: string, recipient: string): Promise<string> {
+function encrypt(yaml: string, recipient: string, only: string | undefined = '^(data|stringData)$'): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       sops,
@@ -39,8 +39,7 @@ function encrypt(yaml: string, recipient: string): Promise<string> {
         'encrypt',
         '--age',
         recipient,
-        '--encrypted-regex',
-        '^(data|stringData)$',
+        ...(only === undefined ? [] : ['--encrypted-regex', only]),
         '--input-type',
         'yaml',
         '--output-type',
@@ -123,6 +122,19 @@ describe('spec.decryption (sops, age)', () => {
     expect(await passwordOf('kust-secret')).toBe(PLAINTEXT);
   }, 90_000);
 
+  it('decrypts a secretGenerator entry made from an encrypted file (output format by the key, as Flux)', async () => {
+    const { url } = await env.repo('gen', {
+      'kustomization.yaml':
+        'secretGenerator:\n- name: gen\n  files: [config.yaml=config.enc.yaml]\n  options: {disableNameSuffixHash: true}\n',
+      'config.enc.yaml': await encrypt(`password: ${PLAINTEXT}\n`, right.recipient, undefined),
+    });
+    await create('gen', url);
+    await waitReady(ns, 'gen');
+    const live = await get(`/api/v1/namespaces/${ns}/secrets/gen`);
+    const config = Buffer.from(String((live?.data as Record<string, string>)['config.yaml']), 'base64').toString();
+    expect(config).toBe(`password: ${PLAINTEXT}\n`);
+  }, 90_000);
+
   it('fails DecryptionFailed, applying nothing, with a key the file is not encrypted for', async () => {
     const { url } = await env.repo('wrong', {
       'secret.yaml': await encrypt(secretYaml('wrong-secret'), wrong.recipient),
@@ -165,7 +177,7 @@ describe('spec.decryption (sops, age)', () => {
   it('never writes the plaintext to status, events or the logs', async () => {
     const client = await kube();
     const statuses = JSON.stringify(
-      await Promise.all(['plain', 'kust', 'wrong', 'mac', 'nodecrypt'].map((n) => getPackageSync(ns, n))),
+      await Promise.all(['plain', 'kust', 'gen', 'wrong', 'mac', 'nodecrypt'].map((n) => getPackageSync(ns, n))),
     );
     const events = JSON.stringify(
       (await client.request<{ items: unknown[] }>('GET', `/api/v1/namespaces/${ns}/events`)).items,
