@@ -53,6 +53,12 @@ export async function verifySource(req: SourceVerifyRequest): Promise<Result<voi
     );
   }
   const tag = req.tag;
+  // a spec tag passed validateRef; a semver tag is a name the server listed: both go into a refspec we build
+  if (!/^[A-Za-z0-9_][A-Za-z0-9._+/-]*$/.test(tag) || tag.includes('..')) {
+    return fail(Reason.VerificationFailed, `tag ${JSON.stringify(tag)} cannot be verified: not a plain tag name`, {
+      terminal: true,
+    });
+  }
   return withGitOperation(
     {
       tmpRoot: req.tmpRoot,
