@@ -112,9 +112,14 @@ describe('spec.source.verify, mode HEAD', () => {
 });
 
 describe('spec.source.verify, tag modes', () => {
-  async function tagged(name: string, sign: boolean): Promise<{ repo: TestRepo; url: string; sha: string }> {
+  async function tagged(
+    name: string,
+    sign: boolean,
+    signCommit = true,
+  ): Promise<{ repo: TestRepo; url: string; sha: string }> {
     const made = await env.repo(name, {});
-    const sha = await signedCommit(made.repo, 'main', { 'cm.yaml': configMap(name, { v: 'tagged' }) }, ssh);
+    const files = { 'cm.yaml': configMap(name, { v: 'tagged' }) };
+    const sha = signCommit ? await signedCommit(made.repo, 'main', files, ssh) : await env.commit(made.repo, files);
     if (sign) await signedTag(made.repo, 'v1.0.0', sha, ssh);
     else await tag(made.repo, 'v1.0.0', sha, { annotated: true });
     return { ...made, sha };
@@ -127,6 +132,19 @@ describe('spec.source.verify, tag modes', () => {
     });
     await waitReady(ns, 'tag-signed', (ps) => ps.status?.lastAppliedRevision === `v1.0.0@sha1:${sha}`);
     expect(await valueOf('tag-signed')).toBe('tagged');
+  }, 60_000);
+
+  it('TagAndHEAD refuses a signed tag on an unsigned commit; Tag alone (semver) accepts it', async () => {
+    const { url, sha } = await tagged('tag-head', true, false);
+    await create('tag-head', url, {
+      source: { url, ref: { tag: 'v1.0.0' }, verify: { mode: 'TagAndHEAD', secretRef: { name: 'ssh-signers' } } },
+    });
+    const ps = await waitCondition(ns, 'tag-head', 'Ready', 'False', 'VerificationFailed');
+    expect(conditionOf(ps.status, 'Ready')?.message).toMatch(new RegExp(`^commit ${sha} is not signed`));
+    await create('tag-only', url, {
+      source: { url, ref: { semver: '>=1.0.0' }, verify: { mode: 'Tag', secretRef: { name: 'ssh-signers' } } },
+    });
+    await waitReady(ns, 'tag-only', (p) => p.status?.lastAppliedRevision === `v1.0.0@sha1:${sha}`);
   }, 60_000);
 
   it('Tag refuses an unsigned annotated tag, and applies nothing', async () => {
