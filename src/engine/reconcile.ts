@@ -105,7 +105,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   const inventory = ps.status?.inventory?.entries ?? [];
 
   // 2. source. A requested reconcile means "now": whatever was learnt about the ref a moment ago is not enough.
-  if (run.trigger) ports.source.forget?.(spec.source.url);
+  if (run.trigger && spec.source.url !== undefined) ports.source.forget?.(spec.source.url);
   const credentials = await readCredentials(ps, spec, ports);
   if (!credentials.ok) return run.failed(credentials.failure, retry);
   const source = await ports.source.fetch(spec.source, credentials.value, signal);

@@ -88,7 +88,7 @@ export async function createGitSource(
     credentials: Record<string, string> | undefined,
     signal: AbortSignal,
   ): Promise<Result<FetchedSource>> {
-    const url = validateSourceURL(source.url, { allowInsecureHttp });
+    const url = validateSourceURL(source.url ?? '', { allowInsecureHttp });
     if (!url.ok) return url;
     const ref = validateRef(source.ref);
     if (!ref.ok) return ref;
