@@ -1,4 +1,5 @@
 /** Wires the real adapters into the engine and runs the manager until SIGTERM/SIGINT. */
+import { createOciSource, sourceBySpec } from '../adapters/oci/index.ts';
 import { KubeClient } from '../adapters/kube/client.ts';
 import { Discovery } from '../adapters/kube/discovery.ts';
 import { Objects } from '../adapters/kube/objects.ts';
@@ -50,7 +51,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     packageSyncs: new PackageSyncs(client),
     secrets,
     configMaps: new ConfigMaps(client),
-    source: metrics.instrumentSource(await createGitSource(config, log)),
+    source: metrics.instrumentSource(sourceBySpec(await createGitSource(config, log), createOciSource(config, log))),
     log,
     render: renderer,
     observe: metrics.objects,

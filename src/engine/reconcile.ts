@@ -36,6 +36,7 @@ import { renderStep } from './render-step.ts';
 import type { Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
 import { readSubstitution } from './substitution-inputs.ts';
+import { readOciCredentials } from './oci-credentials.ts';
 
 export type { ReconcileResult } from './run.ts';
 
@@ -225,6 +226,7 @@ async function readCredentials(
   spec: Spec,
   ports: Ports,
 ): Promise<Result<Record<string, string> | undefined>> {
+  if (spec.source.oci) return readOciCredentials(ps, spec.source.oci, ports);
   const ref = spec.source.secretRef;
   if (!ref) return ok(undefined);
   const data = await ports.secrets.read(ps.metadata.namespace, ref.name);
