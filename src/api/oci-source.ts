@@ -9,7 +9,11 @@ const name = z.string().min(1).max(253);
 
 export const OciRefSchema = z
   .object({
-    tag: z.string().max(128).optional().meta({ description: 'A tag; with digest, the tag must still name that digest.' }),
+    tag: z
+      .string()
+      .max(128)
+      .optional()
+      .meta({ description: 'A tag; with digest, the tag must still name that digest.' }),
     semver: z
       .string()
       .max(255)

@@ -47,9 +47,13 @@ export function registerPushArtifact(program: Command): void {
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .action(async (dir: string, target: string, flags: PushFlags) => {
       const parsed = parseArtifactTarget(target);
-      if (!parsed.ok) throw new CliError(ExitCode.Invalid, parsed.failure.message.replace('spec.source.oci.url', 'target'));
+      if (!parsed.ok)
+        throw new CliError(ExitCode.Invalid, parsed.failure.message.replace('spec.source.oci.url', 'target'));
       if (flags.insecure && !parsed.value.loopback) {
-        throw new CliError(ExitCode.Invalid, `--insecure is allowed only for a loopback registry, not ${parsed.value.host}`);
+        throw new CliError(
+          ExitCode.Invalid,
+          `--insecure is allowed only for a loopback registry, not ${parsed.value.host}`,
+        );
       }
       const creds = flags.creds ?? process.env.PACKAGESYNC_OCI_CREDS;
       const auth: RegistryAuth = {};
@@ -71,7 +75,10 @@ export function registerPushArtifact(program: Command): void {
       });
       if (!pushed.ok) {
         const code = REGISTRY_REASONS.includes(pushed.failure.reason) ? ExitCode.Cluster : ExitCode.Invalid;
-        throw new CliError(code, `${pushed.failure.reason}: ${pushed.failure.message.replace(/: fix the Secret named by spec.source.oci.secretRef$/, ': fix --creds')}`);
+        throw new CliError(
+          code,
+          `${pushed.failure.reason}: ${pushed.failure.message.replace(/: fix the Secret named by spec.source.oci.secretRef$/, ': fix --creds')}`,
+        );
       }
       process.stdout.write(
         flags.output === 'json' ? `${JSON.stringify(pushed.value, null, 2)}\n` : `pushed ${pushed.value.reference}\n`,

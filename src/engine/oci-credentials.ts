@@ -30,7 +30,11 @@ export async function readOciCredentials(
     if (!got.ok) return got;
     const ca = got.value['ca.crt'];
     if (ca === undefined || ca === '') {
-      return fail(Reason.InvalidAuthSecret, `Secret ${ns}/${oci.certSecretRef.name} named in spec.source.oci.certSecretRef has no ca.crt`, { terminal: true });
+      return fail(
+        Reason.InvalidAuthSecret,
+        `Secret ${ns}/${oci.certSecretRef.name} named in spec.source.oci.certSecretRef has no ca.crt`,
+        { terminal: true },
+      );
     }
     data = { ...data, 'ca.crt': ca };
   }

@@ -74,7 +74,8 @@ export async function packDirectory(dir: string, artifact: string): Promise<Resu
 export async function pushArtifact(opts: PushOptions): Promise<Result<Pushed>> {
   const artifact = `${opts.target.url}:${opts.target.tag}`;
   const info = await lstat(opts.dir).catch(() => undefined);
-  if (!info?.isDirectory()) return fail(Reason.PathNotFound, `${relative('.', opts.dir) || opts.dir} is not a directory`);
+  if (!info?.isDirectory())
+    return fail(Reason.PathNotFound, `${relative('.', opts.dir) || opts.dir} is not a directory`);
   const layer = await packDirectory(opts.dir, artifact);
   if (!layer.ok) return layer;
   const client = new RegistryClient(opts.target, {

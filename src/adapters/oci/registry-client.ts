@@ -56,7 +56,7 @@ export class RegistryClient {
     const cause = (err as { cause?: { code?: unknown; name?: unknown } } | null)?.cause;
     const code = typeof cause?.code === 'string' ? cause.code : (err as { code?: unknown } | null)?.code;
     const name = err instanceof Error ? err.name : 'error';
-    if (name === 'TimeoutError' || name === 'AbortError' || (cause?.name === 'TimeoutError')) {
+    if (name === 'TimeoutError' || name === 'AbortError' || cause?.name === 'TimeoutError') {
       return fail(Reason.SourceTimeout, `${doing} ${this.#repo.url} did not finish in time`);
     }
     if (typeof code === 'string' && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS/.test(code)) {
@@ -69,7 +69,11 @@ export class RegistryClient {
   }
 
   /** One request to the registry host, answering its auth challenge once. Redirects are not followed here. */
-  async #request(path: string, init: { method?: string; headers?: Record<string, string>; body?: Buffer | string }, doing: string): Promise<Result<Response>> {
+  async #request(
+    path: string,
+    init: { method?: string; headers?: Record<string, string>; body?: Buffer | string },
+    doing: string,
+  ): Promise<Result<Response>> {
     const url = path.startsWith('http') ? path : `${this.#base}${path}`;
     const send = () =>
       fetch(url, {
@@ -86,7 +90,10 @@ export class RegistryClient {
       await res.body?.cancel();
       const challenge = parseChallenge(res.headers.get('www-authenticate'));
       const auth = this.#auth;
-      const basic = auth?.username !== undefined ? `Basic ${Buffer.from(`${auth.username}:${auth.password ?? ''}`).toString('base64')}` : undefined;
+      const basic =
+        auth?.username !== undefined
+          ? `Basic ${Buffer.from(`${auth.username}:${auth.password ?? ''}`).toString('base64')}`
+          : undefined;
       if (challenge?.scheme === 'bearer') {
         const token = await this.#token(challenge, basic);
         if (!token.ok) return token;
@@ -108,14 +115,20 @@ export class RegistryClient {
   }
 
   #denied(doing: string, status: number): Result<never> {
-    const how = this.#auth?.username !== undefined || this.#auth?.identityToken !== undefined ? 'refused the credentials' : 'needs credentials';
+    const how =
+      this.#auth?.username !== undefined || this.#auth?.identityToken !== undefined
+        ? 'refused the credentials'
+        : 'needs credentials';
     return fail(
       Reason.AuthenticationFailed,
       `${doing} ${this.#repo.url}: the registry ${how} (HTTP ${status}): fix the Secret named by spec.source.oci.secretRef`,
     );
   }
 
-  async #token(challenge: { realm: string; service?: string; scope?: string }, basic: string | undefined): Promise<Result<string>> {
+  async #token(
+    challenge: { realm: string; service?: string; scope?: string },
+    basic: string | undefined,
+  ): Promise<Result<string>> {
     const realm = new URL(challenge.realm);
     if (realm.protocol !== 'https:' && !(realm.protocol === 'http:' && this.#base.startsWith('http:'))) {
       return fail(Reason.FetchFailed, `${this.#repo.url}: the registry's token realm is not https`);
@@ -138,26 +151,37 @@ export class RegistryClient {
     }
     const body = (await res.json().catch(() => ({}))) as { token?: unknown; access_token?: unknown };
     const token = typeof body.token === 'string' ? body.token : body.access_token;
-    if (typeof token !== 'string' || token === '') return fail(Reason.FetchFailed, `the token server for ${this.#repo.url} sent no token`);
+    if (typeof token !== 'string' || token === '')
+      return fail(Reason.FetchFailed, `the token server for ${this.#repo.url} sent no token`);
     return ok(token);
   }
 
   /** The manifest for a tag or digest; its body hashed (the caller checks it against what it asked for). */
   async manifest(reference: string): Promise<Result<FetchedManifest>> {
     const doing = `reading the manifest ${reference} of`;
-    const res = await this.#request(`/manifests/${reference}`, { headers: { accept: MANIFEST_MEDIA_TYPES.join(', ') } }, doing);
+    const res = await this.#request(
+      `/manifests/${reference}`,
+      { headers: { accept: MANIFEST_MEDIA_TYPES.join(', ') } },
+      doing,
+    );
     if (!res.ok) return res;
     const r = res.value;
     if (r.status === 404) {
       await r.body?.cancel();
-      return fail(Reason.RefNotFound, `${reference} not found in ${this.#repo.url}: push it, or fix spec.source.oci.ref`);
+      return fail(
+        Reason.RefNotFound,
+        `${reference} not found in ${this.#repo.url}: push it, or fix spec.source.oci.ref`,
+      );
     }
     if (!r.ok) {
       await r.body?.cancel();
       return fail(Reason.FetchFailed, `${doing} ${this.#repo.url} failed: HTTP ${r.status}`);
     }
     const body = Buffer.from(await r.arrayBuffer());
-    if (body.length > 4 << 20) return fail(Reason.ArtifactTooLarge, `the manifest ${reference} of ${this.#repo.url} is over 4 MiB`, { terminal: true });
+    if (body.length > 4 << 20)
+      return fail(Reason.ArtifactTooLarge, `the manifest ${reference} of ${this.#repo.url} is over 4 MiB`, {
+        terminal: true,
+      });
     return ok({ body, contentType: r.headers.get('content-type') ?? undefined, digest: sha256(body) });
   }
 
@@ -171,7 +195,10 @@ export class RegistryClient {
       const r = res.value;
       if (r.status === 404) {
         await r.body?.cancel();
-        return fail(Reason.RefNotFound, `${this.#repo.url} does not exist: push a tag to it, or fix spec.source.oci.url`);
+        return fail(
+          Reason.RefNotFound,
+          `${this.#repo.url} does not exist: push a tag to it, or fix spec.source.oci.url`,
+        );
       }
       if (!r.ok) {
         await r.body?.cancel();
@@ -201,8 +228,13 @@ export class RegistryClient {
       if (!location) return fail(Reason.FetchFailed, `${doing} ${this.#repo.url}: a redirect without a location`);
       try {
         const target = new URL(location, `${this.#base}/`);
-        if (target.protocol !== 'https:' && !this.#base.startsWith('http:')) return fail(Reason.FetchFailed, `${doing} ${this.#repo.url}: redirected to plain http`);
-        r = await fetch(target, { dispatcher: this.#agent, redirect: 'follow', ...(this.#signal ? { signal: this.#signal } : {}) });
+        if (target.protocol !== 'https:' && !this.#base.startsWith('http:'))
+          return fail(Reason.FetchFailed, `${doing} ${this.#repo.url}: redirected to plain http`);
+        r = await fetch(target, {
+          dispatcher: this.#agent,
+          redirect: 'follow',
+          ...(this.#signal ? { signal: this.#signal } : {}),
+        });
       } catch (err) {
         return this.#failure(err, doing);
       }
@@ -249,26 +281,41 @@ export class RegistryClient {
     if (!start.ok) return start;
     await start.value.body?.cancel();
     const location = start.value.headers.get('location');
-    if (start.value.status !== 202 || !location) return fail(Reason.FetchFailed, `starting an upload to ${this.#repo.url} failed: HTTP ${start.value.status}`);
+    if (start.value.status !== 202 || !location)
+      return fail(Reason.FetchFailed, `starting an upload to ${this.#repo.url} failed: HTTP ${start.value.status}`);
     const target = new URL(location, `${this.#base}/`);
-    if (target.host !== this.#repo.host) return fail(Reason.FetchFailed, `the registry sent the upload of ${this.#repo.url} to another host`);
+    if (target.host !== this.#repo.host)
+      return fail(Reason.FetchFailed, `the registry sent the upload of ${this.#repo.url} to another host`);
     target.searchParams.set('digest', digest);
-    const put = await this.#request(target.toString(), {
-      method: 'PUT',
-      headers: { 'content-type': 'application/octet-stream' },
-      body: typeof bytes === 'string' ? bytes : bytes,
-    }, 'uploading a blob to');
+    const put = await this.#request(
+      target.toString(),
+      {
+        method: 'PUT',
+        headers: { 'content-type': 'application/octet-stream' },
+        body: typeof bytes === 'string' ? bytes : bytes,
+      },
+      'uploading a blob to',
+    );
     if (!put.ok) return put;
     await put.value.body?.cancel();
-    if (put.value.status !== 201) return fail(Reason.FetchFailed, `uploading a blob to ${this.#repo.url} failed: HTTP ${put.value.status}`);
+    if (put.value.status !== 201)
+      return fail(Reason.FetchFailed, `uploading a blob to ${this.#repo.url} failed: HTTP ${put.value.status}`);
     return ok({ mediaType: '', digest, size });
   }
 
   async pushManifest(tag: string, body: string, mediaType: string): Promise<Result<string>> {
-    const put = await this.#request(`/manifests/${tag}`, { method: 'PUT', headers: { 'content-type': mediaType }, body }, 'pushing the manifest to');
+    const put = await this.#request(
+      `/manifests/${tag}`,
+      { method: 'PUT', headers: { 'content-type': mediaType }, body },
+      'pushing the manifest to',
+    );
     if (!put.ok) return put;
     await put.value.body?.cancel();
-    if (put.value.status !== 201) return fail(Reason.FetchFailed, `pushing the manifest ${tag} to ${this.#repo.url} failed: HTTP ${put.value.status}`);
+    if (put.value.status !== 201)
+      return fail(
+        Reason.FetchFailed,
+        `pushing the manifest ${tag} to ${this.#repo.url} failed: HTTP ${put.value.status}`,
+      );
     return ok(sha256(body));
   }
 }

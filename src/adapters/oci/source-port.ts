@@ -48,9 +48,12 @@ export function createOciSource(config: OciSourceConfig, log: Logger): SourcePor
   async function cacheBase(url: string, auth: RegistryAuth | undefined): Promise<string> {
     // a tenant whose credentials cannot read a private artifact must not get another tenant's copy of it
     const key = await (fingerprintKey ??= loadFingerprintKey(root));
-    const who = auth?.username !== undefined || auth?.identityToken !== undefined
-      ? createHmac('sha256', key).update(JSON.stringify([auth.username, auth.password, auth.identityToken])).digest('hex')
-      : 'anonymous';
+    const who =
+      auth?.username !== undefined || auth?.identityToken !== undefined
+        ? createHmac('sha256', key)
+            .update(JSON.stringify([auth.username, auth.password, auth.identityToken]))
+            .digest('hex')
+        : 'anonymous';
     return join(root, createHash('sha256').update(`${url}\n${who}`).digest('hex').slice(0, 32));
   }
 
@@ -65,7 +68,11 @@ export function createOciSource(config: OciSourceConfig, log: Logger): SourcePor
     if (!repo.ok) return repo;
     const artifact = repo.value.url;
     if (oci.insecure && !repo.value.loopback) {
-      return fail(Reason.InvalidURL, `spec.source.oci.insecure is allowed only for a loopback registry, not ${repo.value.host}: remove it and serve the registry over https`, { terminal: true });
+      return fail(
+        Reason.InvalidURL,
+        `spec.source.oci.insecure is allowed only for a loopback registry, not ${repo.value.host}: remove it and serve the registry over https`,
+        { terminal: true },
+      );
     }
     const ref = validateOciRef(oci.ref);
     if (!ref.ok) return ref;
@@ -76,7 +83,11 @@ export function createOciSource(config: OciSourceConfig, log: Logger): SourcePor
     if (!auth.ok) return auth;
 
     const timeout = AbortSignal.any([signal, AbortSignal.timeout(durationMs(config.gitTimeout))]);
-    const client = new RegistryClient(repo.value, { auth: auth.value, insecure: oci.insecure === true, signal: timeout });
+    const client = new RegistryClient(repo.value, {
+      auth: auth.value,
+      insecure: oci.insecure === true,
+      signal: timeout,
+    });
     try {
       const r = ref.value;
       let tag: string | undefined;
@@ -84,13 +95,21 @@ export function createOciSource(config: OciSourceConfig, log: Logger): SourcePor
         const tags = await client.tags();
         if (!tags.ok) return tags;
         tag = chooseSemverTag(tags.value, r.range);
-        if (tag === undefined) return fail(Reason.RefNotFound, `no tag of ${artifact} matches the semver range ${r.range}: push one, or fix spec.source.oci.ref.semver`);
+        if (tag === undefined)
+          return fail(
+            Reason.RefNotFound,
+            `no tag of ${artifact} matches the semver range ${r.range}: push one, or fix spec.source.oci.ref.semver`,
+          );
       } else if (r.kind === 'tag') tag = r.tag;
       const manifest = await client.manifest(tag ?? (r as { digest: string }).digest);
       if (!manifest.ok) return manifest;
       const digest = manifest.value.digest;
       if (r.kind === 'digest' && digest !== r.digest) {
-        return fail(Reason.ArtifactDigestMismatch, `artifact ${artifact}: the manifest the registry sent for ${r.digest} hashes to ${digest}: nothing was applied; check the registry`, { terminal: true });
+        return fail(
+          Reason.ArtifactDigestMismatch,
+          `artifact ${artifact}: the manifest the registry sent for ${r.digest} hashes to ${digest}: nothing was applied; check the registry`,
+          { terminal: true },
+        );
       }
       if (r.kind === 'tag' && r.digest !== undefined && digest !== r.digest) {
         return fail(
@@ -111,12 +130,14 @@ export function createOciSource(config: OciSourceConfig, log: Logger): SourcePor
         inFlight.set(dir, unpacked);
       }
       const got = await unpacked;
-      if (!got.ok) return { ok: false, failure: { ...got.failure, message: `${got.failure.message} (revision ${revision})` } };
+      if (!got.ok)
+        return { ok: false, failure: { ...got.failure, message: `${got.failure.message} (revision ${revision})` } };
       // the eviction of the git cache reads a checkout's mtime as its last use
       const now = new Date();
       await utimes(dir, now, now).catch(() => undefined);
       const files = (await builtPackageAt(dir, path.value)) ? ok([]) : await readPackageFiles(dir, path.value, limits);
-      if (!files.ok) return { ok: false, failure: { ...files.failure, message: `${files.failure.message} (revision ${revision})` } };
+      if (!files.ok)
+        return { ok: false, failure: { ...files.failure, message: `${files.failure.message} (revision ${revision})` } };
       log.debug({ artifact, revision, files: files.value.length }, 'oci source fetched');
       scheduleEviction();
       return ok({ revision, commit: digest, files: files.value, checkoutRoot: dir, packagePath: path.value });
@@ -155,7 +176,11 @@ export function createOciSource(config: OciSourceConfig, log: Logger): SourcePor
         unpacked = await unpackLayer(blob, staging, artifact, config.ociMaxLayerBytes * 4);
       } catch (err) {
         const code = (err as { code?: unknown }).code;
-        return fail(Reason.ArtifactMediaTypeUnsupported, `artifact ${artifact}: layer ${layer.value.digest} is not a readable gzip tarball (${typeof code === 'string' ? code : 'unreadable'}): push it again`, { terminal: true });
+        return fail(
+          Reason.ArtifactMediaTypeUnsupported,
+          `artifact ${artifact}: layer ${layer.value.digest} is not a readable gzip tarball (${typeof code === 'string' ? code : 'unreadable'}): push it again`,
+          { terminal: true },
+        );
       }
       if (!unpacked.ok) return unpacked;
       await makeReadOnly(staging);

@@ -21,7 +21,11 @@ export const MediaType = {
 } as const;
 
 /** Layer media types that are gzip-compressed tarballs: the only ones unpacked. */
-export const TARBALL_MEDIA_TYPES: readonly string[] = [MediaType.fluxContent, MediaType.ociLayer, MediaType.dockerLayer];
+export const TARBALL_MEDIA_TYPES: readonly string[] = [
+  MediaType.fluxContent,
+  MediaType.ociLayer,
+  MediaType.dockerLayer,
+];
 
 /** The manifest media types asked for (Accept) and accepted. */
 export const MANIFEST_MEDIA_TYPES: readonly string[] = [MediaType.ociManifest, MediaType.dockerManifest];
@@ -66,7 +70,11 @@ function descriptor(raw: unknown): Descriptor | undefined {
  * The manifest body, checked: an image manifest (OCI or Docker v2), not an index; every descriptor with a
  * sha256 digest and a size. `contentType` is the response's Content-Type (the body's mediaType wins).
  */
-export function parseManifest(body: string, contentType: string | undefined, artifact: string): Result<ArtifactManifest> {
+export function parseManifest(
+  body: string,
+  contentType: string | undefined,
+  artifact: string,
+): Result<ArtifactManifest> {
   let raw: unknown;
   try {
     raw = JSON.parse(body);
@@ -83,7 +91,10 @@ export function parseManifest(body: string, contentType: string | undefined, art
     );
   }
   if (!MANIFEST_MEDIA_TYPES.includes(mediaType)) {
-    return refused(artifact, `has manifest media type ${JSON.stringify(mediaType.slice(0, 100))}; expected ${MANIFEST_MEDIA_TYPES.join(' or ')}`);
+    return refused(
+      artifact,
+      `has manifest media type ${JSON.stringify(mediaType.slice(0, 100))}; expected ${MANIFEST_MEDIA_TYPES.join(' or ')}`,
+    );
   }
   const config = descriptor(m.config);
   const layers = Array.isArray(m.layers) ? m.layers.map(descriptor) : [];
@@ -100,7 +111,11 @@ export function parseManifest(body: string, contentType: string | undefined, art
 }
 
 /** The layer to unpack, as Flux's OCIRepository selects it; refused when it is not a gzip tarball. */
-export function chooseLayer(manifest: ArtifactManifest, selector: LayerSelector | undefined, artifact: string): Result<Descriptor> {
+export function chooseLayer(
+  manifest: ArtifactManifest,
+  selector: LayerSelector | undefined,
+  artifact: string,
+): Result<Descriptor> {
   if (selector?.operation !== undefined && selector.operation !== 'extract') {
     return fail(
       Reason.InvalidSpec,
@@ -108,12 +123,16 @@ export function chooseLayer(manifest: ArtifactManifest, selector: LayerSelector 
       { terminal: true },
     );
   }
-  if (manifest.layers.length === 0) return refused(artifact, 'has no layers: push a directory with packagesync push artifact');
+  if (manifest.layers.length === 0)
+    return refused(artifact, 'has no layers: push a directory with packagesync push artifact');
   const wanted = selector?.mediaType;
   const layer = wanted === undefined ? manifest.layers[0]! : manifest.layers.find((l) => l.mediaType === wanted);
   if (!layer) {
     const found = [...new Set(manifest.layers.map((l) => l.mediaType))].join(', ');
-    return refused(artifact, `has no layer of media type ${wanted} (it has ${found.slice(0, 300)}): fix spec.source.oci.layerSelector.mediaType`);
+    return refused(
+      artifact,
+      `has no layer of media type ${wanted} (it has ${found.slice(0, 300)}): fix spec.source.oci.layerSelector.mediaType`,
+    );
   }
   if (!TARBALL_MEDIA_TYPES.includes(layer.mediaType)) {
     return refused(

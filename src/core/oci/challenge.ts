@@ -3,9 +3,7 @@
  * realm="…"` → send the credentials as Basic; `Bearer realm="…",service="…",scope="…"` → ask the realm for
  * a token (with Basic credentials when there are any) and send it as Bearer.
  */
-export type Challenge =
-  | { scheme: 'basic' }
-  | { scheme: 'bearer'; realm: string; service?: string; scope?: string };
+export type Challenge = { scheme: 'basic' } | { scheme: 'bearer'; realm: string; service?: string; scope?: string };
 
 export function parseChallenge(header: string | null | undefined): Challenge | undefined {
   if (!header) return undefined;

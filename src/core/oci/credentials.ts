@@ -21,7 +21,10 @@ const invalid = (secret: string, why: string) =>
 /** The auths entry for `host`: exact host, then `https://host`, then `host/…` forms docker config files use. */
 function entryFor(auths: Record<string, unknown>, host: string): Record<string, unknown> | undefined {
   for (const [key, value] of Object.entries(auths)) {
-    const bare = key.replace(/^https?:\/\//, '').replace(/\/.*$/, '').toLowerCase();
+    const bare = key
+      .replace(/^https?:\/\//, '')
+      .replace(/\/.*$/, '')
+      .toLowerCase();
     if (bare === host && typeof value === 'object' && value !== null) return value as Record<string, unknown>;
   }
   return undefined;
@@ -34,7 +37,8 @@ export function registryAuthFromSecret(
   caCert?: string,
 ): Result<RegistryAuth | undefined> {
   const ca = caCert ?? nonEmpty(data?.['ca.crt']);
-  if (ca !== undefined && !/-----BEGIN CERTIFICATE-----/.test(ca)) return invalid(secret, 'has a ca.crt that is not a PEM certificate');
+  if (ca !== undefined && !/-----BEGIN CERTIFICATE-----/.test(ca))
+    return invalid(secret, 'has a ca.crt that is not a PEM certificate');
   const withCa = (auth: RegistryAuth): RegistryAuth => (ca === undefined ? auth : { ...auth, caCert: ca });
   if (!data) return ok(ca === undefined ? undefined : { caCert: ca });
   const config = nonEmpty(data['.dockerconfigjson']);
@@ -48,21 +52,35 @@ export function registryAuthFromSecret(
     const auths = (parsed as { auths?: unknown } | null)?.auths;
     if (typeof auths !== 'object' || auths === null) return invalid(secret, 'has a .dockerconfigjson without "auths"');
     const entry = entryFor(auths as Record<string, unknown>, host);
-    if (!entry) return invalid(secret, `has no .dockerconfigjson auths entry for ${host}: add one (kubectl create secret docker-registry --docker-server=${host})`);
+    if (!entry)
+      return invalid(
+        secret,
+        `has no .dockerconfigjson auths entry for ${host}: add one (kubectl create secret docker-registry --docker-server=${host})`,
+      );
     let username = typeof entry.username === 'string' ? entry.username : undefined;
     let password = typeof entry.password === 'string' ? entry.password : undefined;
     if (typeof entry.auth === 'string' && entry.auth !== '') {
       const decoded = Buffer.from(entry.auth, 'base64').toString('utf8');
       const colon = decoded.indexOf(':');
-      if (colon <= 0) return invalid(secret, `has a .dockerconfigjson auth for ${host} that is not base64 of user:password`);
+      if (colon <= 0)
+        return invalid(secret, `has a .dockerconfigjson auth for ${host} that is not base64 of user:password`);
       username = decoded.slice(0, colon);
       password = decoded.slice(colon + 1);
     }
-    const identityToken = typeof entry.identitytoken === 'string' && entry.identitytoken !== '' ? entry.identitytoken : undefined;
+    const identityToken =
+      typeof entry.identitytoken === 'string' && entry.identitytoken !== '' ? entry.identitytoken : undefined;
     if (username === undefined && identityToken === undefined) {
-      return invalid(secret, `has a .dockerconfigjson entry for ${host} with neither auth, username/password nor identitytoken`);
+      return invalid(
+        secret,
+        `has a .dockerconfigjson entry for ${host} with neither auth, username/password nor identitytoken`,
+      );
     }
-    return ok(withCa({ ...(username !== undefined ? { username, password: password ?? '' } : {}), ...(identityToken ? { identityToken } : {}) }));
+    return ok(
+      withCa({
+        ...(username !== undefined ? { username, password: password ?? '' } : {}),
+        ...(identityToken ? { identityToken } : {}),
+      }),
+    );
   }
   const username = nonEmpty(data.username);
   const password = data.password;

@@ -20,8 +20,7 @@ export interface OciRefSpec {
   digest?: string | undefined;
 }
 
-const invalid = (why: string) =>
-  fail<never>(Reason.InvalidRef, `spec.source.oci.ref ${why}`, { terminal: true });
+const invalid = (why: string) => fail<never>(Reason.InvalidRef, `spec.source.oci.ref ${why}`, { terminal: true });
 
 export function validateOciRef(ref: OciRefSpec | undefined): Result<OciRef> {
   const { tag, semver: range, digest } = ref ?? {};
@@ -33,7 +32,8 @@ export function validateOciRef(ref: OciRefSpec | undefined): Result<OciRef> {
     return invalid(`digest ${JSON.stringify(digest.slice(0, 80))} is not sha256:<64 lower-case hex>`);
   }
   if (range !== undefined) {
-    if (semver.validRange(range) === null) return invalid(`semver ${JSON.stringify(range.slice(0, 80))} is not a semver range`);
+    if (semver.validRange(range) === null)
+      return invalid(`semver ${JSON.stringify(range.slice(0, 80))} is not a semver range`);
     return ok({ kind: 'semver', range });
   }
   if (tag !== undefined) return ok({ kind: 'tag', tag, ...(digest !== undefined ? { digest } : {}) });

@@ -19,7 +19,8 @@ export interface OciRepository {
 
 // The distribution spec's repository name grammar: lower-case path components separated by / .
 const COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
-const HOST = /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]{1,5})?$/;
+const HOST =
+  /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]{1,5})?$/;
 const TAG = /^[\w][\w.-]{0,127}$/;
 const DIGEST = /^sha256:[a-f0-9]{64}$/;
 
@@ -42,7 +43,10 @@ export function parseOciRepository(raw: string): Result<OciRepository> {
   const port = /:([0-9]+)$/.exec(host)?.[1];
   if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return invalid(raw, 'has an invalid port');
   if (repository.length > 255 || !repository.split('/').every((c) => COMPONENT.test(c))) {
-    return invalid(raw, 'has a repository path that is not lower-case components separated by / (a tag goes in ref.tag)');
+    return invalid(
+      raw,
+      'has a repository path that is not lower-case components separated by / (a tag goes in ref.tag)',
+    );
   }
   return ok({ host, repository, loopback: isLoopback(host), url: `oci://${host}/${repository}` });
 }

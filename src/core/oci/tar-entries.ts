@@ -76,7 +76,7 @@ export function checkTarEntries(entries: readonly TarEntry[], artifact: string, 
       // a symlink's target is relative to its directory; a hard link's to the root of the archive
       const base = entry.type === 'SymbolicLink' ? posix.dirname(path) : '.';
       const target = linkTarget(base, raw, links);
-      if (target === undefined || target === '.' && entry.type === 'Link') {
+      if (target === undefined || (target === '.' && entry.type === 'Link')) {
         return unsafe(entry, 'a link that points out of the artifact (or through another link)');
       }
       if (entry.type === 'SymbolicLink') links.add(path);
