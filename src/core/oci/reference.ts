@@ -34,6 +34,7 @@ const invalid = (url: string, why: string) =>
 export function parseOciRepository(raw: string): Result<OciRepository> {
   if (!raw.startsWith('oci://')) return invalid(raw, 'does not start with oci://');
   const rest = raw.slice('oci://'.length);
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
   if (/[\s\u0000-\u001f\u007f@?#]/.test(rest)) return invalid(raw, 'has whitespace, control characters, @, ? or #');
   const slash = rest.indexOf('/');
   if (slash <= 0) return invalid(raw, 'names no repository path');
