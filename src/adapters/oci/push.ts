@@ -1,5 +1,6 @@
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { create } from 'tar';
 import { Reason } from '../../api/reasons.ts';
 import { fail, ok, type Result } from '../../core/failure.ts';
@@ -64,11 +65,13 @@ export async function packDirectory(dir: string, artifact: string): Promise<Resu
   if (!checked.ok) return checked;
   const chunks: Buffer[] = [];
   const stream = create(
-    { gzip: { level: 9 }, cwd: dir, portable: true, mtime: new Date(0), noDirRecurse: true, follow: false },
+    { cwd: dir, portable: true, mtime: new Date(0), noDirRecurse: true, follow: false },
     entries.map((e) => e.path),
   );
   for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
-  return ok(Buffer.concat(chunks));
+  // gzip in one call: node-tar's streaming gzip flushes where its writes happened to fall, so the same tar
+  // could compress to different bytes
+  return ok(gzipSync(Buffer.concat(chunks), { level: 9 }));
 }
 
 export async function pushArtifact(opts: PushOptions): Promise<Result<Pushed>> {
