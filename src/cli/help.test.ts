@@ -27,7 +27,19 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
 describe('packagesync --help', () => {
   it('has every command the docs promise', () => {
     expect(program.commands.map((c) => c.name()).sort()).toEqual(
-      ['apply', 'controller', 'diff', 'plan', 'reconcile', 'render', 'resume', 'status', 'suspend', 'why'].sort(),
+      [
+        'apply',
+        'controller',
+        'diff',
+        'plan',
+        'push',
+        'reconcile',
+        'render',
+        'resume',
+        'status',
+        'suspend',
+        'why',
+      ].sort(),
     );
   });
 

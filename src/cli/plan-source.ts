@@ -13,7 +13,9 @@ import type { PackageObjects } from '../adapters/kube/objects.ts';
 import { ConfigMaps } from '../adapters/kube/configmaps.ts';
 import { Secrets } from '../adapters/kube/secrets.ts';
 import { createGitSource } from '../adapters/git/source-port.ts';
+import { createOciSource, sourceBySpec } from '../adapters/oci/index.ts';
 import { createRenderer } from '../adapters/render/build.ts';
+import { createSopsDecryptor } from '../adapters/render/sops.ts';
 import type { GitRef, PackageSync, Spec } from '../api/packagesync.ts';
 import { defaultToolPaths } from '../config/tool-paths.ts';
 import type { Failure } from '../core/failure.ts';
@@ -58,18 +60,18 @@ export async function renderForPlan(
   const cacheDir = flags.dir ? undefined : await mkdtemp(join(tmpdir(), 'packagesync-plan-'));
   const log = pino({ level: 'silent' });
   try {
+    // the controller's sources (git, OCI: whichever spec.source names) and its defaults, in a throwaway cache
+    const config = {
+      gitCacheDir: join(cacheDir ?? tmpdir(), 'git'),
+      gitTimeout: '90s',
+      allowInsecureHttp: flags.allowInsecureHttp,
+      maxFiles: 10_000,
+      maxFileBytes: 4 << 20,
+      maxTotalBytes: 64 << 20,
+      ociMaxLayerBytes: 64 << 20,
+    };
     const source = cacheDir
-      ? await createGitSource(
-          {
-            gitCacheDir: join(cacheDir, 'git'),
-            gitTimeout: '90s',
-            allowInsecureHttp: flags.allowInsecureHttp,
-            maxFiles: 10_000,
-            maxFileBytes: 4 << 20,
-            maxTotalBytes: 64 << 20,
-          },
-          log,
-        )
+      ? sourceBySpec(await createGitSource(config, log), createOciSource(config, log))
       : undefined;
     const ports: Ports = {
       objects: cluster.objects,
@@ -78,6 +80,7 @@ export async function renderForPlan(
       configMaps: new ConfigMaps(cluster.client),
       source: source ?? { fetch: () => Promise.reject(new Error('no git source for a local directory')) },
       log,
+      decryptor: createSopsDecryptor({ bin: tools.sops, timeoutMs: 60_000, maxOutputBytes: 64 << 20 }),
       render: createRenderer({
         kustomizePath: tools.kustomize,
         helmPath: tools.helm,

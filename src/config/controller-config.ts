@@ -42,6 +42,12 @@ export const ControllerConfigSchema = z.object({
     .int()
     .min(1)
     .default(64 << 20),
+  // issue 17: the largest OCI layer downloaded (compressed); its unpacked files may total four times this
+  ociMaxLayerBytes: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(64 << 20),
   kustomizePath: z
     .string()
     .min(1)
@@ -50,6 +56,10 @@ export const ControllerConfigSchema = z.object({
     .string()
     .min(1)
     .default(() => defaultToolPaths().helm),
+  sopsPath: z
+    .string()
+    .min(1)
+    .default(() => defaultToolPaths().sops),
   renderTimeout: z.string().default('60s'),
   renderMaxOutputBytes: z.coerce
     .number()

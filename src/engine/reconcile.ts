@@ -33,9 +33,11 @@ import { finalize } from './finalize.ts';
 import { awaitHealth } from './health-step.ts';
 import { planAgainstLive } from './package-plan.ts';
 import { renderStep } from './render-step.ts';
+import { verifyStep } from './verify-step.ts';
 import type { Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
 import { readSubstitution } from './substitution-inputs.ts';
+import { readOciCredentials } from './oci-credentials.ts';
 
 export type { ReconcileResult } from './run.ts';
 
@@ -112,13 +114,16 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   const inventory = ps.status?.inventory?.entries ?? [];
 
   // 2. source. A requested reconcile means "now": whatever was learnt about the ref a moment ago is not enough.
-  if (run.trigger) ports.source.forget?.(spec.source.url);
+  if (run.trigger && spec.source.url !== undefined) ports.source.forget?.(spec.source.url);
   const credentials = await readCredentials(ps, spec, ports);
   if (!credentials.ok) return run.failed(credentials.failure, retry);
   const source = await ports.source.fetch(spec.source, credentials.value, signal);
   if (!source.ok) return run.failed(source.failure, retry);
   const { revision } = source.value;
   run.resolved(revision);
+  // spec.source.verify: an unsigned or wrongly signed commit goes no further (engine/verify-step.ts)
+  const verified = await verifyStep(ports, ps.metadata.namespace, spec.source, source.value, credentials.value, signal);
+  if (!verified.ok) return run.failed(verified.failure, retry);
 
   // 3. render: the postBuild variables first (substitution-inputs.ts), then build (plain files | kustomize |
   // helm template) and the pure steps (engine/render-step.ts)
@@ -246,6 +251,7 @@ async function readCredentials(
   spec: Spec,
   ports: Ports,
 ): Promise<Result<Record<string, string> | undefined>> {
+  if (spec.source.oci) return readOciCredentials(ps, spec.source.oci, ports);
   const ref = spec.source.secretRef;
   if (!ref) return ok(undefined);
   const data = await ports.secrets.read(ps.metadata.namespace, ref.name);
