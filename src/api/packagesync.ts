@@ -4,6 +4,7 @@
  */
 import parseDuration from 'parse-duration';
 import { z } from 'zod';
+import { DriftPolicySchema, DriftReportSchema, IgnoreSchema } from './drift-schema.ts';
 
 export const GROUP = 'packagesync.io';
 export const VERSION = 'v1alpha1';
@@ -263,6 +264,8 @@ export const SpecSchema = z.object({
     }),
   kustomize: KustomizeSchema.optional(),
   helm: HelmSchema.optional(),
+  driftPolicy: DriftPolicySchema,
+  ignore: IgnoreSchema,
   postBuild: PostBuildSchema.optional().meta({
     description:
       "Variable substitution in the rendered objects, with Flux's semantics. An object labelled or annotated " +
@@ -323,6 +326,12 @@ export const StatusSchema = z.object({
   failures: z.array(ObjectFailureSchema).optional().meta({
     description:
       'Every failure of the last failed reconcile, in apply order (at most 20): objects that failed, and objects skipped because something they depend on failed. Ready names the first.',
+  }),
+  drift: DriftReportSchema.optional().meta({
+    description: 'spec.driftPolicy Detect: the objects that differ from the package now (the Drifted condition).',
+  }),
+  lastDriftCorrection: DriftReportSchema.optional().meta({
+    description: 'spec.driftPolicy Correct: the objects the last correction of drift re-applied, and the fields.',
   }),
 });
 

@@ -11,6 +11,7 @@ import type { Condition, Status } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
 import type { Failure } from './failure.ts';
 import { describeRef } from './object.ts';
+import { driftedCondition } from './plan/drift-report.ts';
 
 export type Outcome =
   /** Work started on a revision: Reconciling=True, Ready=Unknown. */
@@ -74,6 +75,9 @@ export function reduceStatus(prev: Status | undefined, generation: number, outco
   }
   // failures describe the last failed run: a new run, a success, a dependency gate clear them
   if (outcome.kind !== 'failed') delete next.failures;
+  // status.drift is set by the run that looked (Detect mode); Drifted=True says so while it lists objects
+  const drifted = driftedCondition(next.drift, generation);
+  if (drifted) set(drifted.type, drifted.status, drifted.reason, drifted.message);
   next.conditions = conditions.map((c) => ({ ...c, lastTransitionTime: transitionTime(prev?.conditions, c, now) }));
   return next;
 }
@@ -148,6 +152,8 @@ export function sameStatus(a: Status | undefined, b: Status): boolean {
       o: s?.objects,
       h: s?.history,
       f: s?.failures,
+      d: s?.drift && [s.drift.total, s.drift.objects],
+      x: s?.lastDriftCorrection,
     });
   return strip(a) === strip(b);
 }

@@ -12,7 +12,7 @@ import { ownerSelector, type Owner } from '../../core/plan/ownership.ts';
 import { KubeApiError, isNotFound, type KubeClient } from './client.ts';
 import { resourcePath, type Discovery, type ResourceMapping } from './discovery.ts';
 
-export { applyFailure } from './failures.ts';
+export { applyFailure, fieldConflicts } from './failures.ts';
 
 export interface ObjectsOptions {
   signal?: AbortSignal;

@@ -2,12 +2,14 @@
  * Step 4: desired × inventory × live → what to apply, in which order (the dependency graph), and what
  * to prune. Pure: the live copies were read by the engine; this decides.
  */
-import { entryOf, mergeInventories } from '../inventory.ts';
+import { entryOf, mergeInventories, refOfEntry } from '../inventory.ts';
 import type { InventoryEntry } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
 import { fail, ok, type Result } from '../failure.ts';
 import { describeRef, refKey, refOf, type KubeObject, type ObjectRef } from '../object.ts';
-import { needsApply, withDigest } from './drift.ts';
+import { appliedAsIs, DigestAnnotation, driftedPaths, needsApply, withDigest } from './drift.ts';
+import type { Drift } from './drift-report.ts';
+import { ignoredPointers, respectIgnored, type IgnoreRule } from './ignore.ts';
 import { ownershipOf, type Owner } from './ownership.ts';
 import { isProtectedKind, planPrune } from './prune.ts';
 import { buildGraph, type DependencyGraph } from './graph.ts';
@@ -22,6 +24,14 @@ export interface ChangePlan {
    * explicit intent, so their apply takes over fields other managers set (docs/adr/0006).
    */
   adopt: Set<string>;
+  /**
+   * Objects of the inventory that differ from the package at a revision already applied to them (the live copy
+   * carries this object's digest) or were deleted: changed in the cluster, not in git. With driftPolicy Correct
+   * they are in toApply and their fields are taken back (`takeBack`); with Detect they are only reported.
+   */
+  drifted: Drift[];
+  /** refKeys whose apply may take back, with force, fields another manager took: drift (docs/adr/0022). */
+  takeBack: Set<string>;
   /** Inventory entries no longer rendered, in delete order. */
   prune: ObjectRef[];
   /** Protected kinds (prune.ts) that left the package: left in the cluster, dropped from the inventory. */
@@ -42,6 +52,10 @@ export interface PlanOptions {
   external?: ReadonlyMap<string, KubeObject>;
   /** spec.pruneProtectedKinds: Namespaces, CRDs, PVs and PVCs that left the package are deleted too. */
   pruneProtectedKinds?: boolean;
+  /** spec.driftPolicy (default Correct). */
+  driftPolicy?: 'Correct' | 'Detect';
+  /** spec.ignore; the packagesync.io/ignore-fields annotation is read from the objects. */
+  ignore?: readonly IgnoreRule[];
 }
 
 export function planChanges(
@@ -76,25 +90,61 @@ export function planChanges(
   const leaving = new Set(stale.map(refKey));
   const prune = opts.pruneProtectedKinds ? stale : stale.filter((r) => !isProtectedKind(r));
   const released = opts.pruneProtectedKinds ? [] : stale.filter(isProtectedKind);
-  const graph = buildGraph(desired.map(withDigest), {
+  const ignored = new Map(desired.map((o) => [o, ignoredPointers(o, live.get(refKey(refOf(o))), opts.ignore)]));
+  const sent = desired.map((o) => {
+    const stamped = withDigest(o);
+    const pointers = ignored.get(o)!;
+    if (pointers.length === 0) return stamped;
+    // ignored fields go as the live copy has them (Argo CD's RespectIgnoreDifferences); the digest stays the
+    // package's, even if an ignored pointer covers the annotations
+    const respected = respectIgnored(stamped, live.get(refKey(refOf(o))), pointers);
+    const annotations = { ...respected.metadata.annotations, ...pick(stamped.metadata.annotations, DigestAnnotation) };
+    return { ...respected, metadata: { ...respected.metadata, annotations } };
+  });
+  const graph = buildGraph(sent, {
     sources: opts.sources,
     leaving: (ref) => leaving.has(refKey(ref)),
     exists: (ref) => opts.external?.has(refKey(ref)) === true,
   });
   if (!graph.ok) return { ok: false, failure: graph.failure };
   const toApply = new Set<string>();
+  const takeBack = new Set<string>();
+  const drifted: Drift[] = [];
+  const inventoried = new Set(
+    inventory.flatMap((e) => {
+      const r = refOfEntry(e);
+      return r.ok ? [refKey(r.value)] : [];
+    }),
+  );
+  const detect = opts.driftPolicy === 'Detect';
   for (const obj of desired) {
-    const key = refKey(refOf(obj));
-    if (needsApply(obj, live.get(key))) toApply.add(key);
+    const ref = refOf(obj);
+    const key = refKey(ref);
+    const current = live.get(key);
+    const pointers = ignored.get(obj)!;
+    if (!needsApply(obj, current, pointers)) continue;
+    const drift = inventoried.has(key) && (!current || appliedAsIs(obj, current));
+    if (drift) {
+      drifted.push({ ref, paths: current ? driftedPaths(obj, current, pointers) : [], missing: !current });
+      if (detect) continue;
+      if (current) takeBack.add(key);
+    }
+    toApply.add(key);
   }
   const next = desired.map(entryOf);
   return ok({
     graph: graph.value,
     toApply,
     adopt,
+    drifted,
+    takeBack,
     prune,
     released,
     inventoryDuringApply: mergeInventories(inventory, next),
     inventoryAfter: mergeInventories([], next),
   });
+}
+
+function pick(annotations: Record<string, string> | undefined, key: string): Record<string, string> {
+  return annotations && Object.hasOwn(annotations, key) ? { [key]: annotations[key]! } : {};
 }
