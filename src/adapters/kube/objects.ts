@@ -11,6 +11,7 @@ import { groupOf, versionOf, type KubeObject, type ObjectRef } from '../../core/
 import { ownerSelector, type Owner } from '../../core/plan/ownership.ts';
 import { KubeApiError, isNotFound, type KubeClient } from './client.ts';
 import { resourcePath, type Discovery, type ResourceMapping } from './discovery.ts';
+import type { OwnWrites } from './own-writes.ts';
 
 export { applyFailure, fieldConflicts } from './failures.ts';
 
@@ -23,6 +24,8 @@ export class Objects {
   readonly discovery: Discovery;
   /** The user every request impersonates (`system:serviceaccount:<ns>:<name>`); undefined: the client's own. */
   readonly identity: string | undefined;
+  /** Where applies record the resourceVersions they produced (the controller's drift watch); optional. */
+  ownWrites: OwnWrites | undefined;
 
   constructor(client: KubeClient, discovery: Discovery, identity?: string) {
     this.client = client;
@@ -36,7 +39,9 @@ export class Objects {
    */
   forPackage(owner: Owner, serviceAccount?: string): PackageObjects {
     const identity = serviceAccount ? `system:serviceaccount:${owner.namespace}:${serviceAccount}` : undefined;
-    return new PackageObjects(this.client, this.discovery, owner, identity);
+    const view = new PackageObjects(this.client, this.discovery, owner, identity);
+    view.ownWrites = this.ownWrites;
+    return view;
   }
 
   async mappingFor(group: string, kind: string, version?: string): Promise<Result<ResourceMapping>> {
@@ -120,6 +125,7 @@ export class Objects {
         signal: opts.signal,
       },
     );
+    if (!opts.dryRun) this.ownWrites?.record(res.body);
     return { created: res.status === 201, object: res.body };
   }
 
