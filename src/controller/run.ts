@@ -83,6 +83,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
         minIntervalMs: durationMs(config.driftCheckMinInterval),
         defaultServiceAccount: config.defaultServiceAccount,
         log,
+        onCheck: () => metrics.driftCheck(),
       })
     : undefined;
   if (driftWatch) manager.informer.on((event, obj) => driftWatch.track(event, obj as unknown as PackageSync));

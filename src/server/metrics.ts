@@ -23,6 +23,8 @@ export interface ControllerMetrics {
   /** Plug into Ports.observe. */
   readonly objects: { applied(n: number): void; pruned(n: number): void; driftCorrected(n: number): void };
   observeGitFetch(seconds: number): void;
+  /** A PackageSync queued by the drift watch (controller/drift-watch.ts). */
+  driftCheck(): void;
   /** Exposes a renderer's counters: tool runs and render-cache hits (a no-op resync adds only hits). */
   observeRenderer(stats: () => { toolRuns: number; toolSeconds: number; cacheHits: number }): void;
   /** Wraps a SourcePort so every fetch is timed, without the git adapter knowing about metrics. */
@@ -80,6 +82,11 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     help:
       'Objects re-applied at a revision already applied to them, because their live copy had drifted from the ' +
       'package (someone deleted them, or changed a field the package sets: driftPolicy Correct takes it back).',
+    registers,
+  });
+  const driftChecks = new Counter({
+    name: 'packagesync_drift_checks_total',
+    help: 'PackageSyncs queued because someone else changed one of their objects (watch events; see docs/drift.md).',
     registers,
   });
   const drifted = new Gauge({
@@ -185,6 +192,7 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
         forget: (url) => source.forget?.(url),
       };
     },
+    driftCheck: () => driftChecks.inc(),
     setConditions(ps) {
       const { name, namespace } = ps.metadata;
       for (const [type, status] of Object.entries(conditionStatuses(ps.status?.conditions))) {

@@ -60,8 +60,11 @@ export class PackageSyncs {
       try {
         return await this.client.request<PackageSync>('PATCH', `${objectPath(namespace, name)}/status`, {
           contentType: 'application/merge-patch+json',
-          // a merge patch keeps what it does not name: a list the reducer dropped must be nulled to go
-          body: { metadata: resourceVersion ? { resourceVersion } : {}, status: { failures: null, ...next } },
+          // a merge patch keeps what it does not name: a list the reducer dropped (failures, drift) must be nulled to go
+          body: {
+            metadata: resourceVersion ? { resourceVersion } : {},
+            status: { failures: null, drift: null, ...next },
+          },
         });
       } catch (e) {
         if (isNotFound(e)) return undefined;
