@@ -88,9 +88,11 @@ export class DriftWatch {
     const key = ownerKeyOf(obj);
     if (!key || !this.tracked.has(key)) return;
     if (event === 'update' && !changedOutsideStatus(old, obj)) return;
-    if (event === 'update' && this.ownWrites.isOwn(obj)) return;
-    this.opts.log?.debug({ packageSync: key, object: obj.metadata.name, event }, 'managed object changed: checking');
-    this.check(key);
+    void this.ownWrites.settled(obj).then(() => {
+      if (event === 'update' && this.ownWrites.isOwn(obj)) return;
+      this.opts.log?.debug({ packageSync: key, object: obj.metadata.name, event }, 'managed object changed: checking');
+      this.check(key);
+    });
   }
 
   /** Queues a check now, or at the end of the PackageSync's interval when one ran within it. */

@@ -110,23 +110,28 @@ export class Objects {
           `${obj.metadata.namespace}) when discovery did not know it yet; not applied, the next reconcile renders it again`,
       );
     }
-    const res = await this.client.requestWithStatus<KubeObject>(
-      'PATCH',
-      resourcePath(m, obj.metadata.namespace, obj.metadata.name),
-      {
-        query: {
-          fieldManager: FIELD_MANAGER,
-          force: opts.force ? true : undefined,
-          dryRun: opts.dryRun ? 'All' : undefined,
+    const done = opts.dryRun ? undefined : this.ownWrites?.begin(obj);
+    try {
+      const res = await this.client.requestWithStatus<KubeObject>(
+        'PATCH',
+        resourcePath(m, obj.metadata.namespace, obj.metadata.name),
+        {
+          query: {
+            fieldManager: FIELD_MANAGER,
+            force: opts.force ? true : undefined,
+            dryRun: opts.dryRun ? 'All' : undefined,
+          },
+          contentType: 'application/apply-patch+yaml',
+          body: obj,
+          impersonate: this.identity,
+          signal: opts.signal,
         },
-        contentType: 'application/apply-patch+yaml',
-        body: obj,
-        impersonate: this.identity,
-        signal: opts.signal,
-      },
-    );
-    if (!opts.dryRun) this.ownWrites?.record(res.body);
-    return { created: res.status === 201, object: res.body };
+      );
+      if (!opts.dryRun) this.ownWrites?.record(res.body);
+      return { created: res.status === 201, object: res.body };
+    } finally {
+      done?.();
+    }
   }
 
   /**
