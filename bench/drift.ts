@@ -51,7 +51,9 @@ export function percentile(sorted: readonly number[], p: number): number {
 
 async function main(): Promise<void> {
   const samples = Number(args.samples);
-  const kubeconfig = args.kubeconfig ?? ensureBenchCluster();
+  // the bench control plane, stopped at the end only when started here
+  const cluster = args.kubeconfig ? undefined : ensureBenchCluster();
+  const kubeconfig = args.kubeconfig ?? cluster!.kubeconfig;
   kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', resolve(root, 'crds'));
   kubectl(kubeconfig, 'wait', '--for=condition=Established', 'crd/packagesyncs.packagesync.io', '--timeout=60s');
   const { client } = await countingClient(kubeconfig);
@@ -122,6 +124,7 @@ async function main(): Promise<void> {
     await dropFinalizers(client, PS_PATH(ns));
     await deleteNamespace(client, ns).catch(() => undefined);
     await git.stop();
+    cluster?.stop();
   }
 }
 

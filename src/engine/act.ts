@@ -64,6 +64,7 @@ export async function applyAndPrune(
     force: opts.force,
     adopt: plan.adopt,
     takeBack: plan.takeBack,
+    recreate: plan.recreate,
     signal: opts.signal,
     concurrency: opts.concurrency,
     live,

@@ -12,7 +12,8 @@ import type { Drift } from './drift-report.ts';
 import { ignoredPointers, respectIgnored, type IgnoreRule } from './ignore.ts';
 import { ownershipOf, type Owner } from './ownership.ts';
 import { isProtectedKind, planPrune } from './prune.ts';
-import { buildGraph, type DependencyGraph } from './graph.ts';
+import { buildGraph, describeObject, type DependencyGraph } from './graph.ts';
+import { decideApply, type ApplyDecision } from './object-policy.ts';
 
 export interface ChangePlan {
   /** Objects to send, as they will be sent (digest annotation stamped), and what each needs first. */
@@ -32,6 +33,13 @@ export interface ChangePlan {
   drifted: Drift[];
   /** refKeys whose apply may take back, with force, fields another manager took: drift (docs/adr/0022). */
   takeBack: Set<string>;
+  /**
+   * refKeys of objects annotated apply Ignore (object-policy.ts): never applied, never in health. Those whose
+   * package copy says so are also left out of the inventory, so neither prune nor teardown can reach them.
+   */
+  ignored: Set<string>;
+  /** refKeys of objects opted in to delete and re-create on an immutable-field change (packagesync.io/recreate). */
+  recreate: Set<string>;
   /** Inventory entries no longer rendered, in delete order. */
   prune: ObjectRef[];
   /** Protected kinds (prune.ts) that left the package: left in the cluster, dropped from the inventory. */
@@ -65,13 +73,16 @@ export function planChanges(
   owner: Owner,
   opts: PlanOptions = {},
 ): Result<ChangePlan> {
+  const decided = decidePolicies(desired, live, opts.sources);
+  if (!decided.ok) return decided;
+  const policies = decided.value;
   const conflicts: string[] = [];
   const adopt = new Set<string>();
   let firstConflict: ObjectRef | undefined;
   for (const obj of desired) {
     const ref = refOf(obj);
     const current = live.get(refKey(ref));
-    if (!current) continue;
+    if (!current || policies.get(refKey(ref))!.ignored) continue; // never touched: nothing to conflict over
     const who = ownershipOf(current, owner);
     if (who === 'unowned') adopt.add(refKey(ref));
     if (typeof who === 'object') {
@@ -90,10 +101,10 @@ export function planChanges(
   const leaving = new Set(stale.map(refKey));
   const prune = opts.pruneProtectedKinds ? stale : stale.filter((r) => !isProtectedKind(r));
   const released = opts.pruneProtectedKinds ? [] : stale.filter(isProtectedKind);
-  const ignored = new Map(desired.map((o) => [o, ignoredPointers(o, live.get(refKey(refOf(o))), opts.ignore)]));
+  const ignoredFields = new Map(desired.map((o) => [o, ignoredPointers(o, live.get(refKey(refOf(o))), opts.ignore)]));
   const sent = desired.map((o) => {
     const stamped = withDigest(o);
-    const pointers = ignored.get(o)!;
+    const pointers = ignoredFields.get(o)!;
     if (pointers.length === 0) return stamped;
     // ignored fields go as the live copy has them (Argo CD's RespectIgnoreDifferences); the digest stays the
     // package's, even if an ignored pointer covers the annotations
@@ -110,6 +121,8 @@ export function planChanges(
   const toApply = new Set<string>();
   const takeBack = new Set<string>();
   const drifted: Drift[] = [];
+  const ignored = new Set<string>();
+  const recreate = new Set<string>();
   const inventoried = new Set(
     inventory.flatMap((e) => {
       const r = refOfEntry(e);
@@ -120,8 +133,12 @@ export function planChanges(
   for (const obj of desired) {
     const ref = refOf(obj);
     const key = refKey(ref);
+    const policy = policies.get(key)!;
+    if (policy.ignored) ignored.add(key);
+    if (policy.recreate) recreate.add(key);
+    if (policy.action === 'leave') continue;
     const current = live.get(key);
-    const pointers = ignored.get(obj)!;
+    const pointers = ignoredFields.get(obj)!;
     if (!needsApply(obj, current, pointers)) continue;
     const drift = inventoried.has(key) && (!current || appliedAsIs(obj, current));
     if (drift) {
@@ -131,13 +148,15 @@ export function planChanges(
     }
     toApply.add(key);
   }
-  const next = desired.map(entryOf);
+  const next = desired.filter((obj) => !policies.get(refKey(refOf(obj)))!.released).map(entryOf);
   return ok({
     graph: graph.value,
     toApply,
     adopt,
     drifted,
     takeBack,
+    ignored,
+    recreate,
     prune,
     released,
     inventoryDuringApply: mergeInventories(inventory, next),
@@ -147,4 +166,23 @@ export function planChanges(
 
 function pick(annotations: Record<string, string> | undefined, key: string): Record<string, string> {
   return annotations && Object.hasOwn(annotations, key) ? { [key]: annotations[key]! } : {};
+}
+
+/** Each object's policy annotations (object-policy.ts); the first unreadable one fails the plan, naming its file. */
+function decidePolicies(
+  desired: readonly KubeObject[],
+  live: ReadonlyMap<string, KubeObject>,
+  sources: ReadonlyMap<string, string> | undefined,
+): Result<Map<string, ApplyDecision>> {
+  const decisions = new Map<string, ApplyDecision>();
+  for (const obj of desired) {
+    const ref = refOf(obj);
+    const decision = decideApply(obj, live.get(refKey(ref)));
+    if (!decision.ok) {
+      const message = `${describeObject(ref, sources)}: ${decision.failure.message}; fix the annotation in the package`;
+      return fail(decision.failure.reason, message, { object: ref, terminal: true });
+    }
+    decisions.set(refKey(ref), decision.value);
+  }
+  return ok(decisions);
 }
