@@ -13,7 +13,7 @@ import { Reason } from '../api/reasons.ts';
 import { applyFailure, fieldConflicts, type Objects } from '../adapters/kube/objects.ts';
 import { isNotFound } from '../adapters/kube/client.ts';
 import { fail, ok, type Failure, type Result } from '../core/failure.ts';
-import { computeHealth, notFoundHealth, type Health } from '../core/health/index.ts';
+import { healthWith, notFoundHealth, type Health, type HealthRules } from '../core/health/index.ts';
 import type { Change } from '../core/plan/changeset.ts';
 import { describeObject, type DependencyGraph } from '../core/plan/graph.ts';
 import { ApplySchedule } from '../core/plan/schedule.ts';
@@ -54,6 +54,8 @@ export interface ApplyOptions {
   live?: ReadonlyMap<string, KubeObject>;
   /** refKey → source file, for messages. */
   sources?: ReadonlyMap<string, string>;
+  /** spec.healthCheckExprs, compiled: how a depends-on dependency's health is judged. */
+  healthRules?: HealthRules;
 }
 
 export async function applyGraph(
@@ -71,7 +73,9 @@ export async function applyGraph(
   const where = (i: number) => describeObject(graph.nodes[i]!.ref, opts.sources);
 
   const ownFailure = new Set<number>();
-  const record = (i: number, failure: Failure) => {
+  const record = (i: number, own: Failure) => {
+    // every failure names where the object is defined (file:line for a plain file), status.failures too
+    const failure = withSourceFile(own, opts.sources ?? new Map());
     failed.push({ node: i, failure });
     if (failure.reason !== Reason.DependencyFailed) ownFailure.add(i);
     for (const skip of schedule.failed(i)) {
@@ -177,7 +181,7 @@ async function untilCurrent(
   opts: ApplyOptions,
 ): Promise<Health | undefined> {
   let copy = first;
-  let health: Health = copy ? computeHealth(copy) : notFoundHealth();
+  let health: Health = copy ? healthWith(copy, opts.healthRules) : notFoundHealth();
   for (let pause = 250; ; pause = Math.min(pause * 1.5, 2_000)) {
     if (health.status === 'Current') return undefined;
     if (health.status === 'Failed') return health;
@@ -189,7 +193,7 @@ async function untilCurrent(
       if (opts.signal.aborted) continue;
       throw e;
     }
-    health = copy ? computeHealth(copy) : notFoundHealth();
+    health = copy ? healthWith(copy, opts.healthRules) : notFoundHealth();
   }
 }
 

@@ -20,7 +20,7 @@ import { durationMs, FINALIZER, PRUNE_APPROVED, type PackageSync, type Spec } fr
 import { Reason } from '../api/reasons.ts';
 import { fail, ok, type Failure, type Result } from '../core/failure.ts';
 import { withSourceFile } from '../core/render/locate.ts';
-import { healthOf } from '../core/health/index.ts';
+import { compileHealthChecks, healthOf } from '../core/health/index.ts';
 import { refKey, refOf } from '../core/object.ts';
 import { checkNamespacePolicy, type NamespacePolicy } from '../core/plan/namespace-policy.ts';
 import { dependsOnCycle } from '../core/plan/depends-on-cycle.ts';
@@ -91,6 +91,13 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   }
   const spec = parsed.value;
   if (spec.suspend) return run.decided({ kind: 'suspended' }, { failed: false });
+  // custom health expressions compile before anything is fetched or applied: a typo is InvalidSpec, not a
+  // health check that can never pass
+  const healthRules = compileHealthChecks(spec.healthCheckExprs ?? []);
+  if (!healthRules.ok) {
+    const outcome = { kind: 'failed', failure: healthRules.failure } as const;
+    return run.decided(outcome, { failed: true, requeueAfterMs: INVALID_SPEC_RETRY_MS });
+  }
   const retry = durationMs(spec.retryInterval);
   const interval = durationMs(spec.interval);
 
@@ -129,8 +136,9 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   if (!rendered.ok) return run.failed(rendered.failure, retry);
   run.digest = rendered.value.digest;
   const desired = rendered.value.objects;
-  // a built package's object may have a generated name: later failures about it name the file it came from
-  const located = (f: Failure) => (rendered.value.tool === 'plain' ? f : withSourceFile(f, rendered.value.sources));
+  // later failures about an object name where it is defined: file:line for a plain file, the file for a built
+  // package (whose object may have a generated name found in no file)
+  const located = (f: Failure) => withSourceFile(f, rendered.value.sources);
   const allowed = checkNamespacePolicy(desired, ps.metadata.namespace, opts.namespacePolicy);
   if (!allowed.ok) return run.failed(located(allowed.failure), retry);
 
@@ -156,7 +164,10 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
     annotation: PRUNE_APPROVED,
   });
   if (!budget.ok) return run.failed(budget.failure, retry);
-  const liveHealth = healthOf(managed.flatMap((d) => live.byKey.get(refKey(refOf(d))) ?? []));
+  const liveHealth = healthOf(
+    managed.flatMap((d) => live.byKey.get(refKey(refOf(d))) ?? []),
+    healthRules.value,
+  );
   const settled = isSettled({
     plan,
     prune: spec.prune,
@@ -184,6 +195,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
       signal,
       concurrency: opts.applyConcurrency,
       sources: rendered.value.sources,
+      healthRules: healthRules.value,
     },
     run,
   );
@@ -194,7 +206,13 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
 
   // 6. health: Ready only when every applied object is Current (health-step.ts)
   const known = new Map([...live.byKey, ...acted.value.stored]);
-  run.observed(healthOf(managed.flatMap((d) => known.get(refKey(refOf(d))) ?? [])));
+  run.observed(
+    healthOf(
+      managed.flatMap((d) => known.get(refKey(refOf(d))) ?? []),
+      healthRules.value,
+    ),
+    [],
+  );
   if (spec.wait && managed.length > 0) {
     const healthy = await awaitHealth({
       ports,
@@ -210,6 +228,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
       interval,
       waitingMessage: `Applied revision ${revision}: ${run.summary()}; waiting for health`,
       progress: run,
+      rules: healthRules.value,
     });
     if (!healthy.ok && healthy.failure.reason === Reason.Superseded) return supersededRun(opts);
     if (!healthy.ok) return run.failed(located(healthy.failure), retry);
