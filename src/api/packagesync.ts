@@ -5,6 +5,7 @@
 import parseDuration from 'parse-duration';
 import { z } from 'zod';
 import { DriftPolicySchema, DriftReportSchema, IgnoreSchema } from './drift-schema.ts';
+import { DecryptionSchema, SourceVerifySchema } from './decryption.ts';
 
 export const GROUP = 'packagesync.io';
 export const VERSION = 'v1alpha1';
@@ -73,6 +74,7 @@ export const SourceSchema = z.object({
     description:
       'A Secret in the same namespace with git credentials: username and password, or bearerToken, or identity and known_hosts.',
   }),
+  verify: SourceVerifySchema.optional(),
 });
 
 export const DependencySchema = z.object({ name, namespace: name.optional() });
@@ -297,6 +299,7 @@ export const SpecSchema = z.object({
   helm: HelmSchema.optional(),
   driftPolicy: DriftPolicySchema,
   ignore: IgnoreSchema,
+  decryption: DecryptionSchema.optional(),
   postBuild: PostBuildSchema.optional().meta({
     description:
       "Variable substitution in the rendered objects, with Flux's semantics. An object labelled or annotated " +

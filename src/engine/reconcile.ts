@@ -33,6 +33,7 @@ import { finalize } from './finalize.ts';
 import { awaitHealth } from './health-step.ts';
 import { planAgainstLive } from './package-plan.ts';
 import { renderStep } from './render-step.ts';
+import { verifyStep } from './verify-step.ts';
 import type { Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
 import { readSubstitution } from './substitution-inputs.ts';
@@ -119,6 +120,9 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   if (!source.ok) return run.failed(source.failure, retry);
   const { revision } = source.value;
   run.resolved(revision);
+  // spec.source.verify: an unsigned or wrongly signed commit goes no further (engine/verify-step.ts)
+  const verified = await verifyStep(ports, ps.metadata.namespace, spec.source, source.value, credentials.value, signal);
+  if (!verified.ok) return run.failed(verified.failure, retry);
 
   // 3. render: the postBuild variables first (substitution-inputs.ts), then build (plain files | kustomize |
   // helm template) and the pure steps (engine/render-step.ts)

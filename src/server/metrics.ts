@@ -190,6 +190,7 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
           }
         },
         forget: (url) => source.forget?.(url),
+        ...(source.verify ? { verify: source.verify.bind(source) } : {}),
       };
     },
     driftCheck: () => driftChecks.inc(),
