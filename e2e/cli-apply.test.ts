@@ -82,20 +82,17 @@ describe.concurrent('packagesync diff and apply', () => {
       Object.keys((await get(`/api/v1/namespaces/${ns}/configmaps/packagesync-inventory-app`))?.data ?? {}),
     ).toEqual([`${ns}_a__ConfigMap`, `${ns}_creds__Secret`]);
 
-    // someone else takes a field the package sets: the apply would conflict, as the controller's would;
-    // --force (spec.force) shows the change that taking it back makes
+    // someone else takes a field the package sets at the revision applied: drift, which apply takes back (as
+    // the controller's driftPolicy Correct does, docs/adr/0022), so diff shows the change taking it back makes
     await (
       await kube()
     ).request('PATCH', `/api/v1/namespaces/${ns}/configmaps/a`, {
       contentType: 'application/merge-patch+json',
       body: { data: { k: 'edited' } },
     });
-    const conflict = await packagesync('diff', pkg.dir, ...flags);
-    expect(conflict.code).toBe(3);
-    expect(conflict.stderr).toContain(`ApplyConflict: ConfigMap/${ns}/a: field conflict`);
-    const forced = await packagesync('diff', pkg.dir, ...flags, '--force');
-    expect(forced.code).toBe(1);
-    expect(forced.stdout).toMatch(/- {2}k: edited\n\+ {2}k: "2"/);
+    const drift = await packagesync('diff', pkg.dir, ...flags);
+    expect(drift.code).toBe(1);
+    expect(drift.stdout).toMatch(/- {2}k: edited\n\+ {2}k: "2"/);
     await pkg.dispose();
   });
 

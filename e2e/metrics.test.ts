@@ -115,8 +115,7 @@ describe('a running controller, scraped', () => {
     await createPackageSync(packageSync(ns, 'ps', env.controller!.shard, { source: { url }, interval: '1h' }));
     await waitReady(ns, 'ps');
     const before = sample(await scrape(), 'packagesync_drift_corrected_objects_total') ?? 0;
-    // someone deletes an object the package owns (an edit of a field the package sets is an ApplyConflict
-    // unless spec.force: another manager's fields are never taken silently)
+    // someone deletes an object the package owns (e2e/drift.test.ts has edits of fields the package sets)
     await (await kube()).request('DELETE', `/api/v1/namespaces/${ns}/configmaps/a`);
     await trigger(ns, 'ps');
     await eventually('the edit is put back and counted as drift', async () => {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PackageSync } from '../src/api/packagesync.ts';
 import { commitFiles } from '../test/support/git/index.ts';
-import { kube } from './support/cluster.ts';
+import { eventually, kube } from './support/cluster.ts';
 import {
   createPackageSync,
   getPackageSync,
@@ -131,31 +131,43 @@ describe('ownership', () => {
 });
 
 describe('field managers', () => {
-  it('a kubectl edit of a field the package sets → ApplyConflict naming the manager; spec.force takes it back', async () => {
+  it('a field someone else set before the package sets it → ApplyConflict naming the manager; spec.force takes it', async () => {
     const ns = await fx.namespace('fm-edit');
-    const { url } = await fx.repo('fm-edit', { 'cm.yaml': configMap('settings', { color: 'blue', size: 's' }) });
+    const { repo, url } = await fx.repo('fm-edit', { 'cm.yaml': configMap('settings', { color: 'blue', size: 's' }) });
     await createPackageSync(packageSync(ns, 'edit', fx.controller.shard, spec(url)));
     await waitReady(ns, 'edit');
-    // kubectl edit: GET, change, PUT (an Update) with field manager kubectl-edit
+    // kubectl edit: GET, change, PUT (an Update) with field manager kubectl-edit. color is ours since the last
+    // apply: drift, taken back (docs/adr/0022); extra was never ours
     const client = await kube();
     const live = (await get(cmPath(ns, 'settings')))!;
     await client.request('PUT', cmPath(ns, 'settings'), {
       query: { fieldManager: 'kubectl-edit' },
       body: { ...live, data: { ...live.data, color: 'red', extra: 'theirs' } },
     });
+    await eventually('the edit of color is taken back', async () => {
+      const data = (await get(cmPath(ns, 'settings')))?.data;
+      return data?.color === 'blue' && data.extra === 'theirs';
+    });
+    // the package now sets extra, a field kubectl-edit owns and we never applied: not taken silently
+    await commitFiles(
+      repo,
+      'main',
+      { 'cm.yaml': configMap('settings', { color: 'blue', size: 's', extra: 'ours' }) },
+      'extra',
+    );
     await trigger(ns, 'edit');
     const failed = await waitCondition(ns, 'edit', 'Ready', 'False', 'ApplyConflict');
     expect(ready(failed)?.message).toContain(`ConfigMap/${ns}/settings: field conflict with other field managers`);
-    expect(ready(failed)?.message).toContain('"kubectl-edit" (.data.color)');
-    expect((await get(cmPath(ns, 'settings')))?.data).toEqual({ color: 'red', size: 's', extra: 'theirs' });
+    expect(ready(failed)?.message).toContain('"kubectl-edit" (.data.extra)');
+    expect((await get(cmPath(ns, 'settings')))?.data).toEqual({ color: 'blue', size: 's', extra: 'theirs' });
 
     await patchPackageSync(ns, 'edit', { spec: { force: true } });
     await waitReady(ns, 'edit');
     const taken = await get(cmPath(ns, 'settings'));
-    expect(taken?.data).toEqual({ color: 'blue', size: 's', extra: 'theirs' }); // their own field stays theirs
+    expect(taken?.data).toEqual({ color: 'blue', size: 's', extra: 'ours' });
     const managers = (taken?.metadata.managedFields as { manager: string; fieldsV1: unknown }[]) ?? [];
     const edit = managers.find((m) => m.manager === 'kubectl-edit');
-    expect(JSON.stringify(edit?.fieldsV1 ?? {})).not.toContain('f:color');
+    expect(JSON.stringify(edit?.fieldsV1 ?? {})).not.toContain('f:extra');
   });
 
   it("leaves alone a field another controller owns that the package omits (an HPA's replicas)", async () => {

@@ -64,6 +64,19 @@ program
     ),
   )
   .addOption(
+    new Option(
+      '--no-drift-watch',
+      'do not watch the objects PackageSyncs applied: a change made in the cluster waits for the interval ' +
+        '(default: watch, docs/drift.md)',
+    ),
+  )
+  .addOption(
+    new Option(
+      '--drift-check-min-interval <duration>',
+      'after a watch event on a managed object, check its PackageSync at most this often',
+    ).default('5s'),
+  )
+  .addOption(
     new Option('--git-cache-dir <dir>', 'where fetched revisions are cached (default: $TMPDIR/packagesync-git)'),
   )
   .addOption(new Option('--git-timeout <duration>', 'deadline for one git fetch').default('90s'))
@@ -174,6 +187,7 @@ program
       durationMs(config.gitCacheMaxAge);
       durationMs(config.shutdownGrace);
       durationMs(config.renderTimeout);
+      durationMs(config.driftCheckMinInterval);
     } catch (e) {
       throw new CliError(ExitCode.Invalid, errorMessage(e));
     }

@@ -4,6 +4,7 @@
  */
 import parseDuration from 'parse-duration';
 import { z } from 'zod';
+import { DriftPolicySchema, DriftReportSchema, IgnoreSchema } from './drift-schema.ts';
 import { DecryptionSchema, SourceVerifySchema } from './decryption.ts';
 import { OciSourceSchema } from './oci-source.ts';
 
@@ -308,6 +309,8 @@ export const SpecSchema = z.object({
     }),
   kustomize: KustomizeSchema.optional(),
   helm: HelmSchema.optional(),
+  driftPolicy: DriftPolicySchema,
+  ignore: IgnoreSchema,
   decryption: DecryptionSchema.optional(),
   postBuild: PostBuildSchema.optional().meta({
     description:
@@ -377,6 +380,12 @@ export const StatusSchema = z.object({
   failures: z.array(ObjectFailureSchema).optional().meta({
     description:
       'Every failure of the last failed reconcile, in apply order (at most 20): objects that failed, and objects skipped because something they depend on failed. Ready names the first.',
+  }),
+  drift: DriftReportSchema.optional().meta({
+    description: 'spec.driftPolicy Detect: the objects that differ from the package now (the Drifted condition).',
+  }),
+  lastDriftCorrection: DriftReportSchema.optional().meta({
+    description: 'spec.driftPolicy Correct: the objects the last correction of drift re-applied, and the fields.',
   }),
   cause: z
     .array(CauseLinkSchema)

@@ -63,6 +63,9 @@ export const Reason = {
   // dependency graph
   InvalidDependency: 'InvalidDependency',
   DependencyFailed: 'DependencyFailed',
+  // drift (docs/drift.md): Drifted=True in Detect mode; an event when Correct mode took fields back
+  DriftDetected: 'DriftDetected',
+  DriftCorrected: 'DriftCorrected',
   // health
   HealthCheckFailed: 'HealthCheckFailed',
   // anything else

@@ -46,7 +46,10 @@ async function diffPackage(cluster: Cluster, dir: string, flags: DiffFlags): Pro
   const p = await planPackage(cluster, dir, flags, false);
   const queue = new PQueue({ concurrency: 16 });
   const outcomes = await Promise.all(
-    objectsToApply(p).map((obj) => queue.add(() => dryRun(cluster, p, obj, flags.force))),
+    // drift (an object changed in the cluster at the revision applied) is taken back as apply takes it back
+    objectsToApply(p).map((obj) =>
+      queue.add(() => dryRun(cluster, p, obj, flags.force || p.plan.takeBack.has(refKey(refOf(obj))))),
+    ),
   );
   const pruned = flags.prune ? await pruneDiffs(cluster, p) : { texts: [], kept: [] };
 

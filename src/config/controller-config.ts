@@ -21,6 +21,8 @@ export const ControllerConfigSchema = z.object({
   strictSubstitutions: z.boolean().default(true),
   watchConfigs: z.boolean().default(true),
   watchConfigsLabelSelector: z.string().optional(),
+  driftWatch: z.boolean().default(true),
+  driftCheckMinInterval: z.string().default('5s'),
   gitCacheDir: z.string().default(join(tmpdir(), 'packagesync-git')),
   gitTimeout: z.string().default('90s'),
   gitRefCacheTtl: z.string().default('2s'),

@@ -8,6 +8,8 @@ import { packageSyncCollectionPath, PackageSyncs } from '../adapters/kube/packag
 import { Secrets } from '../adapters/kube/secrets.ts';
 import { ConfigMaps } from '../adapters/kube/configmaps.ts';
 import { WatchCache } from '../adapters/kube/watch-cache.ts';
+import { OwnWrites } from '../adapters/kube/own-writes.ts';
+import { DriftWatch } from './drift-watch.ts';
 import { createGitSource } from '../adapters/git/source-port.ts';
 import { createRenderer } from '../adapters/render/build.ts';
 import { durationMs, RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
@@ -47,8 +49,11 @@ export async function runController(config: ControllerConfig): Promise<void> {
     cacheEntries: config.renderCacheEntries,
   });
   metrics.observeRenderer(() => renderer.stats());
+  const objects = new Objects(client, discovery);
+  const ownWrites = new OwnWrites();
+  objects.ownWrites = ownWrites;
   const ports: Ports = {
-    objects: new Objects(client, discovery),
+    objects,
     packageSyncs: new PackageSyncs(client),
     secrets,
     configMaps: new ConfigMaps(client),
@@ -79,6 +84,16 @@ export async function runController(config: ControllerConfig): Promise<void> {
     onQueueDepth: metrics.setQueue,
     onReconciled: metrics.observeReconcile,
   });
+  // self-heal: a managed object changed by someone else queues its PackageSync within seconds (drift-watch.ts)
+  const driftWatch = config.driftWatch
+    ? new DriftWatch(watches, ownWrites, (key) => manager.queue.add(key), {
+        minIntervalMs: durationMs(config.driftCheckMinInterval),
+        defaultServiceAccount: config.defaultServiceAccount,
+        log,
+        onCheck: () => metrics.driftCheck(),
+      })
+    : undefined;
+  if (driftWatch) manager.informer.on((event, obj) => driftWatch.track(event, obj as unknown as PackageSync));
   // packagesync_condition mirrors the watch: every status write comes back as an update event.
   manager.informer.on((event, obj) => {
     if (event === 'delete') metrics.forget(obj.metadata.namespace ?? '', obj.metadata.name);
@@ -202,6 +217,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
         .then(() => elector?.stop())
         .finally(() => {
           void servers.close();
+          driftWatch?.stop();
           watches.stop();
           void watchClient.close();
           void client.close();

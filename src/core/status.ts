@@ -13,6 +13,7 @@ import type { Failure } from './failure.ts';
 import type { CauseLink } from './health/cause-chain.ts';
 import { boundedCause, withFirstCause } from './health/cause-status.ts';
 import { describeRef } from './object.ts';
+import { driftedCondition } from './plan/drift-report.ts';
 
 export type Outcome =
   /** Work started on a revision: Reconciling=True, Ready=Unknown. */
@@ -94,6 +95,9 @@ export function reduceStatus(prev: Status | undefined, generation: number, outco
     delete next.failures;
     delete next.cause;
   }
+  // status.drift is set by the run that looked (Detect mode); Drifted=True says so while it lists objects
+  const drifted = driftedCondition(next.drift, generation);
+  if (drifted) set(drifted.type, drifted.status, drifted.reason, drifted.message);
   next.conditions = conditions.map((c) => ({ ...c, lastTransitionTime: transitionTime(prev?.conditions, c, now) }));
   return next;
 }
@@ -168,6 +172,8 @@ export function sameStatus(a: Status | undefined, b: Status): boolean {
       o: s?.objects,
       h: s?.history,
       f: s?.failures,
+      d: s?.drift && [s.drift.total, s.drift.objects],
+      y: s?.lastDriftCorrection,
       x: s?.cause,
     });
   return strip(a) === strip(b);

@@ -50,6 +50,8 @@ export interface Acted {
   pruned: ObjectRef[];
   /** The inventory as last saved. */
   inventory: InventoryEntry[];
+  /** refKey → managers whose fields a drift correction took back. */
+  takenBack: Map<string, string[]>;
 }
 
 /** Fails with the apply's failures summed up (nothing pruned), or the prune's failure (everything else done). */
@@ -64,6 +66,7 @@ export async function applyAndPrune(
   const applied = await applyGraph(objects, plan.graph, (o) => plan.toApply.has(refKey(refOf(o))), {
     force: opts.force,
     adopt: plan.adopt,
+    takeBack: plan.takeBack,
     recreate: plan.recreate,
     signal: opts.signal,
     concurrency: opts.concurrency,
@@ -85,7 +88,7 @@ export async function applyAndPrune(
   const inventory = [...plan.inventoryAfter, ...kept];
   await progress.saveInventory(inventory, 'pruned');
   if (pruned.failure) return { ok: false, failure: pruned.failure };
-  return ok({ stored: applied.stored, pruned: pruned.pruned, inventory });
+  return ok({ stored: applied.stored, pruned: pruned.pruned, inventory, takenBack: applied.takenBack });
 }
 
 function sameRef(entry: InventoryEntry, ref: ObjectRef): boolean {

@@ -10,7 +10,7 @@
  */
 import PQueue from 'p-queue';
 import { Reason } from '../api/reasons.ts';
-import { applyFailure, type Objects } from '../adapters/kube/objects.ts';
+import { applyFailure, fieldConflicts, type Objects } from '../adapters/kube/objects.ts';
 import { isNotFound } from '../adapters/kube/client.ts';
 import { fail, ok, type Failure, type Result } from '../core/failure.ts';
 import { healthWith, notFoundHealth, type Health, type HealthRules } from '../core/health/index.ts';
@@ -30,6 +30,8 @@ export interface ApplyResult {
    * object skipped because something it needs failed. Empty on success.
    */
   failures: Failure[];
+  /** refKey → the field managers whose fields a drift correction took back (ApplyOptions.takeBack). */
+  takenBack: Map<string, string[]>;
 }
 
 export interface ApplyOptions {
@@ -38,6 +40,11 @@ export interface ApplyOptions {
   recreate?: ReadonlySet<string>;
   /** Objects being adopted: they take over fields from the managers that created them (docs/adr/0006). */
   adopt?: ReadonlySet<string>;
+  /**
+   * Drifted objects (driftPolicy Correct): applied without force first; fields another manager took are then
+   * taken back with force and the managers recorded (docs/adr/0022).
+   */
+  takeBack?: ReadonlySet<string>;
   /** The reconcile's budget: a dependency not Current when it fires fails its dependents. */
   signal: AbortSignal;
   concurrency: number;
@@ -57,7 +64,7 @@ export async function applyGraph(
   needsApply: (obj: KubeObject) => boolean,
   opts: ApplyOptions,
 ): Promise<ApplyResult> {
-  const result: ApplyResult = { changes: [], stored: new Map(), failures: [] };
+  const result: ApplyResult = { changes: [], stored: new Map(), failures: [], takenBack: new Map() };
   const schedule = new ApplySchedule(graph);
   const queue = new PQueue({ concurrency: opts.concurrency });
   const position = new Map(graph.order.map((i, p) => [i, p]));
@@ -211,7 +218,13 @@ async function applyOne(
   const key = refKey(refOf(obj));
   try {
     const force = opts.force || (opts.adopt?.has(key) ?? false);
-    const res = await objects.apply(obj, { force, signal: opts.signal });
+    const res = await objects.apply(obj, { force, signal: opts.signal }).catch(async (e: unknown) => {
+      const conflicts = force || !opts.takeBack?.has(key) ? [] : fieldConflicts(e);
+      if (conflicts.length === 0) throw e;
+      // drift: the package set these fields at this very revision; someone changed them since
+      result.takenBack.set(key, [...new Set(conflicts.map((c) => c.manager))]);
+      return objects.apply(obj, { force: true, signal: opts.signal });
+    });
     result.changes.push({ ref: refOf(obj), action: res.created ? 'created' : 'configured' });
     result.stored.set(key, res.object);
     return ok(undefined);

@@ -11,6 +11,7 @@ import type { PackageObjects } from '../adapters/kube/objects.ts';
 import { ok, type Result } from '../core/failure.ts';
 import type { InventoryEntry } from '../core/inventory.ts';
 import { groupOf, type KubeObject } from '../core/object.ts';
+import type { IgnoreRule } from '../core/plan/ignore.ts';
 import { planChanges, type ChangePlan } from '../core/plan/plan-changes.ts';
 import {
   plainPackage,
@@ -77,7 +78,13 @@ export async function planAgainstLive(
   objects: PackageObjects,
   desired: readonly KubeObject[],
   inventory: readonly InventoryEntry[],
-  opts: { signal?: AbortSignal; sources?: ReadonlyMap<string, string>; pruneProtectedKinds?: boolean } = {},
+  opts: {
+    signal?: AbortSignal;
+    sources?: ReadonlyMap<string, string>;
+    pruneProtectedKinds?: boolean;
+    driftPolicy?: 'Correct' | 'Detect';
+    ignore?: readonly IgnoreRule[];
+  } = {},
 ): Promise<Result<PlannedPackage>> {
   const { signal, sources } = opts;
   const live = await readLiveState(objects, desired, inventory, { ...(signal ? { signal } : {}) });
@@ -88,6 +95,8 @@ export async function planAgainstLive(
     ...(sources ? { sources } : {}),
     external: external.value,
     pruneProtectedKinds: opts.pruneProtectedKinds ?? false,
+    ...(opts.driftPolicy ? { driftPolicy: opts.driftPolicy } : {}),
+    ...(opts.ignore ? { ignore: opts.ignore } : {}),
   });
   if (!plan.ok) return plan;
   return ok({ live: live.value, plan: plan.value });

@@ -152,6 +152,8 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
     signal,
     sources: rendered.value.sources,
     pruneProtectedKinds: spec.pruneProtectedKinds,
+    driftPolicy: spec.driftPolicy,
+    ...(spec.ignore ? { ignore: spec.ignore } : {}),
   });
   if (!planned.ok) return run.failed(located(planned.failure), retry);
   const { live, plan } = planned.value;
@@ -181,7 +183,10 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
     inventory,
     health: liveHealth,
   });
-  if (settled && !run.trigger) return { failed: false, requeueAfterMs: interval };
+  // drift as data (engine/drift-step.ts): Detect reports it and writes nothing to the objects
+  const driftNews = await run.driftSeen(plan.drifted, spec.driftPolicy);
+  if (settled && !run.trigger)
+    return driftNews ? run.driftReported(interval) : { failed: false, requeueAfterMs: interval };
 
   // 5. act: old ∪ new saved first, so a crash at any instant leaves no object unknown to the inventory;
   // apply over the graph, best effort; prune only after a fully successful apply (engine/act.ts)
@@ -201,6 +206,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   );
   await run.announceChanges();
   if (!acted.ok) return run.failed(located(acted.failure), retry);
+  await run.driftCorrected(plan.drifted, acted.value.takenBack);
   await run.released(spec.prune ? plan.released : []);
 
   // 6. health: Ready only when every applied object is Current (health-step.ts)

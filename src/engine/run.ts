@@ -15,9 +15,10 @@ import type { PackageObjects } from '../adapters/kube/objects.ts';
 import type { Failure } from '../core/failure.ts';
 import type { CauseLink, HealthSummary } from '../core/health/index.ts';
 import type { InventoryEntry } from '../core/inventory.ts';
-import { describeRef, type ObjectRef } from '../core/object.ts';
+import { describeRef, refKey, type ObjectRef } from '../core/object.ts';
 import { summarizeChanges, type Change } from '../core/plan/changeset.ts';
-import { isReadyFor, reduceStatus, sameStatus, type Outcome } from '../core/status.ts';
+import { correctedMessage, detectedMessage, driftReport, sameDrift, type Drift } from '../core/plan/drift-report.ts';
+import { conditionOf, reduceStatus, sameStatus, type Outcome } from '../core/status.ts';
 import type { ActProgress } from './act.ts';
 import type { HealthProgress } from './health-step.ts';
 import type { Ports } from './ports.ts';
@@ -128,10 +129,6 @@ export class Run implements ActProgress, HealthProgress {
     const count = (f: (c: Change) => boolean) => this.changes.filter(f).length;
     const applied = count((c) => c.action !== 'unchanged' && c.action !== 'pruned');
     this.ports.observe?.applied?.(applied);
-    // Ready at this revision and spec already: what had to be applied again had drifted in the cluster.
-    const { status, metadata } = this.loaded;
-    const settledBefore = status?.lastAppliedRevision === this.revision && isReadyFor(status, metadata.generation);
-    if (settledBefore && applied > 0) this.ports.observe?.driftCorrected?.(applied);
     if (this.applyFailures.length > 0) return;
     this.ports.observe?.pruned?.(count((c) => c.action === 'pruned'));
     if (this.changes.some((c) => c.action !== 'unchanged')) {
@@ -151,6 +148,43 @@ export class Run implements ActProgress, HealthProgress {
       'Released',
       `left in the cluster and released from the inventory (set spec.pruneProtectedKinds: true to delete them): ${named}`,
     );
+  }
+
+  // Drift (docs/drift.md, docs/adr/0022)
+
+  /**
+   * What the plan found drifted. Detect: status.drift lists it (written with the outcome), and a Warning event
+   * says so when the list changed. Correct: a list left from Detect goes. True when status.drift changes.
+   */
+  async driftSeen(drifts: readonly Drift[], policy: 'Correct' | 'Detect'): Promise<boolean> {
+    const report = policy === 'Detect' ? driftReport(drifts, new Date().toISOString()) : undefined;
+    const before = this.loaded.status?.drift;
+    const { drift: _old, ...rest } = this.status;
+    this.status = report ? { ...rest, drift: report } : rest;
+    if (sameDrift(before, report)) return false;
+    if (report) {
+      this.log.info({ drifted: report.total }, 'drift detected; driftPolicy Detect: nothing changed');
+      await this.event('Warning', Reason.DriftDetected, detectedMessage(report));
+    }
+    return true;
+  }
+
+  /** Only status.drift changed (Detect, nothing else to do): the same Ready, with the new list. */
+  async driftReported(requeueAfterMs: number): Promise<ReconcileResult> {
+    const message = conditionOf(this.loaded.status, 'Ready')?.message ?? `Applied revision ${this.revision}`;
+    await this.report({ kind: 'succeeded', revision: this.revision!, message });
+    return { failed: false, requeueAfterMs };
+  }
+
+  /** Correct: drifted objects were applied again. A metric, status.lastDriftCorrection and an event name them. */
+  async driftCorrected(drifts: readonly Drift[], takenBack: ReadonlyMap<string, string[]>): Promise<void> {
+    if (drifts.length === 0) return;
+    const named = drifts.map((d) => ({ ...d, managers: takenBack.get(refKey(d.ref)) ?? [] }));
+    const report = driftReport(named, new Date().toISOString())!;
+    this.ports.observe?.driftCorrected?.(drifts.length);
+    this.status = { ...this.status, lastDriftCorrection: report };
+    this.log.info({ corrected: drifts.length }, 'drift corrected');
+    await this.event('Normal', Reason.DriftCorrected, correctedMessage(report));
   }
 
   // Outcomes: each writes status once and says when to run again.

@@ -23,6 +23,8 @@ export interface ControllerMetrics {
   /** Plug into Ports.observe. */
   readonly objects: { applied(n: number): void; pruned(n: number): void; driftCorrected(n: number): void };
   observeGitFetch(seconds: number): void;
+  /** A PackageSync queued by the drift watch (controller/drift-watch.ts). */
+  driftCheck(): void;
   /** Exposes a renderer's counters: tool runs and render-cache hits (a no-op resync adds only hits). */
   observeRenderer(stats: () => { toolRuns: number; toolSeconds: number; cacheHits: number }): void;
   /** Wraps a SourcePort so every fetch is timed, without the git adapter knowing about metrics. */
@@ -78,8 +80,19 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
   const driftCorrected = new Counter({
     name: 'packagesync_drift_corrected_objects_total',
     help:
-      'Objects re-applied at a revision already applied and Ready, because their live copy had drifted from the ' +
-      'package (someone deleted them, or changed a field the package sets and spec.force let it be taken back).',
+      'Objects re-applied at a revision already applied to them, because their live copy had drifted from the ' +
+      'package (someone deleted them, or changed a field the package sets: driftPolicy Correct takes it back).',
+    registers,
+  });
+  const driftChecks = new Counter({
+    name: 'packagesync_drift_checks_total',
+    help: 'PackageSyncs queued because someone else changed one of their objects (watch events; see docs/drift.md).',
+    registers,
+  });
+  const drifted = new Gauge({
+    name: 'packagesync_drifted_objects',
+    help: 'Objects of a PackageSync that differ from its package in the cluster now (driftPolicy Detect; status.drift).',
+    labelNames: ['name', 'namespace'] as const,
     registers,
   });
   const gitFetch = new Histogram({
@@ -180,16 +193,19 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
         ...(source.verify ? { verify: source.verify.bind(source) } : {}),
       };
     },
+    driftCheck: () => driftChecks.inc(),
     setConditions(ps) {
       const { name, namespace } = ps.metadata;
       for (const [type, status] of Object.entries(conditionStatuses(ps.status?.conditions))) {
         for (const s of CONDITION_STATUSES) condition.set({ name, namespace, type, status: s }, s === status ? 1 : 0);
       }
+      drifted.set({ name, namespace }, ps.status?.drift?.total ?? 0);
     },
     forget(namespace, name) {
       for (const type of CONDITION_TYPES) {
         for (const status of CONDITION_STATUSES) condition.remove({ name, namespace, type, status });
       }
+      drifted.remove({ name, namespace });
     },
     async render() {
       return { contentType: registry.contentType, body: await registry.metrics() };

@@ -74,6 +74,20 @@ function causesOf(e: KubeApiError): Cause[] {
   return Array.isArray(causes) ? (causes as Cause[]) : [];
 }
 
+/**
+ * The managers and fields of a server-side apply's field conflict (409 FieldManagerConflict); [] for any other
+ * error. Drift correction names them in its event (engine/apply.ts).
+ */
+export function fieldConflicts(e: unknown): { manager: string; field: string }[] {
+  if (!(e instanceof KubeApiError) || e.status !== 409) return [];
+  return causesOf(e)
+    .filter((c) => c.reason === 'FieldManagerConflict')
+    .map((c) => ({
+      manager: /conflict with "([^"]*)"/.exec(c.message ?? '')?.[1] ?? 'another manager',
+      field: c.field ?? '?',
+    }));
+}
+
 /** `"kubectl-edit" (.data.key, .data.other), "hpa" (.spec.replicas)`, from the 409's causes. */
 function conflictSummary(causes: Cause[]): string {
   const byManager = new Map<string, string[]>();

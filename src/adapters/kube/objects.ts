@@ -11,8 +11,9 @@ import { groupOf, versionOf, type KubeObject, type ObjectRef } from '../../core/
 import { ownerSelector, type Owner } from '../../core/plan/ownership.ts';
 import { KubeApiError, isNotFound, type KubeClient } from './client.ts';
 import { resourcePath, type Discovery, type ResourceMapping } from './discovery.ts';
+import type { OwnWrites } from './own-writes.ts';
 
-export { applyFailure } from './failures.ts';
+export { applyFailure, fieldConflicts } from './failures.ts';
 
 export interface ObjectsOptions {
   signal?: AbortSignal;
@@ -23,6 +24,8 @@ export class Objects {
   readonly discovery: Discovery;
   /** The user every request impersonates (`system:serviceaccount:<ns>:<name>`); undefined: the client's own. */
   readonly identity: string | undefined;
+  /** Where applies record the resourceVersions they produced (the controller's drift watch); optional. */
+  ownWrites: OwnWrites | undefined;
 
   constructor(client: KubeClient, discovery: Discovery, identity?: string) {
     this.client = client;
@@ -36,7 +39,9 @@ export class Objects {
    */
   forPackage(owner: Owner, serviceAccount?: string): PackageObjects {
     const identity = serviceAccount ? `system:serviceaccount:${owner.namespace}:${serviceAccount}` : undefined;
-    return new PackageObjects(this.client, this.discovery, owner, identity);
+    const view = new PackageObjects(this.client, this.discovery, owner, identity);
+    view.ownWrites = this.ownWrites;
+    return view;
   }
 
   async mappingFor(group: string, kind: string, version?: string): Promise<Result<ResourceMapping>> {
@@ -105,22 +110,28 @@ export class Objects {
           `${obj.metadata.namespace}) when discovery did not know it yet; not applied, the next reconcile renders it again`,
       );
     }
-    const res = await this.client.requestWithStatus<KubeObject>(
-      'PATCH',
-      resourcePath(m, obj.metadata.namespace, obj.metadata.name),
-      {
-        query: {
-          fieldManager: FIELD_MANAGER,
-          force: opts.force ? true : undefined,
-          dryRun: opts.dryRun ? 'All' : undefined,
+    const done = opts.dryRun ? undefined : this.ownWrites?.begin(obj);
+    try {
+      const res = await this.client.requestWithStatus<KubeObject>(
+        'PATCH',
+        resourcePath(m, obj.metadata.namespace, obj.metadata.name),
+        {
+          query: {
+            fieldManager: FIELD_MANAGER,
+            force: opts.force ? true : undefined,
+            dryRun: opts.dryRun ? 'All' : undefined,
+          },
+          contentType: 'application/apply-patch+yaml',
+          body: obj,
+          impersonate: this.identity,
+          signal: opts.signal,
         },
-        contentType: 'application/apply-patch+yaml',
-        body: obj,
-        impersonate: this.identity,
-        signal: opts.signal,
-      },
-    );
-    return { created: res.status === 201, object: res.body };
+      );
+      if (!opts.dryRun) this.ownWrites?.record(res.body);
+      return { created: res.status === 201, object: res.body };
+    } finally {
+      done?.();
+    }
   }
 
   /**

@@ -60,10 +60,10 @@ export class PackageSyncs {
       try {
         return await this.client.request<PackageSync>('PATCH', `${objectPath(namespace, name)}/status`, {
           contentType: 'application/merge-patch+json',
-          // a merge patch keeps what it does not name: a list the reducer dropped must be nulled to go
+          // a merge patch keeps what it does not name: a list the reducer dropped (failures, cause, drift) must be nulled to go
           body: {
             metadata: resourceVersion ? { resourceVersion } : {},
-            status: { failures: null, cause: null, ...next },
+            status: { failures: null, cause: null, drift: null, ...next },
           },
         });
       } catch (e) {

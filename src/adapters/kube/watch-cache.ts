@@ -21,7 +21,7 @@ import { OwnerLabel } from '../../core/plan/ownership.ts';
 import type { KubeClient } from './client.ts';
 import { resourcePath, type Discovery, type ResourceMapping } from './discovery.ts';
 import { canI } from './access-review.ts';
-import { Informer } from './informer.ts';
+import { Informer, type InformerEvent } from './informer.ts';
 
 /** What a holder needs watched: a kind in a namespace ('' = cluster-scoped kind), owned objects or all. */
 export interface WatchWant {
@@ -50,6 +50,8 @@ interface Watch {
 }
 
 type Listener = (watchKey: string) => void;
+/** Every add, update and delete with the object (managedFields dropped) and, on update, the copy before. */
+export type ObjectListener = (event: InformerEvent, obj: KubeObject, old?: KubeObject) => void;
 
 const ACCESS_TTL_MS = 5 * 60_000;
 
@@ -61,6 +63,7 @@ export class WatchCache {
   private readonly watches = new Map<string, Watch>();
   private readonly held = new Map<string, Set<string>>();
   private readonly listeners = new Set<Listener>();
+  private readonly objectListeners = new Set<ObjectListener>();
   private readonly clusterWide = new Map<string, { allowed: Promise<boolean>; at: number }>();
 
   constructor(client: KubeClient, discovery: Discovery, opts: WatchCacheOptions = {}) {
@@ -127,6 +130,12 @@ export class WatchCache {
     return () => this.listeners.delete(listener);
   }
 
+  /** Calls `listener` with every event's object (the drift watch); returns the unsubscribe. */
+  subscribeObjects(listener: ObjectListener): () => void {
+    this.objectListeners.add(listener);
+    return () => this.objectListeners.delete(listener);
+  }
+
   /** Watch keys running now, for tests and metrics. */
   active(): string[] {
     return [...this.watches.keys()].sort();
@@ -191,8 +200,9 @@ export class WatchCache {
       onError: (e) => this.log?.warn({ watch: key, err: errorText(e) }, 'watch interrupted; resuming'),
     });
     const w: Watch = { key, informer, holders: new Set(), synced: false };
-    informer.on(() => {
+    informer.on((event, obj, old) => {
       for (const l of this.listeners) l(key);
+      for (const l of this.objectListeners) l(event, obj, old);
     });
     void informer.synced.then(() => {
       w.synced = true;

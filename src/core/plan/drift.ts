@@ -2,6 +2,8 @@ import { Buffer } from 'node:buffer';
 import type { KubeObject, ObjectMeta } from '../object.ts';
 import { groupOf, isRecord, ownField } from '../object.ts';
 import { objectDigest } from '../render/canonical.ts';
+import { formatPointer } from './json-pointer.ts';
+import { withoutIgnored } from './ignore.ts';
 import { isSubset } from './subset.ts';
 
 /** Stamped by the applier on every object: the digest of what was applied, minus this annotation. */
@@ -34,12 +36,54 @@ export function withDigest(desired: KubeObject): KubeObject {
  * when the package changed since the last apply (the digest differs: this also catches removed
  * fields, which the subset test cannot see), or when someone changed a field the package sets.
  */
-export function needsApply(desired: KubeObject, live: KubeObject | undefined): boolean {
+export function needsApply(
+  desired: KubeObject,
+  live: KubeObject | undefined,
+  ignored: readonly string[] = [],
+): boolean {
   if (!live) return true;
+  if (!appliedAsIs(desired, live)) return true;
+  return !isSubset(withoutIgnored(comparable(desired), ignored), withoutIgnored(live, ignored));
+}
+
+/**
+ * The live copy carries the digest of this very desired object: our last successful apply of it sent every
+ * field the package sets now. A difference on such an object is drift (someone changed the cluster), not a
+ * package change.
+ */
+export function appliedAsIs(desired: KubeObject, live: KubeObject): boolean {
   const annotations = live.metadata.annotations ?? {};
   const liveDigest = Object.hasOwn(annotations, DigestAnnotation) ? annotations[DigestAnnotation] : undefined;
-  if (liveDigest !== desiredDigest(desired)) return true;
-  return !isSubset(comparable(desired), live);
+  return liveDigest === desiredDigest(desired);
+}
+
+/**
+ * The fields (JSON pointers) the package sets that the live copy has otherwise, in document order, at most
+ * `limit`. Paths only, never values; a Secret's are folded to `/data` (its key names are its business).
+ */
+export function driftedPaths(
+  desired: KubeObject,
+  live: KubeObject,
+  ignored: readonly string[] = [],
+  limit = 10,
+): string[] {
+  const out: string[] = [];
+  differences(withoutIgnored(comparable(desired), ignored), withoutIgnored(live, ignored), [], out, limit);
+  if (desired.kind !== 'Secret' || groupOf(desired.apiVersion) !== '') return out;
+  return [...new Set(out.map((p) => (p === '/data' || p.startsWith('/data/') ? '/data' : p)))];
+}
+
+function differences(desired: unknown, live: unknown, at: string[], out: string[], limit: number): void {
+  if (out.length >= limit || isSubset(desired, live)) return;
+  if (isRecord(desired) && isRecord(live)) {
+    for (const key of Object.keys(desired)) differences(desired[key], ownField(live, key), [...at, key], out, limit);
+    return;
+  }
+  if (Array.isArray(desired) && Array.isArray(live) && desired.length === live.length) {
+    desired.forEach((item, i) => differences(item, live[i], [...at, String(i)], out, limit));
+    return;
+  }
+  out.push(formatPointer(at));
 }
 
 function withoutDigest(obj: KubeObject): KubeObject {

@@ -2,12 +2,14 @@
  * Step 4: desired × inventory × live → what to apply, in which order (the dependency graph), and what
  * to prune. Pure: the live copies were read by the engine; this decides.
  */
-import { entryOf, mergeInventories } from '../inventory.ts';
+import { entryOf, mergeInventories, refOfEntry } from '../inventory.ts';
 import type { InventoryEntry } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
 import { fail, ok, type Result } from '../failure.ts';
 import { describeRef, refKey, refOf, type KubeObject, type ObjectRef } from '../object.ts';
-import { needsApply, withDigest } from './drift.ts';
+import { appliedAsIs, DigestAnnotation, driftedPaths, needsApply, withDigest } from './drift.ts';
+import type { Drift } from './drift-report.ts';
+import { ignoredPointers, respectIgnored, type IgnoreRule } from './ignore.ts';
 import { ownershipOf, type Owner } from './ownership.ts';
 import { isProtectedKind, planPrune } from './prune.ts';
 import { buildGraph, describeObject, type DependencyGraph } from './graph.ts';
@@ -23,6 +25,14 @@ export interface ChangePlan {
    * explicit intent, so their apply takes over fields other managers set (docs/adr/0006).
    */
   adopt: Set<string>;
+  /**
+   * Objects of the inventory that differ from the package at a revision already applied to them (the live copy
+   * carries this object's digest) or were deleted: changed in the cluster, not in git. With driftPolicy Correct
+   * they are in toApply and their fields are taken back (`takeBack`); with Detect they are only reported.
+   */
+  drifted: Drift[];
+  /** refKeys whose apply may take back, with force, fields another manager took: drift (docs/adr/0022). */
+  takeBack: Set<string>;
   /**
    * refKeys of objects annotated apply Ignore (object-policy.ts): never applied, never in health. Those whose
    * package copy says so are also left out of the inventory, so neither prune nor teardown can reach them.
@@ -50,6 +60,10 @@ export interface PlanOptions {
   external?: ReadonlyMap<string, KubeObject>;
   /** spec.pruneProtectedKinds: Namespaces, CRDs, PVs and PVCs that left the package are deleted too. */
   pruneProtectedKinds?: boolean;
+  /** spec.driftPolicy (default Correct). */
+  driftPolicy?: 'Correct' | 'Detect';
+  /** spec.ignore; the packagesync.io/ignore-fields annotation is read from the objects. */
+  ignore?: readonly IgnoreRule[];
 }
 
 export function planChanges(
@@ -87,27 +101,60 @@ export function planChanges(
   const leaving = new Set(stale.map(refKey));
   const prune = opts.pruneProtectedKinds ? stale : stale.filter((r) => !isProtectedKind(r));
   const released = opts.pruneProtectedKinds ? [] : stale.filter(isProtectedKind);
-  const graph = buildGraph(desired.map(withDigest), {
+  const ignoredFields = new Map(desired.map((o) => [o, ignoredPointers(o, live.get(refKey(refOf(o))), opts.ignore)]));
+  const sent = desired.map((o) => {
+    const stamped = withDigest(o);
+    const pointers = ignoredFields.get(o)!;
+    if (pointers.length === 0) return stamped;
+    // ignored fields go as the live copy has them (Argo CD's RespectIgnoreDifferences); the digest stays the
+    // package's, even if an ignored pointer covers the annotations
+    const respected = respectIgnored(stamped, live.get(refKey(refOf(o))), pointers);
+    const annotations = { ...respected.metadata.annotations, ...pick(stamped.metadata.annotations, DigestAnnotation) };
+    return { ...respected, metadata: { ...respected.metadata, annotations } };
+  });
+  const graph = buildGraph(sent, {
     sources: opts.sources,
     leaving: (ref) => leaving.has(refKey(ref)),
     exists: (ref) => opts.external?.has(refKey(ref)) === true,
   });
   if (!graph.ok) return { ok: false, failure: graph.failure };
   const toApply = new Set<string>();
+  const takeBack = new Set<string>();
+  const drifted: Drift[] = [];
   const ignored = new Set<string>();
   const recreate = new Set<string>();
+  const inventoried = new Set(
+    inventory.flatMap((e) => {
+      const r = refOfEntry(e);
+      return r.ok ? [refKey(r.value)] : [];
+    }),
+  );
+  const detect = opts.driftPolicy === 'Detect';
   for (const obj of desired) {
-    const key = refKey(refOf(obj));
+    const ref = refOf(obj);
+    const key = refKey(ref);
     const policy = policies.get(key)!;
     if (policy.ignored) ignored.add(key);
     if (policy.recreate) recreate.add(key);
-    if (policy.action !== 'leave' && needsApply(obj, live.get(key))) toApply.add(key);
+    if (policy.action === 'leave') continue;
+    const current = live.get(key);
+    const pointers = ignoredFields.get(obj)!;
+    if (!needsApply(obj, current, pointers)) continue;
+    const drift = inventoried.has(key) && (!current || appliedAsIs(obj, current));
+    if (drift) {
+      drifted.push({ ref, paths: current ? driftedPaths(obj, current, pointers) : [], missing: !current });
+      if (detect) continue;
+      if (current) takeBack.add(key);
+    }
+    toApply.add(key);
   }
   const next = desired.filter((obj) => !policies.get(refKey(refOf(obj)))!.released).map(entryOf);
   return ok({
     graph: graph.value,
     toApply,
     adopt,
+    drifted,
+    takeBack,
     ignored,
     recreate,
     prune,
@@ -115,6 +162,10 @@ export function planChanges(
     inventoryDuringApply: mergeInventories(inventory, next),
     inventoryAfter: mergeInventories([], next),
   });
+}
+
+function pick(annotations: Record<string, string> | undefined, key: string): Record<string, string> {
+  return annotations && Object.hasOwn(annotations, key) ? { [key]: annotations[key]! } : {};
 }
 
 /** Each object's policy annotations (object-policy.ts); the first unreadable one fails the plan, naming its file. */

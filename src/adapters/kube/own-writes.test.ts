@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../core/object.ts';
+import { OwnWrites } from './own-writes.ts';
+
+const cm = (rv: string, uid = 'u1'): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'a', namespace: 'n', uid, resourceVersion: rv },
+});
+
+describe('OwnWrites', () => {
+  it('knows the newest resourceVersion our apply produced, and only that', () => {
+    const w = new OwnWrites();
+    w.record(cm('5'));
+    expect(w.isOwn(cm('5'))).toBe(true);
+    expect(w.isOwn(cm('6'))).toBe(false);
+    w.record(cm('7'));
+    expect(w.isOwn(cm('5'))).toBe(false);
+  });
+
+  it('forgets the oldest objects past its bound', () => {
+    const w = new OwnWrites(2);
+    ['a', 'b', 'c'].forEach((uid) => w.record(cm('1', uid)));
+    expect(w.isOwn(cm('1', 'a'))).toBe(false);
+    expect(w.isOwn(cm('1', 'c'))).toBe(true);
+  });
+
+  it('holds an event back while an apply of its object is in flight: the echo of our write is ours', async () => {
+    const w = new OwnWrites();
+    const done = w.begin(cm('0'));
+    let own: boolean | undefined;
+    const echo = w.settled(cm('9')).then(() => (own = w.isOwn(cm('9'))));
+    await Promise.resolve();
+    expect(own).toBeUndefined();
+    w.record(cm('9'));
+    done();
+    await echo;
+    expect(own).toBe(true);
+  });
+});

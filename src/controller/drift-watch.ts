@@ -1,0 +1,129 @@
+/**
+ * Self-heal on watch events (docs/drift.md): the objects in a PackageSync's inventory are watched through the
+ * shared watches (adapters/kube/watch-cache.ts, the same ones the health wait uses), and a change someone else
+ * made to one of them queues its PackageSync within seconds, instead of at the next interval. The reconcile
+ * decides whether anything drifted (a no-op check writes nothing) and what to do (driftPolicy).
+ *
+ * Not a reason to look: an add (a watch's first list, or our own create), a change of status only, and a change
+ * whose resourceVersion our own apply produced (OwnWrites). Per PackageSync at most one check per
+ * `minIntervalMs`: a burst of edits is one check now and one at the end of the interval.
+ *
+ * PackageSyncs that act as a ServiceAccount are left to the interval: the shared watches read as the
+ * controller, which may not be allowed to watch what a tenant applies.
+ */
+import type { Logger } from 'pino';
+import type { PackageSync } from '../api/packagesync.ts';
+import type { OwnWrites } from '../adapters/kube/own-writes.ts';
+import type { WatchCache, WatchWant } from '../adapters/kube/watch-cache.ts';
+import { refOfEntry } from '../core/inventory.ts';
+import type { KubeObject } from '../core/object.ts';
+import { changedOutsideStatus, ownerKeyOf } from '../core/plan/drift-event.ts';
+
+export interface DriftWatchOptions {
+  /** At most one check per PackageSync this often (--drift-check-min-interval). */
+  minIntervalMs: number;
+  /** --default-service-account: every PackageSync without its own acts as it. */
+  defaultServiceAccount?: string;
+  log?: Logger;
+  /** Called for each check queued (metrics, tests). */
+  onCheck?: (key: string) => void;
+}
+
+export class DriftWatch {
+  private readonly cache: WatchCache;
+  private readonly ownWrites: OwnWrites;
+  private readonly enqueue: (key: string) => void;
+  private readonly opts: DriftWatchOptions;
+  /** PackageSync key → the watches it holds, as a string to compare. */
+  private readonly tracked = new Map<string, string>();
+  private readonly last = new Map<string, number>();
+  private readonly pending = new Map<string, NodeJS.Timeout>();
+  private readonly unsubscribe: () => void;
+
+  constructor(cache: WatchCache, ownWrites: OwnWrites, enqueue: (key: string) => void, opts: DriftWatchOptions) {
+    this.cache = cache;
+    this.ownWrites = ownWrites;
+    this.enqueue = enqueue;
+    this.opts = opts;
+    this.unsubscribe = cache.subscribeObjects((event, obj, old) => this.onObject(event, obj, old));
+  }
+
+  /** Follows a PackageSync watch event: holds the watches its inventory needs, or releases them. */
+  track(event: 'add' | 'update' | 'delete', ps: PackageSync): void {
+    const key = `${ps.metadata.namespace}/${ps.metadata.name}`;
+    const wants = event === 'delete' || !this.watched(ps) ? [] : wantsOf(ps);
+    const id = JSON.stringify(wants);
+    if ((this.tracked.get(key) ?? '[]') === id) return;
+    if (wants.length === 0) {
+      this.forget(key);
+      return;
+    }
+    this.tracked.set(key, id);
+    this.cache.hold(holderOf(key), wants).catch((e: unknown) => this.opts.log?.warn({ err: String(e) }, 'drift watch'));
+  }
+
+  stop(): void {
+    this.unsubscribe();
+    for (const t of this.pending.values()) clearTimeout(t);
+    for (const key of this.tracked.keys()) this.cache.release(holderOf(key));
+    this.tracked.clear();
+  }
+
+  private watched(ps: PackageSync): boolean {
+    const spec = ps.spec as { suspend?: boolean; serviceAccountName?: string } | undefined;
+    if (spec?.suspend || ps.metadata.deletionTimestamp) return false;
+    return !(spec?.serviceAccountName ?? this.opts.defaultServiceAccount);
+  }
+
+  private forget(key: string): void {
+    this.tracked.delete(key);
+    this.last.delete(key);
+    clearTimeout(this.pending.get(key));
+    this.pending.delete(key);
+    this.cache.release(holderOf(key));
+  }
+
+  private onObject(event: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject): void {
+    if (event === 'add') return;
+    const key = ownerKeyOf(obj);
+    if (!key || !this.tracked.has(key)) return;
+    if (event === 'update' && !changedOutsideStatus(old, obj)) return;
+    void this.ownWrites.settled(obj).then(() => {
+      if (event === 'update' && this.ownWrites.isOwn(obj)) return;
+      this.opts.log?.debug({ packageSync: key, object: obj.metadata.name, event }, 'managed object changed: checking');
+      this.check(key);
+    });
+  }
+
+  /** Queues a check now, or at the end of the PackageSync's interval when one ran within it. */
+  private check(key: string): void {
+    if (this.pending.has(key)) return;
+    const wait = (this.last.get(key) ?? -Infinity) + this.opts.minIntervalMs - Date.now();
+    const run = () => {
+      this.pending.delete(key);
+      this.last.set(key, Date.now());
+      this.opts.onCheck?.(key);
+      this.enqueue(key);
+    };
+    if (wait <= 0) return run();
+    const t = setTimeout(run, wait);
+    t.unref?.();
+    this.pending.set(key, t);
+  }
+}
+
+const holderOf = (key: string) => `${key}#drift`;
+
+/** One owned-objects watch per (kind, namespace) of the inventory. */
+function wantsOf(ps: PackageSync): WatchWant[] {
+  const seen = new Map<string, WatchWant>();
+  for (const entry of ps.status?.inventory?.entries ?? []) {
+    const r = refOfEntry(entry);
+    if (!r.ok) continue;
+    const { group, kind, namespace } = r.value;
+    seen.set(`${group}/${kind}/${namespace}`, { group, kind, namespace, objects: 'owned' });
+  }
+  return [...seen.values()].sort((a, b) =>
+    `${a.group}/${a.kind}/${a.namespace}`.localeCompare(`${b.group}/${b.kind}/${b.namespace}`),
+  );
+}

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import type { KubeObject } from '../object.ts';
+import { changedOutsideStatus, ownerKeyOf } from './drift-event.ts';
+
+const base: KubeObject = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: {
+    name: 'web',
+    namespace: 'a',
+    resourceVersion: '1',
+    generation: 1,
+    labels: { 'packagesync.io/name': 'web', 'packagesync.io/namespace': 'team-a' },
+  },
+  spec: { replicas: 2 },
+  status: { readyReplicas: 1 },
+};
+const edit = (f: (o: KubeObject & Record<string, unknown>) => void) => {
+  const o = structuredClone(base) as KubeObject & Record<string, unknown>;
+  f(o);
+  return o;
+};
+
+describe('changedOutsideStatus', () => {
+  it.each([
+    [
+      'status and resourceVersion only',
+      edit((o) => ((o.status = { readyReplicas: 2 }), (o.metadata.resourceVersion = '2'))),
+      false,
+    ],
+    ['generation only', edit((o) => (o.metadata.generation = 2)), false],
+    ['a spec field', edit((o) => (o.spec = { replicas: 5 })), true],
+    ['an annotation', edit((o) => (o.metadata.annotations = { x: 'y' })), true],
+  ])('%s → %s', (_case, after, expected) => expect(changedOutsideStatus(base, after)).toBe(expected));
+  it('without the copy before, it may have changed', () => expect(changedOutsideStatus(undefined, base)).toBe(true));
+});
+
+describe('ownerKeyOf', () => {
+  it('names the PackageSync of both owner labels, or none', () => {
+    expect(ownerKeyOf(base)).toBe('team-a/web');
+    expect(ownerKeyOf(edit((o) => (o.metadata.labels = { 'packagesync.io/name': 'web' })))).toBeUndefined();
+  });
+});
