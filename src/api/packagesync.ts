@@ -221,6 +221,18 @@ export const PruneBudgetSchema = z.object({
 /** A revision approved to prune past spec.pruneBudget: the annotation's value is the revision, e.g. main@sha1:… */
 export const PRUNE_APPROVED = 'packagesync.io/prune-approved';
 
+/** Flux's KubeConfigReference (secretRef only): the kubeconfig of the cluster to act in, from a Secret. */
+export const KubeConfigSchema = z.object({
+  secretRef: z.object({
+    name,
+    key: z.string().min(1).max(253).optional().meta({
+      description: 'The key holding the kubeconfig. Default: value, else value.yaml.',
+    }),
+  }),
+});
+
+export type KubeSecretRef = z.infer<typeof KubeConfigSchema>['secretRef'];
+
 export const SpecSchema = z.object({
   source: SourceSchema,
   interval: duration('5m', 'How often to re-check git and re-assert the cluster'),
@@ -263,6 +275,11 @@ export const SpecSchema = z.object({
     }),
   kustomize: KustomizeSchema.optional(),
   helm: HelmSchema.optional(),
+  kubeConfig: KubeConfigSchema.optional().meta({
+    description:
+      'Apply, prune, check health and keep the inventory in the cluster this kubeconfig names (Flux spec.kubeConfig); ' +
+      "status stays here. The kubeconfig may not run a program (exec, auth-provider) or name a file on the controller's disk.",
+  }),
   postBuild: PostBuildSchema.optional().meta({
     description:
       "Variable substitution in the rendered objects, with Flux's semantics. An object labelled or annotated " +

@@ -2,6 +2,7 @@
 import { KubeClient } from '../adapters/kube/client.ts';
 import { Discovery } from '../adapters/kube/discovery.ts';
 import { Objects } from '../adapters/kube/objects.ts';
+import { RemoteClusters } from '../adapters/kube/remote-clusters.ts';
 import { packageSyncCollectionPath, PackageSyncs } from '../adapters/kube/packagesyncs.ts';
 import { Secrets } from '../adapters/kube/secrets.ts';
 import { ConfigMaps } from '../adapters/kube/configmaps.ts';
@@ -45,8 +46,10 @@ export async function runController(config: ControllerConfig): Promise<void> {
     cacheEntries: config.renderCacheEntries,
   });
   metrics.observeRenderer(() => renderer.stats());
+  const clusters = new RemoteClusters(client, { client: { onRequest: metrics.onApiRequest } });
   const ports: Ports = {
     objects: new Objects(client, discovery),
+    clusters,
     packageSyncs: new PackageSyncs(client),
     secrets,
     configMaps: new ConfigMaps(client),
@@ -196,6 +199,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
         .finally(() => {
           void servers.close();
           watches.stop();
+          void clusters.close();
           void watchClient.close();
           void client.close();
           resolve();

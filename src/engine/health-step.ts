@@ -68,9 +68,10 @@ export async function awaitHealth(input: HealthStepInput): Promise<Result<Health
   const stop = new AbortController();
   const signal = AbortSignal.any([input.signal, stop.signal, ...(input.superseded ? [input.superseded] : [])]);
   const polling = listSource(objects, { signal });
-  // Shared watches read as the controller; a PackageSync that impersonates reads as its ServiceAccount.
+  // Shared watches read as the controller, in its cluster; a PackageSync that impersonates reads as its
+  // ServiceAccount, and one in a remote cluster reads there directly (docs/adr/0026).
   const source =
-    ports.watches && !objects.identity
+    ports.watches && !objects.identity && !objects.cluster
       ? watchSource(ports.watches, `${owner.namespace}/${owner.name}`, polling)
       : polling;
 

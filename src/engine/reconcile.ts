@@ -36,6 +36,7 @@ import { renderStep } from './render-step.ts';
 import type { Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
 import { readSubstitution } from './substitution-inputs.ts';
+import { targetCluster } from './target-cluster.ts';
 
 export type { ReconcileResult } from './run.ts';
 
@@ -100,8 +101,11 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
     const outcome = { kind: 'dependency-not-ready', message: ready.failure.message } as const;
     return run.decided(outcome, { failed: false, requeueAfterMs: retry });
   }
-  run.actAs(spec.serviceAccountName ?? opts.defaultServiceAccount);
   const signal = AbortSignal.any([opts.signal, AbortSignal.timeout(durationMs(spec.timeout))]);
+  // the cluster to act in (spec.kubeConfig: a remote one, reachable now) and the identity, bound once
+  const cluster = await targetCluster(ps.metadata.namespace, spec, ports, signal);
+  if (!cluster.ok) return run.failed(cluster.failure, retry);
+  run.actAs(spec.serviceAccountName ?? opts.defaultServiceAccount, cluster.value);
   const inventory = ps.status?.inventory?.entries ?? [];
 
   // 2. source. A requested reconcile means "now": whatever was learnt about the ref a moment ago is not enough.

@@ -95,8 +95,12 @@ async function readValuesFrom(
     if (ref.kind === 'Secret') {
       data = await ports.secrets.read(namespace, ref.name);
     } else {
-      const cm = await objects.get({ group: '', kind: 'ConfigMap', namespace, name: ref.name });
-      data = cm ? ((cm.data as Record<string, string> | undefined) ?? {}) : undefined;
+      // the PackageSync's namespace is in this cluster, not in a remote one spec.kubeConfig names
+      if (objects.cluster) data = await ports.configMaps.read(namespace, ref.name);
+      else {
+        const cm = await objects.get({ group: '', kind: 'ConfigMap', namespace, name: ref.name });
+        data = cm ? ((cm.data as Record<string, string> | undefined) ?? {}) : undefined;
+      }
     }
     if (data === undefined) {
       if (ref.optional) continue;
