@@ -33,6 +33,8 @@ export interface HealthStepInput {
   /** Copies from the live read and the apply, by refKey. */
   known: ReadonlyMap<string, KubeObject>;
   revision: string;
+  /** What the package reads, as a revision (FetchedSource.pathRevision): a commit elsewhere is no new revision. */
+  pathRevision?: string;
   credentials: Record<string, string> | undefined;
   timeoutMs: number;
   /**
@@ -153,7 +155,9 @@ async function pollRevision(input: HealthStepInput, stop: AbortSignal): Promise<
     const fetched = await input.ports.source.fetch(input.spec.source, input.credentials, signal).catch(() => undefined);
     if (signal.aborted) return undefined;
     // a failed fetch proves nothing: keep waiting for what was applied
-    if (fetched?.ok && fetched.value.revision !== input.revision) {
+    const samePackage =
+      input.pathRevision !== undefined && fetched?.ok && fetched.value.pathRevision === input.pathRevision;
+    if (fetched?.ok && fetched.value.revision !== input.revision && !samePackage) {
       input.ports.log.info(
         { revision: input.revision, newRevision: fetched.value.revision },
         'new revision while waiting for health: starting over',

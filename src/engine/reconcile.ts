@@ -32,6 +32,7 @@ import { applyAndPrune } from './act.ts';
 import { finalize } from './finalize.ts';
 import { awaitHealth } from './health-step.ts';
 import { planAgainstLive } from './package-plan.ts';
+import { packageRevision } from './package-revision.ts';
 import { renderStep } from './render-step.ts';
 import type { Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
@@ -114,7 +115,8 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   if (!credentials.ok) return run.failed(credentials.failure, retry);
   const source = await ports.source.fetch(spec.source, credentials.value, signal);
   if (!source.ok) return run.failed(source.failure, retry);
-  const { revision } = source.value;
+  // a commit that touched nothing the package reads keeps the revision applied (package-revision.ts)
+  const revision = await packageRevision(ps, source.value);
   run.resolved(revision);
 
   // 3. render: the postBuild variables first (substitution-inputs.ts), then build (plain files | kustomize |
@@ -199,6 +201,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
       desired,
       known,
       revision,
+      pathRevision: source.value.pathRevision,
       credentials: credentials.value,
       timeoutMs: Math.max(0, durationMs(spec.timeout) - (Date.now() - run.started.getTime())),
       signal: opts.signal,

@@ -66,7 +66,8 @@ async function buildObjects(ports: Ports, input: RenderStepInput): Promise<Resul
   return ports.render.build({
     checkoutRoot: source.checkoutRoot,
     packagePath: source.packagePath,
-    commit: source.commit,
+    // the render cache's key: what the package reads, so a commit elsewhere in a monorepo is a cache hit
+    commit: source.pathRevision ?? source.commit,
     files: source.files,
     spec,
     releaseName: owner.name,

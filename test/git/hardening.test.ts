@@ -140,7 +140,7 @@ describe('how git runs', () => {
       expect(
         options.filter(
           (a) =>
-            !/^(-c|--quiet|--bare|--symref|--depth=1|--no-tags|--no-write-fetch-head|--no-recurse-submodules|--reset|-u|-e|--tags)$/.test(
+            !/^(-c|--quiet|--bare|--symref|--depth=1|--no-tags|--no-write-fetch-head|--no-recurse-submodules|--reset|-u|-e|--tags|--filter=blob:none|-r|-t|-z|--full-tree)$/.test(
               a,
             ),
         ),
@@ -149,7 +149,8 @@ describe('how git runs', () => {
         expect(p.argv.indexOf(server.url('hardening'))).toBeGreaterThan(dashdash);
     }
     expect(seen.some((p) => p.argv.includes('submodule') || p.argv.includes('clone'))).toBe(false);
-    expect(seen.filter((p) => p.argv.includes('fetch'))).toHaveLength(1);
+    // the commit and its trees (--filter=blob:none), then the package's blobs by id (sparse-checkout.ts)
+    expect(seen.filter((p) => p.argv.includes('fetch'))).toHaveLength(2);
     // the gitlinks are empty directories; no submodule was fetched, no command ran
     expect(await readdir(join(checkout.value.dir, 'app', 'vendor'))).toEqual([]);
     expect(await readdir(join(checkout.value.dir, 'app', 'ext'))).toEqual([]);

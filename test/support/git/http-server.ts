@@ -118,6 +118,12 @@ function runBackend(req: IncomingMessage, res: ServerResponse, root: string, use
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_PROJECT_ROOT: root,
     GIT_HTTP_EXPORT_ALL: '1',
+    // as GitHub and GitLab do: partial clones (--filter=blob:none) and their on-demand blob fetches
+    GIT_CONFIG_COUNT: '2',
+    GIT_CONFIG_KEY_0: 'uploadpack.allowFilter',
+    GIT_CONFIG_VALUE_0: 'true',
+    GIT_CONFIG_KEY_1: 'uploadpack.allowAnySHA1InWant',
+    GIT_CONFIG_VALUE_1: 'true',
     GATEWAY_INTERFACE: 'CGI/1.1',
     SERVER_PROTOCOL: `HTTP/${req.httpVersion}`,
     REQUEST_METHOD: req.method ?? 'GET',
