@@ -4,7 +4,7 @@
  * keeps the last applied revision: nothing is re-applied, no status is written, and status goes on naming the
  * commit that last changed the package, as a Flux Kustomization fed by an ArtifactGenerator keeps the
  * artifact's revision until the content changes. Drift is still corrected on every interval: the plan against
- * live state runs as for any revision (docs/adr/0027-monorepo-sparse-checkout.md).
+ * live state runs as for any revision (docs/adr/0026-remote-clusters-and-monorepo-checkouts.md).
  */
 import type { PackageSync } from '../api/packagesync.ts';
 import type { FetchedSource } from './ports.ts';

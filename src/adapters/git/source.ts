@@ -189,10 +189,13 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
         } catch (err) {
           return { ok: false, failure: op.failure(err, 'initialising the cache for') };
         }
-        if (!(await hasCommit(op, paths.repo, commit))) {
+        // the whole tree is fetched whole, as before; a package path gets the commit and its trees only, and
+        // the blobs it reads come with its sparse checkout
+        const fetchedWhole = path === WHOLE_TREE && !(await hasCommit(op, paths.repo, commit));
+        if (fetchedWhole || !(await hasCommit(op, paths.repo, commit))) {
           counters.fetches++;
-          // the commit and its trees only: the blobs come with the (sparse) checkout
-          const fetched = await fetchCommit(op, paths.repo, source.url, commit, ['--filter=blob:none']);
+          const filter = path === WHOLE_TREE ? [] : ['--filter=blob:none'];
+          const fetched = await fetchCommit(op, paths.repo, source.url, commit, filter);
           await forgetPromisor(paths.repo);
           if (!fetched.ok) return fetched;
         }
@@ -210,7 +213,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
           counters.cacheHits++;
           return ok({ dir, commit, paths: set.paths, pathRevision: revision });
         }
-        const checkout = await sparseCheckoutCommit(op, paths, source.url, commit, set);
+        const checkout = await sparseCheckoutCommit(op, paths, source.url, commit, set, fetchedWhole);
         if (!checkout.ok) return checkout;
         counters.checkouts++;
         touch(dir, paths.repo);

@@ -2,7 +2,7 @@
  * Monorepos: fetch only what a package reads. The cache repo holds partial fetches (`--filter=blob:none`,
  * depth 1: the commit and its trees, no file contents); the package's sparse set is worked out from the trees
  * and the kustomization files it reaches; the blobs of that set alone are fetched by id, in one batch, and a
- * sparse checkout (git's own, non-cone patterns) writes them. docs/adr/0027-monorepo-sparse-checkout.md.
+ * sparse checkout (git's own, non-cone patterns) writes them. docs/adr/0026-remote-clusters-and-monorepo-checkouts.md.
  *
  * The sparse set starts at spec.path and widens, iteratively, to every directory or file a kustomization in
  * the set names (resources, components, bases, patches, generators' files…, kustomize-refs.ts), as long as
@@ -17,7 +17,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { ok, type Result } from '../../core/failure.ts';
-import { exists, makeReadOnly, removeTree, STAGING_PREFIX, type CachePaths } from './cache.ts';
+import { exists, fetchCommit, makeReadOnly, removeTree, STAGING_PREFIX, type CachePaths } from './cache.ts';
 import type { GitOperation } from './git-command.ts';
 import { isRemote, KUSTOMIZATION_FILES, kustomizationRefs } from './kustomize-refs.ts';
 
@@ -183,20 +183,29 @@ export async function sparseCheckoutCommit(
   url: string,
   commit: string,
   set: SparseSet,
+  /** True when this operation fetched the commit whole (no filter): every blob is there already. */
+  fetchedWhole: boolean,
 ): Promise<Result<string>> {
   const target = join(paths.checkouts, checkoutName(commit, set.paths));
   const staging = join(paths.checkouts, `${STAGING_PREFIX}${commit}-${randomBytes(6).toString('hex')}`);
   await mkdir(staging, { recursive: true });
   try {
-    const listed = await op
-      .git(paths.repo, { GIT_DIR: paths.repo })
-      .raw(['ls-tree', '-r', '-z', commit, '--', ...(set.paths[0] === WHOLE_TREE ? [] : set.paths)]);
-    const blobs = listed
-      .split('\0')
-      .map((e) => e.slice(0, e.indexOf('\t')).split(' '))
-      .filter(([, type, oid]) => type === 'blob' && oid)
-      .map(([, , oid]) => oid!);
-    await fetchBlobs(op, paths.repo, url, blobs);
+    if (set.paths[0] !== WHOLE_TREE) {
+      const listed = await op
+        .git(paths.repo, { GIT_DIR: paths.repo })
+        .raw(['ls-tree', '-r', '-z', commit, '--', ...set.paths]);
+      const blobs = listed
+        .split('\0')
+        .map((e) => e.slice(0, e.indexOf('\t')).split(' '))
+        .filter(([, type, oid]) => type === 'blob' && oid)
+        .map(([, , oid]) => oid!);
+      await fetchBlobs(op, paths.repo, url, blobs);
+    } else if (!fetchedWhole) {
+      // the whole tree of a commit fetched partially (a fallback, or another package's fetch came first): one
+      // pack of everything, as a shallow clone gets it, is far cheaper than thousands of blobs by id
+      const refetched = await fetchCommit(op, paths.repo, url, commit, ['--refetch']);
+      if (!refetched.ok) return refetched;
+    }
     const patterns = set.paths[0] === WHOLE_TREE ? ['/*'] : set.paths.map((p) => pattern(p, set.dirs.has(p)));
     await mkdir(join(paths.repo, 'info'), { recursive: true });
     await writeFile(join(paths.repo, 'info', 'sparse-checkout'), `${patterns.join('\n')}\n`);

@@ -18,8 +18,11 @@ export interface GitHttpServer {
   /** http://127.0.0.1:PORT/<name>.git (https:// with `tls`) */
   url(repoName: string): string;
   port: number;
-  /** Every request the server answered, in order (method, path, status): lets tests count fetches. */
-  requests: { method: string; path: string; status: number }[];
+  /**
+   * Every request the server answered, in order (method, path, status, body bytes sent): lets tests count
+   * fetches, and bench/monorepo.ts the bytes a fetch cost.
+   */
+  requests: { method: string; path: string; status: number; bytes: number }[];
   stop(): Promise<void>;
 }
 
@@ -40,7 +43,13 @@ export async function startGitHttpServer(opts: GitHttpServerOptions): Promise<Gi
 
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    res.on('finish', () => requests.push({ method: req.method ?? 'GET', path, status: res.statusCode }));
+    let bytes = 0;
+    const write = res.write.bind(res) as (chunk: Buffer | string) => boolean;
+    res.write = ((chunk: Buffer | string) => {
+      bytes += Buffer.byteLength(chunk);
+      return write(chunk);
+    }) as typeof res.write;
+    res.on('finish', () => requests.push({ method: req.method ?? 'GET', path, status: res.statusCode, bytes }));
     if (!isDecodable(path)) {
       res.writeHead(400).end();
       return;
