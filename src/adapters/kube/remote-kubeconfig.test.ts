@@ -34,6 +34,15 @@ describe('kubeconfigKey (Flux: the key named, else value, else value.yaml)', () 
 });
 
 describe('kubeconfigFromSecret', () => {
+  it('takes insecure-skip-tls-verify: false', async () => {
+    const r = await kubeconfigFromSecret(
+      WHERE,
+      { value: config({ token: TOKEN }, { 'insecure-skip-tls-verify': false }) },
+      undefined,
+    );
+    expect(r.ok).toBe(true);
+  });
+
   it('reads an inline kubeconfig: server, CA and token', async () => {
     const r = await kubeconfigFromSecret(WHERE, { value: config({ token: TOKEN }) }, undefined);
     expect(r.ok).toBe(true);
@@ -79,6 +88,12 @@ describe('kubeconfigFromSecret', () => {
       config({ token: TOKEN }, { 'certificate-authority': '/etc/ca.pem' }),
       'clusters[prod].certificate-authority',
       'file',
+    ],
+    [
+      'skipped TLS verification',
+      config({ token: TOKEN }, { 'insecure-skip-tls-verify': true }),
+      'clusters[prod].insecure-skip-tls-verify',
+      'TLS',
     ],
     // refused wherever it is, not only in the current context
     [

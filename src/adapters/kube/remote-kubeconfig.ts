@@ -3,8 +3,9 @@
  * named, else `value`, else `value.yaml`). Read by our own reader (./kubeconfig.ts, docs/adr/0009), after a
  * refusal of everything that would make the controller run a program or read its own disk on a tenant's say:
  * `exec` plugins, `auth-provider`s, and file paths (certificate-authority, client-certificate, client-key,
- * tokenFile). Flux refuses exec the same way by default (--insecure-kubeconfig-exec=false); a file path would
- * hand the controller's own files (its service account token, say) to whoever wrote the Secret.
+ * tokenFile), and `insecure-skip-tls-verify: true`. Flux refuses exec and skipped TLS verification the same way
+ * by default (--insecure-kubeconfig-exec=false, --insecure-kubeconfig-tls=false); a file path would hand the
+ * controller's own files (its service account token, say) to whoever wrote the Secret.
  *
  * Messages name the Secret, the key, the entry and the field — never a value.
  */
@@ -58,12 +59,15 @@ export function refusedField(doc: unknown): { field: string; what: string } | un
       const e = entry as { name?: unknown } & Record<string, unknown>;
       const body = e?.[kind];
       if (!body || typeof body !== 'object') continue;
+      const name = typeof e.name === 'string' ? e.name : '?';
       for (const [field, what] of Object.entries(REFUSED[kind])) {
         const v = (body as Record<string, unknown>)[field];
-        if (v !== undefined && v !== null && v !== '') {
-          const name = typeof e.name === 'string' ? e.name : '?';
-          return { field: `${kind}s[${name}].${field}`, what };
-        }
+        if (v !== undefined && v !== null && v !== '') return { field: `${kind}s[${name}].${field}`, what };
+      }
+      // as Flux refuses it by default (--insecure-kubeconfig-tls=false): a tenant's Secret may not turn off
+      // the check that the controller talks to the cluster it names
+      if (kind === 'cluster' && (body as Record<string, unknown>)['insecure-skip-tls-verify'] === true) {
+        return { field: `clusters[${name}].insecure-skip-tls-verify`, what: 'skipping TLS verification' };
       }
     }
   }
