@@ -102,8 +102,13 @@ export async function sparseSet(
     if (type === 'tree' || type === 'blob') kinds.set(entry.slice(tab + 1), type);
     if (type === 'blob' && oid) ids.set(entry.slice(tab + 1), oid);
   }
-  // missing, or a file: the whole tree, and read-package reports it as before (PathNotFound)
-  if (kinds.get(path) !== 'tree') return whole();
+  // not a directory: the first part of the path that is not one (a symbolic link, a file), or the path if none
+  // is; read-package then reports it as before (PathEscape for a link out, PathNotFound)
+  if (kinds.get(path) !== 'tree') {
+    const parts = path.split('/');
+    const prefixes = parts.map((_, i) => parts.slice(0, i + 1).join('/'));
+    return { paths: [prefixes.find((p) => kinds.get(p) === 'blob') ?? path], dirs: new Set() };
+  }
   if (kinds.get(`${path}/Chart.yaml`) === 'blob') return whole();
 
   const set = new Set<string>([path]);
