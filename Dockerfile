@@ -1,6 +1,10 @@
 # syntax=docker/dockerfile:1
 # The controller image: Node 24 runs the TypeScript sources directly (docs/adr/0002), so there is no
-# build step — only production dependencies, the sources, and git + ssh for fetching packages.
+# build step — only production dependencies, the sources, git + ssh for fetching packages, and the
+# upstream render tools (kustomize, helm) built from their Go modules.
+# hack/build-image.sh builds the same image without Docker and reads this file for everything the two
+# could disagree on (hack/image/dockerfile.ts); test/image/dockerfile.test.ts checks the tools' versions
+# and build flags here against hack/versions.env and hack/build-cluster.sh.
 
 # Production dependencies only, resolved exactly from the lock file. Install scripts are skipped: no
 # runtime dependency needs one, and none gets to run code at build time.
@@ -8,6 +12,15 @@ FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+
+# The render tools the controller runs as subprocesses (docs/adr/0011), pinned as in hack/versions.env and
+# built exactly as hack/build-cluster.sh builds them: static, trimmed, with the version the tool reports.
+FROM golang:1.26-bookworm AS render-tools
+ARG KUSTOMIZE_VERSION=v5.8.2
+ARG HELM_VERSION=v4.3.1
+ENV CGO_ENABLED=0 GOBIN=/out
+RUN go install -trimpath -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=kustomize/${KUSTOMIZE_VERSION}" sigs.k8s.io/kustomize/kustomize/v5@${KUSTOMIZE_VERSION}
+RUN go install -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=${HELM_VERSION}" helm.sh/helm/v4/cmd/helm@${HELM_VERSION}
 
 FROM node:24-bookworm-slim
 # git fetches packages; openssh-client serves ssh:// and scp-style URLs; ca-certificates verifies https.
@@ -17,6 +30,7 @@ RUN apt-get update \
 # ssh refuses to run for a uid without a passwd entry ("No user exists for uid 65532"): give it one.
 RUN groupadd --gid 65532 nonroot \
   && useradd --uid 65532 --gid 65532 --home-dir /tmp --no-create-home --shell /usr/sbin/nologin nonroot
+COPY --from=render-tools /out/kustomize /out/helm /usr/local/bin/
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./

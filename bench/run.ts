@@ -5,8 +5,8 @@
  *   --quick                 small sizes, a few minutes: checks the harness, not the issue's shapes
  *   --kubeconfig <path>     use this cluster instead of the bench control plane (the smoke test does)
  *   --no-flux               PackageSync only (no Go build)
- *   --only fleet,big,latency
- *   --fleet 100,500,1000    --big 1000,10000    --samples 10
+ *   --only fleet,kfleet,big,latency   (kfleet: the kustomize fleet, issue 13)
+ *   --fleet 100,500,1000    --kfleet 100,1000    --big 1000,10000    --samples 10
  *   --profile               run the PackageSync controllers with --cpu-prof (bench/.work/profiles/)
  *   --node-flags "<flags>"  extra node flags for the PackageSync controllers (experiments)
  *   --out <file>            where to write the report (default bench/RESULTS.md)
@@ -15,6 +15,7 @@
  *   --merge                 keep the rows this run does not measure from the previous run's results
  *   --flux-cap <seconds>    stop waiting for Flux's fleet then (its time is reported as a lower bound)
  *   --tools packagesync,flux  which tools the fleet runs (with --merge, a Flux-only rerun keeps the rest)
+ *   --keep-cluster          leave the bench control plane up when this run started it (for repeated runs)
  *   --render-only           rewrite the report from the last results (bench/.work/results-latest.json)
  */
 import { execFileSync } from 'node:child_process';
@@ -24,7 +25,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runBig, type BigResult } from './lib/big.ts';
 import { countingClient, ensureBenchCluster, kubectl, root, setWaitForDeletion, workDir } from './lib/cluster.ts';
-import { commitBig, commitChange, commitFleet, startGitFixtures } from './lib/fixtures.ts';
+import { commitBig, commitChange, commitFleet, commitKustomizeFleet, startGitFixtures } from './lib/fixtures.ts';
 import {
   removeLeftovers,
   runFleetFlux,
@@ -40,8 +41,9 @@ const { values: args } = parseArgs({
     quick: { type: 'boolean', default: false },
     kubeconfig: { type: 'string' },
     'no-flux': { type: 'boolean', default: false },
-    only: { type: 'string', default: 'fleet,big,latency' },
+    only: { type: 'string', default: 'fleet,kfleet,big,latency' },
     fleet: { type: 'string' },
+    kfleet: { type: 'string' },
     big: { type: 'string' },
     samples: { type: 'string' },
     profile: { type: 'boolean', default: false },
@@ -55,12 +57,14 @@ const { values: args } = parseArgs({
     'flux-cap': { type: 'string', default: '0' },
     'render-only': { type: 'boolean', default: false },
     tools: { type: 'string', default: 'packagesync,flux' },
+    'keep-cluster': { type: 'boolean', default: false },
   },
 });
 
 const sizes = (s: string | undefined, dflt: number[]) => (s ? s.split(',').map(Number) : dflt);
 const quick = args.quick;
 const fleetSizes = sizes(args.fleet, quick ? [20, 100] : [100, 500, 1000]);
+const kfleetSizes = sizes(args.kfleet, quick ? [20] : [100, 1000]);
 const bigSizes = sizes(args.big, quick ? [200, 1000] : [1000, 10_000]);
 const samples = Number(args.samples ?? (quick ? 3 : 10));
 const only = new Set(args.only.split(','));
@@ -80,11 +84,13 @@ async function main(): Promise<void> {
   }
   mkdirSync(workDir, { recursive: true });
   setWaitForDeletion(!args['no-wait-cleanup']);
-  const kubeconfig = args.kubeconfig ?? ensureBenchCluster();
+  // the bench's own control plane goes down again at the end when this run started it (--keep-cluster: not)
+  const cluster = args.kubeconfig ? undefined : ensureBenchCluster();
+  const kubeconfig = args.kubeconfig ?? cluster!.kubeconfig;
   log(`cluster: ${kubeconfig}`);
   kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', resolve(root, 'crds'));
   let flux: BenchContext['flux'];
-  const useFlux = !args['no-flux'] && only.has('fleet') && tools.has('flux');
+  const useFlux = !args['no-flux'] && (only.has('fleet') || only.has('kfleet')) && tools.has('flux');
   if (useFlux) {
     log('building Flux (cached after the first time)');
     const paths = execFileSync(resolve(root, 'bench/build-flux.sh'), ['all'], {
@@ -101,6 +107,8 @@ async function main(): Promise<void> {
 
   const git = await startGitFixtures();
   await commitFleet(git.fleet.repo, Math.max(...fleetSizes));
+  // the kustomize fleet lives in the same repository (kfleet/): one clone and one artifact serve both fleets
+  if (only.has('kfleet')) await commitKustomizeFleet(git.fleet.repo, Math.max(...kfleetSizes));
   for (const n of bigSizes) await commitBig(git.big.repo, n);
   await commitChange(git.change.repo, 0);
   const harness = await countingClient(kubeconfig);
@@ -121,6 +129,7 @@ async function main(): Promise<void> {
   };
 
   const fleet: FleetResult[] = [];
+  const kfleet: FleetResult[] = [];
   const big: BigResult[] = [];
   let latency: LatencyResult | undefined;
   const settings = {
@@ -144,6 +153,7 @@ async function main(): Promise<void> {
       versions: versions(kubeconfig, !!flux),
       settings,
       fleet: [...fleet],
+      kfleet: [...kfleet],
       big: [...big],
       latency,
       history: existsSync(resolve(root, 'bench/HISTORY.md'))
@@ -174,6 +184,24 @@ async function main(): Promise<void> {
         }
       }
     }
+    if (only.has('kfleet')) {
+      for (const n of kfleetSizes) {
+        if (tools.has('packagesync')) {
+          log(`kustomize fleet ${n}: PackageSync`);
+          kfleet.push(await runFleetPackageSync(ctx, n, 0, 'kustomize'));
+          const k = kfleet.at(-1)!;
+          log(`  ${k.seconds.toFixed(1)} s; no-op resync ${k.render?.resyncSeconds.toFixed(1)} s`);
+          publish();
+        }
+        if (flux) {
+          log(`kustomize fleet ${n}: Flux`);
+          kfleet.push(await runFleetFlux(ctx, n, 0, fluxCap, 'kustomize'));
+          const k = kfleet.at(-1)!;
+          log(`  ${k.seconds.toFixed(1)} s; no-op resync ${k.render ? k.render.resyncSeconds.toFixed(1) : '—'} s`);
+          publish();
+        }
+      }
+    }
     if (only.has('big')) {
       for (const n of bigSizes) {
         log(`big package ${n}`);
@@ -193,6 +221,7 @@ async function main(): Promise<void> {
   } finally {
     await git.stop();
     await harness.client.close();
+    if (!args['keep-cluster']) cluster?.stop();
   }
   log(`wrote ${args.out}`);
 }
@@ -205,6 +234,11 @@ function merge(results: Results, previous: Results): void {
     results.fleet.push(row);
     kept.push(`fleet ${row.n} ${row.tool}`);
   }
+  for (const row of previous.kfleet ?? []) {
+    if (results.kfleet?.some((r) => r.tool === row.tool && r.n === row.n)) continue;
+    (results.kfleet ??= []).push(row);
+    kept.push(`kustomize fleet ${row.n} ${row.tool}`);
+  }
   for (const row of previous.big) {
     if (results.big.some((r) => r.n === row.n)) continue;
     results.big.push(row);
@@ -215,6 +249,7 @@ function merge(results: Results, previous: Results): void {
     kept.push('change latency');
   }
   results.fleet.sort((a, b) => a.n - b.n || a.tool.localeCompare(b.tool) * -1);
+  results.kfleet?.sort((a, b) => a.n - b.n || a.tool.localeCompare(b.tool) * -1);
   results.big.sort((a, b) => a.n - b.n);
   if (kept.length) results.merged = `${kept.join(', ')} from the run of ${previous.date}`;
 }

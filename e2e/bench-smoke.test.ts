@@ -39,6 +39,8 @@ it('runs every benchmark at tiny sizes and writes the report', async () => {
     '--no-flux',
     '--fleet',
     '3',
+    '--kfleet',
+    '2',
     '--big',
     '20',
     '--samples',
@@ -54,6 +56,10 @@ it('runs every benchmark at tiny sizes and writes the report', async () => {
   await run(process.execPath, args, { timeout: 280_000, maxBuffer: 16 << 20 });
   const report = readFileSync(out, 'utf8');
   expect(report).toMatch(/\| 3 \| PackageSync \| [0-9.]+ \|/);
+  // the kustomize fleet: two kustomize runs on the cold sync, none on the no-op resync (two cache hits)
+  expect(report).toMatch(
+    /\| 2 \| PackageSync \| [0-9.]+ \| [0-9.]+ \| 2 \| [0-9.]+ \| [0-9.]+ \| \d+ \| [0-9.]+ \| 0 \/ 2 \| \d+ \|/,
+  );
   expect(report).toMatch(/\| 20 \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \|/);
   expect(report).toMatch(/no-op resync 20 \| 0 writes/);
   expect(report).toMatch(/\| webhook \| 1 \| [0-9.]+ \|/);

@@ -213,9 +213,9 @@ describe('the image is the Dockerfile', () => {
     expect(dev, 'dev dependencies in the image').toEqual([]);
   });
 
-  it('has Node, git, ssh, CA certificates and a passwd entry for its user, on a read-only root', async () => {
-    const render = keyValues(sh(join(root, 'hack/build-cluster.sh'), ['paths']));
-    const tools = ['KUSTOMIZE_BIN', 'HELM_BIN'].filter((k) => render[k]).map((k) => k.split('_')[0]!.toLowerCase());
+  it('has Node, git, ssh, CA certificates, the render tools and a passwd entry for its user, on a read-only root', async () => {
+    // the tools the Dockerfile builds, at the versions it pins (the same as hack/versions.env: test/image)
+    const tools = spec.renderTools.tools;
     // one shell in the container instead of the entrypoint, as a pod's `command:` would
     const probe = runPodCommand([
       'sh',
@@ -228,7 +228,7 @@ describe('the image is the Dockerfile', () => {
         'getent passwd "$(id -u)"',
         'touch /root-write 2>/dev/null || echo root-read-only',
         'touch /tmp/x && echo tmp-ok',
-        ...tools.map((t) => `command -v ${t}`),
+        ...tools.map((t) => `command -v ${t.name} && ${t.name} version`),
       ].join('; '),
     ]);
     const { code, out } = await probe;
@@ -240,7 +240,11 @@ describe('the image is the Dockerfile', () => {
     expect(out).toMatch(/^nonroot:x:65532:65532::\/tmp:\/usr\/sbin\/nologin$/m);
     expect(out).toMatch(/^root-read-only$/m);
     expect(out).toMatch(/^tmp-ok$/m);
-    for (const t of tools) expect(out).toContain(`/usr/local/bin/${t}`);
+    expect(tools.map((t) => t.name)).toEqual(['kustomize', 'helm']);
+    for (const t of tools) {
+      expect(out).toContain(`${spec.renderTools.dest}/${t.name}`);
+      expect(out, `${t.name} reports the pinned version`).toContain(t.version);
+    }
   });
 });
 

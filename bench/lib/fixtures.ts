@@ -116,6 +116,71 @@ export function bigObjects(count: number): Doc[] {
   return out;
 }
 
+export const kustomizeUnitPath = (i: number) => `kfleet/${unitName(i)}`;
+
+/**
+ * The kustomize fleet (issue 13, Flux's own benchmark shape: kustomize-controller always runs kustomize):
+ * one shared base (ServiceAccount, Service, Deployment reading a ConfigMap), and per unit an overlay as teams
+ * write them — namePrefix, labels into selectors, a configMapGenerator (hashed name, references rewritten),
+ * an image tag. Both tools build every unit with kustomize; the same four objects per unit as the plain fleet.
+ */
+export async function commitKustomizeFleet(repo: TestRepo, count: number): Promise<string> {
+  const labels = { app: 'app' };
+  const base: Doc[] = [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'app' } },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'app' },
+      spec: { selector: labels, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'app' },
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: 'app',
+            containers: [
+              {
+                name: 'app',
+                image: 'registry.local/bench/app:0',
+                ports: [{ containerPort: 8080 }],
+                envFrom: [{ configMapRef: { name: 'app-config' } }],
+              },
+            ],
+          },
+        },
+      },
+    },
+  ];
+  const files: Record<string, string> = {
+    'kfleet/base/app.yaml': yaml(base),
+    'kfleet/base/kustomization.yaml': yaml([
+      { apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: ['app.yaml'] },
+    ]),
+  };
+  for (let i = 0; i < count; i++) {
+    const name = unitName(i);
+    files[`${kustomizeUnitPath(i)}/kustomization.yaml`] = yaml([
+      {
+        apiVersion: 'kustomize.config.k8s.io/v1beta1',
+        kind: 'Kustomization',
+        resources: ['../base'],
+        namePrefix: `${name}-`,
+        labels: [{ pairs: { app: name }, includeSelectors: true }],
+        configMapGenerator: [{ name: 'app-config', literals: [`UNIT=${name}`, `INDEX=${i}`] }],
+        images: [{ name: 'registry.local/bench/app', newTag: '1' }],
+      },
+    ]);
+  }
+  return commitFiles(repo, 'main', files, `kustomize fleet of ${count}`);
+}
+
 export const bigPath = (count: number) => `big/n-${count}`;
 
 /** The big package as files of 100 documents each, as a real package is split. */

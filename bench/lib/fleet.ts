@@ -11,10 +11,11 @@ import {
   createNamespace,
   deleteNamespace,
   diff,
+  writes,
   type CountingClient,
   type VerbCounts,
 } from './cluster.ts';
-import { unitName, unitPath, type GitFixtures } from './fixtures.ts';
+import { kustomizeUnitPath, unitName, unitPath, type GitFixtures } from './fixtures.ts';
 import {
   fluxRequests,
   memoryOf,
@@ -36,6 +37,8 @@ import {
   PS_PATH,
   watchUntil,
 } from './units.ts';
+import { RECONCILE_REQUESTED_AT } from '../../src/api/packagesync.ts';
+import type { KubeObject } from '../../src/core/object.ts';
 
 export interface BenchContext {
   kubeconfig: string;
@@ -67,12 +70,44 @@ export interface FleetResult {
   client: VerbCounts;
   /** Set when the run was stopped at its time cap before all N were Ready: `seconds` is then a lower bound. */
   readyAtCap?: number;
+  /** Which fleet: plain YAML units, or kustomize overlays over a shared base (both tools run kustomize). */
+  shape?: FleetShape;
+  /** The kustomize fleet: what the first sync spent rendering, and a no-op resync of every unit. */
+  render?: RenderFigures;
 }
+
+export type FleetShape = 'plain' | 'kustomize';
+
+export interface RenderFigures {
+  /** PackageSync: kustomize subprocesses and their seconds over the cold sync (packagesync_render_*). */
+  coldToolRuns?: number;
+  coldToolSeconds?: number;
+  /** Every unit asked to reconcile again with nothing changed: until all N handled the request. */
+  resyncSeconds: number;
+  /** Reconciles in the resync, and their mean duration (PackageSync: packagesync_reconcile_duration_seconds;
+   * Flux: controller_runtime_reconcile_time_seconds of the kustomization controller). */
+  resyncReconciles: number;
+  resyncSecondsPerReconcile: number;
+  /** PackageSync: kustomize runs and render-cache hits in the resync (Flux builds every time: no cache). */
+  resyncToolRuns?: number;
+  resyncCacheHits?: number;
+  /** Writes the API server counted in the resync window (status updates included). */
+  resyncWrites: number;
+}
+
+const fleetPath = (shape: FleetShape, i: number) => (shape === 'kustomize' ? kustomizeUnitPath(i) : unitPath(i));
+const fleetNs = (ctx: BenchContext, shape: FleetShape, tool: string, n: number) =>
+  `${ctx.prefix}${shape === 'kustomize' ? 'kfleet' : 'fleet'}-${tool}-${n}`;
 
 const snapshot = (c: CountingClient) => ({ ...c.own });
 
-export async function runFleetPackageSync(ctx: BenchContext, n: number, idleSeconds = 0): Promise<FleetResult> {
-  const ns = `${ctx.prefix}fleet-ps-${n}`;
+export async function runFleetPackageSync(
+  ctx: BenchContext,
+  n: number,
+  idleSeconds = 0,
+  shape: FleetShape = 'plain',
+): Promise<FleetResult> {
+  const ns = fleetNs(ctx, shape, 'ps', n);
   const { client } = ctx.harness;
   await createNamespace(client, ns);
   const proc = startPackageSync({
@@ -87,10 +122,11 @@ export async function runFleetPackageSync(ctx: BenchContext, n: number, idleSeco
     const units = Array.from({ length: n }, (_, i) => ({
       name: unitName(i),
       url: ctx.git.fleet.url,
-      path: unitPath(i),
+      path: fleetPath(shape, i),
       interval: '10m',
       wait: true,
     }));
+    const cold = renderCounters(await scrape(proc));
     const m = await measure(ctx, PS_PATH(ns), n, 0, async () => {
       await createAll(
         client,
@@ -106,7 +142,23 @@ export async function runFleetPackageSync(ctx: BenchContext, n: number, idleSeco
       perProcessPeakMiB: { packagesync: mem.peakMiB },
       apiserver: m.apiserver,
       client: packageSyncRequests(await scrape(proc)),
+      shape,
     };
+    if (shape === 'kustomize') {
+      const afterCold = renderCounters(await scrape(proc));
+      const r = await resync(ctx, PS_PATH(ns), n, RECONCILE_REQUESTED_AT, () => scrape(proc), {
+        sum: 'packagesync_reconcile_duration_seconds_sum',
+        count: 'packagesync_reconcile_duration_seconds_count',
+      });
+      const afterResync = renderCounters(await scrape(proc));
+      result.render = {
+        coldToolRuns: afterCold.runs - cold.runs,
+        coldToolSeconds: afterCold.seconds - cold.seconds,
+        ...r,
+        resyncToolRuns: afterResync.runs - afterCold.runs,
+        resyncCacheHits: afterResync.hits - afterCold.hits,
+      };
+    }
     if (idleSeconds > 0) {
       await new Promise((r) => setTimeout(r, idleSeconds * 1000));
       result.idleMiB = memoryOf(proc.child.pid!).rssMiB;
@@ -125,9 +177,10 @@ export async function runFleetFlux(
   n: number,
   idleSeconds = 0,
   capSeconds = 0,
+  shape: FleetShape = 'plain',
 ): Promise<FleetResult> {
   if (!ctx.flux) throw new Error('Flux binaries not built');
-  const ns = `${ctx.prefix}fleet-flux-${n}`;
+  const ns = fleetNs(ctx, shape, 'flux', n);
   const { client } = ctx.harness;
   await createNamespace(client, ns);
   const procs = startFlux({ kubeconfig: ctx.kubeconfig, ...ctx.flux, concurrency: ctx.concurrency, tag: `fleet-${n}` });
@@ -137,7 +190,7 @@ export async function runFleetFlux(
     const units = Array.from({ length: n }, (_, i) => ({
       name: unitName(i),
       url: ctx.git.fleet.url,
-      path: unitPath(i),
+      path: fleetPath(shape, i),
       interval: '10m',
       wait: true,
     }));
@@ -163,7 +216,23 @@ export async function runFleetFlux(
       apiserver: m.apiserver,
       client: clientCounts,
       ...(m.readyAtCap !== undefined ? { readyAtCap: m.readyAtCap } : {}),
+      shape,
     };
+    if (shape === 'kustomize' && m.readyAtCap === undefined) {
+      // Flux's reconcile request annotation, handled as PackageSync's is (status.lastHandledReconcileAt)
+      result.render = await resync(
+        ctx,
+        KS_PATH(ns),
+        n,
+        'reconcile.fluxcd.io/requestedAt',
+        () => scrape(procs.kustomize),
+        {
+          sum: 'controller_runtime_reconcile_time_seconds_sum',
+          count: 'controller_runtime_reconcile_time_seconds_count',
+          labels: 'controller="kustomization"',
+        },
+      );
+    }
     if (idleSeconds > 0) {
       await new Promise((r) => setTimeout(r, idleSeconds * 1000));
       result.idleMiB = all.reduce((a, p) => a + memoryOf(p.child.pid!).rssMiB, 0);
@@ -215,6 +284,77 @@ async function measure(
     return { seconds, apiserver: diff(after, before, harness), ...(readyAtCap !== undefined ? { readyAtCap } : {}) };
   } finally {
     clearInterval(progress);
+    watch.stop();
+  }
+}
+
+/** The render counters PackageSync exports (unlabelled counters). */
+function renderCounters(metrics: string): { runs: number; seconds: number; hits: number } {
+  return {
+    runs: metricValue(metrics, 'packagesync_render_tool_runs_total'),
+    seconds: metricValue(metrics, 'packagesync_render_tool_seconds_total'),
+    hits: metricValue(metrics, 'packagesync_render_cache_hits_total'),
+  };
+}
+
+/** The sum of a metric's samples whose labels contain `labels` (all of them when empty). */
+export function metricValue(metrics: string, name: string, labels = ''): number {
+  let sum = 0;
+  for (const m of metrics.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? ([0-9.e+-]+)$`, 'gm')))
+    if (!labels || (m[1] ?? '').includes(labels)) sum += Number(m[2]);
+  return sum;
+}
+
+/**
+ * A no-op resync of the whole fleet: every unit gets its tool's reconcile-request annotation (one PATCH each,
+ * by the harness), then the time until every unit's status.lastHandledReconcileAt says it handled it. Nothing
+ * changed in git or the cluster, so what this costs is what a tool spends re-deciding that nothing changed.
+ */
+async function resync(
+  ctx: BenchContext,
+  collection: string,
+  n: number,
+  annotation: string,
+  metrics: () => Promise<string>,
+  duration: { sum: string; count: string; labels?: string },
+): Promise<Omit<RenderFigures, 'coldToolRuns' | 'coldToolSeconds' | 'resyncToolRuns' | 'resyncCacheHits'>> {
+  const { client } = ctx.harness;
+  const token = `bench-resync-${Date.now()}`;
+  const handled = (o: KubeObject) =>
+    (o.status as { lastHandledReconcileAt?: string } | undefined)?.lastHandledReconcileAt === token;
+  const before = await metrics();
+  const apiBefore = await apiserverRequests(client);
+  const own = snapshot(ctx.harness);
+  const watch = watchUntil(client, collection, n, handled, 10 * 60_000);
+  const started = performance.now();
+  try {
+    const list = await client.request<{ items: { metadata: { name: string } }[] }>('GET', collection);
+    const q = new PQueue({ concurrency: 32 });
+    await Promise.all(
+      list.items.map((i) =>
+        q.add(() =>
+          client.request('PATCH', `${collection}/${i.metadata.name}`, {
+            contentType: 'application/merge-patch+json',
+            body: { metadata: { annotations: { [annotation]: token } } },
+          }),
+        ),
+      ),
+    );
+    const done = await watch.ready;
+    const after = await metrics();
+    const harness = diff(ctx.harness.own, own);
+    const api = diff(await apiserverRequests(client), apiBefore, harness);
+    const reconciles =
+      metricValue(after, duration.count, duration.labels) - metricValue(before, duration.count, duration.labels);
+    const spent =
+      metricValue(after, duration.sum, duration.labels) - metricValue(before, duration.sum, duration.labels);
+    return {
+      resyncSeconds: (done - started) / 1000,
+      resyncReconciles: Math.round(reconciles),
+      resyncSecondsPerReconcile: reconciles > 0 ? spent / reconciles : 0,
+      resyncWrites: writes(api),
+    };
+  } finally {
     watch.stop();
   }
 }

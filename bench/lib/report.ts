@@ -11,6 +11,8 @@ export interface Results {
   versions: Record<string, string>;
   settings: Record<string, string>;
   fleet: FleetResult[];
+  /** The kustomize fleet (issue 13): absent in results written before it existed. */
+  kfleet?: FleetResult[];
   big: BigResult[];
   latency?: LatencyResult;
   /** Sections taken over from an earlier run (--merge), said so in the report. */
@@ -30,6 +32,39 @@ const verbs = (c: VerbCounts) =>
 const secs = (x: FleetResult) =>
   x.readyAtCap !== undefined ? `> ${f1(x.seconds)} (${x.readyAtCap}/${x.n} Ready at the cap)` : f1(x.seconds);
 const mark = (ok: boolean | undefined) => (ok === undefined ? '❔ not shown' : ok ? '✅ met' : '❌ missed');
+
+function renderKustomizeFleet(rows: FleetResult[], line: (s?: string) => void): void {
+  line('## 1b. Kustomize fleet: N overlays over one shared base, both tools run kustomize');
+  line();
+  line('Each unit is a kustomize overlay (`kfleet/u-NNNN`: namePrefix, labels into selectors, a configMapGenerator');
+  line('whose hashed name the Deployment’s reference follows, an image tag) over one base, in the same repository');
+  line('as the plain fleet: the same four objects per unit, built by the pinned kustomize (PackageSync: the');
+  line('subprocess; Flux: kustomize-controller’s embedded kustomize, which it runs on every reconcile). Then a no-op');
+  line('resync: every unit gets its tool’s reconcile-request annotation (`packagesync.io/reconcile-requested-at`,');
+  line('`reconcile.fluxcd.io/requestedAt`) with nothing changed, timed until every status.lastHandledReconcileAt');
+  line('says it was handled. Render time per reconcile = packagesync_render_tool_seconds_total / runs over the cold');
+  line('sync; a render-cache hit runs no subprocess (packagesync_render_cache_hits_total). Flux has no render');
+  line('metric: its whole reconcile time (controller_runtime_reconcile_time_seconds) is shown instead.');
+  line();
+  line(
+    '| N | tool | time to all Ready (s) | peak RSS (MiB) | kustomize runs (cold) | render per run (ms) | no-op resync (s) | reconciles | per reconcile (ms) | kustomize runs / cache hits (resync) | writes (resync) |',
+  );
+  line('|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const x of rows) {
+    const r = x.render;
+    const cold =
+      r?.coldToolRuns !== undefined
+        ? `${r.coldToolRuns} | ${r.coldToolRuns ? f1((1000 * (r.coldToolSeconds ?? 0)) / r.coldToolRuns) : '—'}`
+        : 'every reconcile (no cache) | —';
+    const resync = r
+      ? `${f1(r.resyncSeconds)} | ${r.resyncReconciles} | ${f1(1000 * r.resyncSecondsPerReconcile)} | ${
+          r.resyncToolRuns !== undefined ? `${r.resyncToolRuns} / ${r.resyncCacheHits}` : `${r.resyncReconciles} / 0`
+        } | ${r.resyncWrites}`
+      : 'not measured (capped) | — | — | — | —';
+    line(`| ${x.n} | ${x.tool} | ${secs(x)} | ${f1(x.peakMiB)} | ${cold} | ${resync} |`);
+  }
+  line();
+}
 
 export function quantile(xs: number[], q: number): number {
   if (xs.length === 0) return NaN;
@@ -99,6 +134,8 @@ export function renderResults(r: Results): string {
     }
     line();
   }
+
+  if (r.kfleet?.length) renderKustomizeFleet(r.kfleet, line);
 
   line('## 2. Big package: cold apply vs the floor');
   line();

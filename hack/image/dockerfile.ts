@@ -1,7 +1,8 @@
 /**
  * The Dockerfile as the one source of truth for the image: hack/build-image.sh builds the same image
  * without Docker (mmdebstrap + umoci), and takes everything it may disagree on from here — the Debian
- * suite and Node major of the base, the Debian packages, the user's RUN line, WORKDIR, the COPY lines
+ * suite and Node major of the base, the Debian packages, the user's RUN line, the render tools (which,
+ * from which Go module, at which version, with which flags, and where they land), WORKDIR, the COPY lines
  * through .dockerignore, USER, ENV, ENTRYPOINT and CMD. An instruction this reader does not know fails
  * the build, naming the line, instead of being silently left out of one of the two images.
  *
@@ -24,6 +25,8 @@ export interface ImageSpec {
   /** The final stage's RUN line that creates the user (groupadd/useradd), run as-is in the base. */
   userRun: string;
   workdir: string;
+  /** The render-tools stage: Go-built binaries copied into the final image. */
+  renderTools: RenderTools;
   /** `COPY --from=deps <src> <dest>`: the dependencies' destination, relative to workdir. */
   depsCopy: { src: string; dest: string };
   /** The final stage's other COPY sources, relative to the build context. */
@@ -32,6 +35,26 @@ export interface ImageSpec {
   env: Record<string, string>;
   entrypoint: string[];
   cmd: string[];
+}
+
+export interface RenderTool {
+  /** The binary's name, as `go install` names it (the module path's last element that is not /vN). */
+  name: string;
+  /** The Go package `go install` builds, without the version. */
+  module: string;
+  /** The ARG holding its version (`${KUSTOMIZE_VERSION}`) and that ARG's value. */
+  versionArg: string;
+  version: string;
+  /** The `-ldflags` value with the version ARG left as `${NAME}`. */
+  ldflags: string;
+}
+
+export interface RenderTools {
+  /** `FROM golang:<go>-<suite> AS render-tools`. */
+  goImage: string;
+  tools: RenderTool[];
+  /** Where the final stage's `COPY --from=render-tools` puts them. */
+  dest: string;
 }
 
 interface Instruction {
@@ -86,17 +109,19 @@ function parseEnv(ins: Instruction, env: Record<string, string>): void {
   }
 }
 
-/** The Dockerfile's two stages (deps, then the final one) as an image spec. */
+/** The Dockerfile's three stages (deps, render-tools, then the final one) as an image spec. */
 export function readImageSpec(text: string): ImageSpec {
   const all = instructions(text);
   const froms = all.filter((i) => i.op === 'FROM');
-  if (froms.length !== 2)
-    throw new DockerfileError(`Dockerfile: expected two stages (deps, final), found ${froms.length}`);
-  const finalStart = all.indexOf(froms[1]!);
-  const deps = all.slice(0, finalStart);
-  const final = all.slice(finalStart);
+  if (froms.length !== 3)
+    throw new DockerfileError(`Dockerfile: expected three stages (deps, render-tools, final), found ${froms.length}`);
+  const [deps, tools, final] = [0, 1, 2].map((n) =>
+    all.slice(all.indexOf(froms[n]!), n < 2 ? all.indexOf(froms[n + 1]!) : undefined),
+  ) as [Instruction[], Instruction[], Instruction[]];
 
   const spec: Partial<ImageSpec> & { env: Record<string, string>; appSources: string[] } = { env: {}, appSources: [] };
+  const renderTools = readRenderTools(tools);
+  let toolsCopied: string[] | undefined;
   for (const ins of deps) {
     switch (ins.op) {
       case 'FROM':
@@ -140,7 +165,14 @@ export function readImageSpec(text: string): ImageSpec {
         break;
       case 'COPY': {
         const parts = ins.args.split(/\s+/);
-        if (parts[0]?.startsWith('--from=')) {
+        if (parts[0] === '--from=render-tools') {
+          const dest = parts.at(-1)!;
+          const sources = parts.slice(1, -1);
+          if (!dest.endsWith('/') || sources.some((src) => !src.startsWith('/out/')))
+            fail(ins, 'only COPY --from=render-tools /out/<tool>... <dir>/');
+          toolsCopied = sources.map((src) => src.slice('/out/'.length));
+          renderTools.dest = dest.replace(/\/$/, '');
+        } else if (parts[0]?.startsWith('--from=')) {
           if (parts[0] !== '--from=deps' || parts.length !== 3) fail(ins, 'only COPY --from=deps <src> <dest>');
           spec.depsCopy = { src: parts[1]!, dest: parts[2]! };
         } else {
@@ -172,6 +204,12 @@ export function readImageSpec(text: string): ImageSpec {
         fail(ins, 'unknown instruction in the final stage');
     }
   }
+  const built = renderTools.tools.map((t) => t.name);
+  if (!toolsCopied || toolsCopied.join(' ') !== built.join(' '))
+    throw new DockerfileError(
+      `Dockerfile: the final stage must COPY --from=render-tools exactly the tools built there (${built.join(', ')})`,
+    );
+  spec.renderTools = renderTools;
   for (const key of [
     'base',
     'npmCiFlags',
@@ -187,6 +225,56 @@ export function readImageSpec(text: string): ImageSpec {
     if (spec[key] === undefined) throw new DockerfileError(`Dockerfile: no ${key} found`);
   }
   return spec as ImageSpec;
+}
+
+/**
+ * The render-tools stage: `FROM golang:<go>-<suite> AS render-tools`, `ARG <NAME>_VERSION=<v>` lines,
+ * `ENV CGO_ENABLED=0 GOBIN=/out` and one `go install -trimpath -ldflags "<flags>" <module>@${<ARG>}` per tool.
+ */
+function readRenderTools(stage: Instruction[]): RenderTools {
+  const args: Record<string, string> = {};
+  const env: Record<string, string> = {};
+  const out: RenderTools = { goImage: '', tools: [], dest: '' };
+  for (const ins of stage) {
+    switch (ins.op) {
+      case 'FROM': {
+        const m = /^(golang:[0-9.]+-[a-z]+) AS render-tools$/i.exec(ins.args);
+        if (!m) fail(ins, 'the second stage must be FROM golang:<go>-<suite> AS render-tools');
+        out.goImage = m[1]!;
+        break;
+      }
+      case 'ARG': {
+        const m = /^([A-Z][A-Z0-9_]*)=(v[0-9][0-9A-Za-z.+-]*)$/.exec(ins.args);
+        if (!m) fail(ins, 'only ARG NAME=v<version> is understood in the render-tools stage');
+        args[m[1]!] = m[2]!;
+        break;
+      }
+      case 'ENV':
+        parseEnv(ins, env);
+        break;
+      case 'RUN': {
+        const m = /^go install -trimpath -ldflags "([^"]*)" ([a-z0-9./-]+)@\$\{([A-Z0-9_]+)\}$/.exec(ins.args);
+        if (!m) fail(ins, 'the render-tools stage may only RUN go install -trimpath -ldflags "..." <module>@${ARG}');
+        const [, ldflags, module, versionArg] = m as unknown as [string, string, string, string];
+        const version = args[versionArg];
+        if (version === undefined) fail(ins, `no ARG ${versionArg} before it`);
+        out.tools.push({ name: binaryName(module), module, versionArg, version, ldflags });
+        break;
+      }
+      default:
+        fail(ins, 'unknown instruction in the render-tools stage');
+    }
+  }
+  if (env.CGO_ENABLED !== '0' || env.GOBIN !== '/out')
+    throw new DockerfileError('Dockerfile: the render-tools stage must set ENV CGO_ENABLED=0 GOBIN=/out');
+  return out;
+}
+
+/** The name `go install` gives a package's binary: its last path element, skipping a major-version suffix. */
+export function binaryName(module: string): string {
+  const parts = module.split('/');
+  const last = parts.at(-1)!;
+  return /^v[0-9]+$/.test(last) && parts.length > 1 ? parts.at(-2)! : last;
 }
 
 /** .dockerignore as Docker reads it: later patterns win, `!x` lets x back in. */

@@ -273,6 +273,15 @@ export const SpecSchema = z.object({
         'the package. Default false: they are left in the cluster and released from the inventory (deleting one ' +
         'deletes everything in it, every resource of its kind, or data).',
     }),
+  deletionPolicy: z
+    .enum(['MirrorPrune', 'Delete', 'WaitForTermination', 'Orphan'])
+    .default('MirrorPrune')
+    .meta({
+      description:
+        "What happens to the package's objects when this PackageSync is deleted (Flux's semantics). MirrorPrune " +
+        '(default): Delete when spec.prune, else Orphan. Delete: delete them in reverse dependency order. ' +
+        'WaitForTermination: delete them and wait, within spec.timeout, until they are gone. Orphan: leave them.',
+    }),
   kustomize: KustomizeSchema.optional(),
   helm: HelmSchema.optional(),
   kubeConfig: KubeConfigSchema.optional().meta({

@@ -9,7 +9,7 @@ import { Option, type Command } from 'commander';
 import type { Failure } from '../core/failure.ts';
 import type { HealthSummary } from '../core/health/index.ts';
 import { sameInventory } from '../core/inventory.ts';
-import { describeRef } from '../core/object.ts';
+import { describeRef, refKey, refOf } from '../core/object.ts';
 import { summarizeChanges, type Change } from '../core/plan/changeset.ts';
 import { applyAndPrune } from '../engine/act.ts';
 import { waitForHealth } from '../engine/wait.ts';
@@ -90,9 +90,11 @@ async function applyPackage(cluster: Cluster, dir: string, flags: ApplyFlags, ti
     return ExitCode.No;
   }
 
-  if (flags.wait && p.rendered.desired.length > 0) {
+  // objects annotated apply Ignore are not ours to judge (core/plan/object-policy.ts), as in a reconcile
+  const managed = p.rendered.desired.filter((d) => !p.plan.ignored.has(refKey(refOf(d))));
+  if (flags.wait && managed.length > 0) {
     let last: HealthSummary | undefined;
-    const waited = await waitForHealth(p.objects, p.rendered.desired, {
+    const waited = await waitForHealth(p.objects, managed, {
       // the wait ends itself at its deadline with every unhealthy object named; the command's budget signal
       // would cut its last read short instead
       signal: new AbortController().signal,

@@ -61,6 +61,7 @@ export async function applyAndPrune(
   const applied = await applyGraph(objects, plan.graph, (o) => plan.toApply.has(refKey(refOf(o))), {
     force: opts.force,
     adopt: plan.adopt,
+    recreate: plan.recreate,
     signal: opts.signal,
     concurrency: opts.concurrency,
     live,

@@ -18,6 +18,7 @@ import type { Change } from '../core/plan/changeset.ts';
 import { describeObject, type DependencyGraph } from '../core/plan/graph.ts';
 import { ApplySchedule } from '../core/plan/schedule.ts';
 import { describeRef, refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
+import { withSourceFile } from '../core/render/locate.ts';
 
 export interface ApplyResult {
   /** created / configured / unchanged, per object handled before the apply ended. */
@@ -33,6 +34,8 @@ export interface ApplyResult {
 
 export interface ApplyOptions {
   force: boolean;
+  /** Objects opted in to delete and re-create on an immutable-field change (packagesync.io/recreate; docs/adr/0023). */
+  recreate?: ReadonlySet<string>;
   /** Objects being adopted: they take over fields from the managers that created them (docs/adr/0006). */
   adopt?: ReadonlySet<string>;
   /** The reconcile's budget: a dependency not Current when it fires fails its dependents. */
@@ -210,8 +213,12 @@ async function applyOne(
     return ok(undefined);
   } catch (e) {
     const failure = applyFailure(obj, e);
-    if (failure.reason !== Reason.ImmutableFieldChange || !opts.force) return { ok: false, failure };
-    // spec.force: delete, wait until it is gone, create it again
+    const mayRecreate = opts.force || (opts.recreate?.has(key) ?? false);
+    if (failure.reason !== Reason.ImmutableFieldChange) return { ok: false, failure };
+    if (!mayRecreate) return { ok: false, failure: opts.sources ? withSourceFile(failure, opts.sources) : failure };
+    // spec.force or the object's recreate opt-in: delete, wait until it is gone, create it again. What it
+    // owns (a Job's Pods, a Service's EndpointSlices) goes with it (Background propagation); the package's
+    // objects that need it are applied after it in graph order, so they find the new one.
     const recreated = await recreate(objects, obj, opts);
     if (!recreated.ok) return recreated;
     result.changes.push({ ref: refOf(obj), action: 'created' });

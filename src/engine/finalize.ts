@@ -1,10 +1,16 @@
 /**
- * A PackageSync being deleted: prune its inventory (when spec.prune, and not suspended) in reverse
- * dependency order (engine/prune.ts: dependents gone before what they need, within spec.timeout), then
- * release the finalizer so the API server can remove it. A prune that fails keeps the finalizer and is
- * retried. With spec.kubeConfig the prune happens in that cluster (engine/target-cluster.ts).
+ * A PackageSync being deleted: spec.deletionPolicy decides (core/plan/deletion-policy.ts) whether its
+ * inventory is deleted, in reverse dependency order (engine/prune.ts: dependents gone before what they
+ * need, within spec.timeout), and whether the teardown waits until every object is gone; then the
+ * finalizer is released so the API server can remove it. A delete that fails keeps the finalizer and is
+ * retried. Objects that opted out (prune disabled, apply Ignore, Argo CD's Delete=false) stay; protected
+ * kinds are deleted like the rest, as before deletionPolicy existed (they are protected from prune, which
+ * is not an intent to delete; deleting the PackageSync is). With spec.kubeConfig the teardown happens in that
+ * cluster (engine/target-cluster.ts).
  */
 import { durationMs, FINALIZER, type PackageSync } from '../api/packagesync.ts';
+import { describeRef } from '../core/object.ts';
+import { teardownFor } from '../core/plan/deletion-policy.ts';
 import { planPrune } from '../core/plan/prune.ts';
 import { parseSpec } from '../core/spec.ts';
 import { Reason } from '../api/reasons.ts';
@@ -24,7 +30,10 @@ export async function finalize(
 ): Promise<ReconcileResult> {
   if (!ps.metadata.finalizers?.includes(FINALIZER)) return { failed: false };
   const spec = parseSpec(ps.spec);
-  if (spec.ok && spec.value.prune && !spec.value.suspend) {
+  const teardown = spec.ok
+    ? teardownFor(spec.value.deletionPolicy, spec.value.prune, spec.value.suspend)
+    : { delete: false, waitForTermination: false };
+  if (spec.ok && teardown.delete) {
     const { name, namespace } = ps.metadata;
     const cluster = await targetCluster(namespace, spec.value, ports, opts.signal);
     if (!cluster.ok) {
@@ -47,13 +56,29 @@ export async function finalize(
     const live = await readLiveState(objects, [], inventory, { signal: opts.signal });
     if (!live.ok) return { failed: true, requeueAfterMs: RETRY_MS };
     const budget = AbortSignal.any([opts.signal, AbortSignal.timeout(durationMs(spec.value.timeout))]);
-    const pruned = await pruneObjects(objects, planPrune(inventory, []), live.value.byKey, { signal: budget });
+    const pruned = await pruneObjects(objects, planPrune(inventory, []), live.value.byKey, {
+      signal: budget,
+      when: 'teardown',
+      releaseTerminating: true,
+      waitForTermination: teardown.waitForTermination,
+    });
     if (pruned.failure) {
       await ports.packageSyncs.event(ps, 'Warning', pruned.failure.reason, pruned.failure.message);
       return { failed: true, requeueAfterMs: RETRY_MS };
     }
     if (pruned.pruned.length)
       await ports.packageSyncs.event(ps, 'Normal', 'Pruned', `Deleted ${pruned.pruned.length} object(s)`);
+    // WaitForTermination gave them spec.timeout, as Flux does; what finalizers still hold is named, not waited on.
+    if (teardown.waitForTermination && pruned.terminating.length > 0) {
+      const held = pruned.terminating.slice(0, 5).map(describeRef).join(', ');
+      const more = pruned.terminating.length > 5 ? ` and ${pruned.terminating.length - 5} more` : '';
+      await ports.packageSyncs.event(
+        ps,
+        'Warning',
+        'TerminationTimeout',
+        `Still terminating after spec.timeout, held by finalizers: ${held}${more}; the PackageSync is removed anyway`,
+      );
+    }
   }
   await ports.packageSyncs.setFinalizer(ps, FINALIZER, false);
   return { failed: false };

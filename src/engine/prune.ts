@@ -32,6 +32,8 @@ export interface PruneResult {
   kept: ObjectRef[];
   /** Left alone on purpose: not ours any more, or opted out. Dropped from the inventory. */
   skipped: ObjectRef[];
+  /** With releaseTerminating: deleted (also in pruned) but still held by finalizers when the wait ended. */
+  terminating: ObjectRef[];
   failure?: Failure;
 }
 
@@ -44,6 +46,15 @@ export interface PruneOptions {
   waitTimeoutMs?: number;
   /** Concurrent delete requests. */
   concurrency?: number;
+  /** prune (default), or the teardown of a deleted PackageSync, where Argo CD's Delete=false also keeps an object. */
+  when?: 'prune' | 'teardown';
+  /**
+   * Teardown: an object whose delete was accepted but that finalizers still hold, and that nothing in the
+   * set waits for, counts as deleted (listed in terminating) instead of kept and reported.
+   */
+  releaseTerminating?: boolean;
+  /** Teardown with WaitForTermination: every deleted object gets the whole budget to be gone. */
+  waitForTermination?: boolean;
 }
 
 export async function pruneObjects(
@@ -52,7 +63,7 @@ export async function pruneObjects(
   live: ReadonlyMap<string, KubeObject>,
   opts: PruneOptions,
 ): Promise<PruneResult> {
-  const result: PruneResult = { pruned: [], kept: [], skipped: [] };
+  const result: PruneResult = { pruned: [], kept: [], skipped: [], terminating: [] };
   const errors: string[] = [];
   const call = { signal: opts.signal };
   const plan = planTeardown(candidates, live);
@@ -79,21 +90,23 @@ export async function pruneObjects(
     }
   };
 
-  const remove = async (i: number): Promise<'gone' | 'skipped' | 'kept'> => {
+  const remove = async (i: number): Promise<'gone' | 'skipped' | 'kept' | 'terminating'> => {
     const ref = plan.refs[i]!;
     const obj = live.get(refKey(ref));
     if (!obj) return 'gone';
-    if (!mayPrune(obj, objects.owner)) return 'skipped';
+    if (!mayPrune(obj, objects.owner, opts.when ?? 'prune')) return 'skipped';
     const outcome = await queue.add(() => objects.delete(ref, { ...call, uid: obj.metadata.uid }));
     if (outcome!.gone) return 'gone';
     // Something waits for it to go (its CRD, its Namespace, its depends-on dependency): give it the budget.
     const awaited = plan.waiters[i]!.length > 0;
-    const deadline = awaited
-      ? opts.signal
-        ? Number.POSITIVE_INFINITY
-        : waitUntil
-      : Date.now() + (opts.finalizerGraceMs ?? 2_000);
+    const deadline =
+      awaited || opts.waitForTermination
+        ? opts.signal
+          ? Number.POSITIVE_INFINITY
+          : waitUntil
+        : Date.now() + (opts.finalizerGraceMs ?? 2_000);
     if (!(await waitGone(objects, ref, obj.metadata.uid, deadline, call))) return 'gone';
+    if (!awaited && opts.releaseTerminating) return 'terminating';
     errors.push(
       `${describeRef(ref)}: deleted but still terminating, held by finalizer(s) ${outcome!.finalizers.join(', ')}`,
     );
@@ -113,7 +126,8 @@ export async function pruneObjects(
           if (outcome === 'kept') return keep(i);
           if (settled[i]) return;
           settled[i] = true;
-          (outcome === 'gone' ? result.pruned : result.skipped).push(plan.refs[i]!);
+          (outcome === 'skipped' ? result.skipped : result.pruned).push(plan.refs[i]!);
+          if (outcome === 'terminating') result.terminating.push(plan.refs[i]!);
           for (const w of plan.waiters[i]!) if (--pending[w]! === 0 && !settled[w]) start(w);
         })
         .finally(() => {

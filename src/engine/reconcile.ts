@@ -148,6 +148,8 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   });
   if (!planned.ok) return run.failed(located(planned.failure), retry);
   const { live, plan } = planned.value;
+  // objects annotated apply Ignore are not ours to judge (core/plan/object-policy.ts)
+  const managed = desired.filter((d) => !plan.ignored.has(refKey(refOf(d))));
   const budget = checkPruneBudget({
     deletions: spec.prune ? plan.prune.length : 0,
     inventory: inventory.length,
@@ -158,7 +160,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
     annotation: PRUNE_APPROVED,
   });
   if (!budget.ok) return run.failed(budget.failure, retry);
-  const liveHealth = healthOf(desired.flatMap((d) => live.byKey.get(refKey(refOf(d))) ?? []));
+  const liveHealth = healthOf(managed.flatMap((d) => live.byKey.get(refKey(refOf(d))) ?? []));
   const settled = isSettled({
     plan,
     prune: spec.prune,
@@ -192,13 +194,13 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
 
   // 6. health: Ready only when every applied object is Current (health-step.ts)
   const known = new Map([...live.byKey, ...acted.value.stored]);
-  run.observed(healthOf(desired.flatMap((d) => known.get(refKey(refOf(d))) ?? [])));
-  if (spec.wait && desired.length > 0) {
+  run.observed(healthOf(managed.flatMap((d) => known.get(refKey(refOf(d))) ?? [])));
+  if (spec.wait && managed.length > 0) {
     const healthy = await awaitHealth({
       ports,
       spec,
       objects: run.objects,
-      desired,
+      desired: managed,
       known,
       revision,
       pathRevision: source.value.pathRevision,

@@ -26,10 +26,15 @@ afterAll(async () => {
 describe('git cache eviction', () => {
   it('stays under its bound through 50 revisions, keeping the checkout in use', { timeout: 180_000 }, async () => {
     const repo = await repos.createRepo('big');
+    // Eviction's clock moves one second a round and stands still within one: the checkout just handed out is
+    // always "used now", the one before it a second old, however slow the machine is (it once failed under
+    // load with a 150 ms real-time minimum idle).
+    let now = Date.now();
     const fetcher = createGitFetcher({
       cacheRoot: repos.cacheRoot,
       allowInsecureHttp: true,
-      eviction: { maxBytes: MAX_BYTES, maxIdleMs: 3_600_000, minIdleMs: 150 },
+      eviction: { maxBytes: MAX_BYTES, maxIdleMs: 3_600_000, minIdleMs: 500 },
+      clock: () => now,
     });
     const commits: string[] = [];
     const sizes: number[] = [];
@@ -48,7 +53,7 @@ describe('git cache eviction', () => {
       // the checkout just handed out is in use: never removed
       expect(existsSync(join(checkout.ok ? checkout.value.dir : '', 'blob.yaml'))).toBe(true);
       sizes.push(await diskUsage(repos.cacheRoot));
-      await new Promise((r) => setTimeout(r, 200)); // older than minIdle by the next round
+      now += 1_000; // older than minIdle by the next round
     }
     // one revision is ~33 KiB on disk (checkout + objects): unbounded, 50 would be ~1.6 MiB
     expect(Math.max(...sizes)).toBeLessThanOrEqual(MAX_BYTES * 1.1);

@@ -5,10 +5,17 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { appFiles, dockerignore, readImageSpec } from '../../hack/image/dockerfile.ts';
+import { appFiles, binaryName, dockerignore, readImageSpec } from '../../hack/image/dockerfile.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const dockerfile = readFileSync(resolve(root, 'Dockerfile'), 'utf8');
+const versions = Object.fromEntries(
+  readFileSync(resolve(root, 'hack/versions.env'), 'utf8')
+    .split('\n')
+    .filter((l) => /^[A-Z_]+=/.test(l))
+    .map((l) => l.split('=') as [string, string]),
+);
+const buildCluster = readFileSync(resolve(root, 'hack/build-cluster.sh'), 'utf8');
 
 describe('the Dockerfile as the image build reads it', () => {
   it('gives the base, packages, user, workdir, copies, env, entrypoint and command', () => {
@@ -24,6 +31,34 @@ describe('the Dockerfile as the image build reads it', () => {
     expect(spec.env).toEqual({ HOME: '/tmp', NODE_ENV: 'production' });
     expect(spec.entrypoint.at(-1)).toBe('/app/src/main.ts');
     expect(spec.cmd).toEqual(['controller']);
+  });
+
+  it('builds the render tools the controller runs, and copies them where the Docker-free build puts them', () => {
+    const { renderTools } = readImageSpec(dockerfile);
+    expect(renderTools.tools.map((t) => t.name)).toEqual(['kustomize', 'helm']);
+    expect(renderTools.dest).toBe('/usr/local/bin');
+    expect(renderTools.goImage).toMatch(/^golang:[0-9.]+-bookworm$/);
+  });
+
+  // The two images must not disagree on what the tools are: Docker users get the same versions, built from
+  // the same modules with the same flags as hack/build-cluster.sh builds for make image and the tests.
+  it.each(readImageSpec(dockerfile).renderTools.tools.map((t) => [t.name, t] as const))(
+    "%s: the version is hack/versions.env's and the build is hack/build-cluster.sh's",
+    (_name, tool) => {
+      expect(tool.version).toBe(versions[tool.versionArg]);
+      const asBuilt = new RegExp(
+        `go install -trimpath\\s*\\\\?\\s*-ldflags "([^"]*)"\\s*\\\\?\\s*"${tool.module.replaceAll('.', '\\.')}@\\$${tool.versionArg}"`,
+      ).exec(buildCluster);
+      expect(asBuilt, `hack/build-cluster.sh installs ${tool.module}@$${tool.versionArg}`).not.toBeNull();
+      expect(asBuilt![1]).toBe(tool.ldflags.replaceAll(`\${${tool.versionArg}}`, `$${tool.versionArg}`));
+      expect(buildCluster).toContain(`${tool.name.toUpperCase()}_BIN=`);
+    },
+  );
+
+  it('names a binary as go install does', () => {
+    expect(binaryName('sigs.k8s.io/kustomize/kustomize/v5')).toBe('kustomize');
+    expect(binaryName('helm.sh/helm/v4/cmd/helm')).toBe('helm');
+    expect(binaryName('github.com/getsops/sops/v3/cmd/sops')).toBe('sops');
   });
 
   it('takes sources through .dockerignore: no tests, no fixtures', () => {
@@ -58,6 +93,21 @@ describe('the Dockerfile as the image build reads it', () => {
       'a base other than node:<major>-<suite>-slim',
       dockerfile.replace('FROM node:24-bookworm-slim\n', 'FROM alpine\n'),
       /node:<major>/,
+    ],
+    [
+      'a render tool built but not copied into the final image',
+      dockerfile.replace('/out/kustomize /out/helm', '/out/kustomize'),
+      /exactly the tools built there \(kustomize, helm\)/,
+    ],
+    [
+      'a render tool built some other way',
+      dockerfile.replace(/^RUN go install (.*helm.*)$/m, 'RUN GOFLAGS=-tags=x go install $1'),
+      /line \d+: the render-tools stage may only RUN go install/,
+    ],
+    [
+      'a render tool whose version has no ARG',
+      dockerfile.replace(/^ARG HELM_VERSION=.*\n/m, ''),
+      /no ARG HELM_VERSION/,
     ],
   ])('refuses %s, naming the line', (_what, text, message) => {
     expect(() => readImageSpec(text)).toThrow(message);

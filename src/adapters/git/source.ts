@@ -51,6 +51,11 @@ export interface GitFetcherOptions {
   eviction?: EvictionPolicy;
   /** Called with what an eviction removed (for a log line). */
   onEvicted?: (removed: { paths: number; bytes: number }) => void;
+  /**
+   * Eviction's clock (default Date.now): what "used within minIdleMs" measures. Tests drive it, so that the
+   * rule is checked, not how fast a loaded machine gets from a fetch to the next eviction.
+   */
+  clock?: () => number;
 }
 
 export interface GitCallOptions {
@@ -127,8 +132,9 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
   const counters: GitFetchStats = { lsRemotes: 0, fetches: 0, checkouts: 0, cacheHits: 0, evictions: 0 };
   /** When this process last used each checkout and cache repo (evict.ts reads it). */
   const used = new Map<string, number>();
+  const clock = options.clock ?? Date.now;
   const touch = (...paths: string[]) => {
-    const now = Date.now();
+    const now = clock();
     for (const p of paths) used.set(p, now);
   };
   let evicting: Promise<void> | undefined;
@@ -225,7 +231,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
 
   /** After a new checkout, at most once per EVICTION_EVERY_MS, in the background. */
   function scheduleEviction(): void {
-    if (!options.eviction || evicting || Date.now() - lastEviction < EVICTION_EVERY_MS) return;
+    if (!options.eviction || evicting || clock() - lastEviction < EVICTION_EVERY_MS) return;
     void evict();
   }
 
@@ -233,13 +239,13 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     const policy = options.eviction;
     if (!policy) return Promise.resolve();
     evicting ??= (async () => {
-      lastEviction = Date.now();
-      const chosen = chooseEvictions(await listCache(options.cacheRoot, used), policy, Date.now());
+      lastEviction = clock();
+      const chosen = chooseEvictions(await listCache(options.cacheRoot, used), policy, clock());
       let bytes = 0;
       for (const entry of chosen) {
         // one at a time with the fetches into the same cache repo; a checkout still unused when its turn comes
         await serialised(entry.base, async () => {
-          if (entry.kind === 'checkout' && Date.now() - (used.get(entry.path) ?? 0) < policy.minIdleMs) return;
+          if (entry.kind === 'checkout' && clock() - (used.get(entry.path) ?? 0) < policy.minIdleMs) return;
           await removeTree(entry.path);
           used.delete(entry.path);
           counters.evictions++;

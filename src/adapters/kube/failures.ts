@@ -48,7 +48,7 @@ export function applyFailure(obj: KubeObject, e: unknown, verb: 'apply' | 'delet
       return failure(
         Reason.ImmutableFieldChange,
         `${what}: ${named} (${IMMUTABLE.exec(immutable[0]?.message ?? e.message)?.[0] ?? 'immutable'}); ` +
-          'set spec.force: true to delete and recreate it',
+          'to delete and recreate it, annotate it packagesync.io/recreate: enabled in the package (or set spec.force: true)',
       );
     }
   }

@@ -60,3 +60,26 @@ describe('mayPrune', () => {
     expect(mayPrune(obj, owner)).toBe(expected);
   });
 });
+
+describe('mayPrune on teardown', () => {
+  it.each<[string, KubeObject, boolean, boolean]>([
+    ['ours', live(mark('web', 'team-a')), true, true],
+    [
+      'Argo CD Delete=false: pruned, kept on teardown',
+      live(mark('web', 'team-a'), { 'argocd.argoproj.io/sync-options': 'Delete=false' }),
+      true,
+      false,
+    ],
+    [
+      'Flux prune disabled',
+      live(mark('web', 'team-a'), { 'kustomize.toolkit.fluxcd.io/prune': 'disabled' }),
+      false,
+      false,
+    ],
+    ['apply Ignore', live(mark('web', 'team-a'), { 'packagesync.io/apply': 'Ignore' }), false, false],
+    ['another owner', live(mark('api', 'team-a')), false, false],
+  ])('%s → prune %s, teardown %s', (_name, obj, prune, teardown) => {
+    expect(mayPrune(obj, owner, 'prune')).toBe(prune);
+    expect(mayPrune(obj, owner, 'teardown')).toBe(teardown);
+  });
+});

@@ -1,4 +1,5 @@
 import type { KubeObject } from '../object.ts';
+import { deletableByPolicy, PruneAnnotation } from './object-policy.ts';
 
 /** The PackageSync that renders, applies and may prune an object. */
 export interface Owner {
@@ -12,8 +13,8 @@ export const OwnerLabel = {
   namespace: 'packagesync.io/namespace',
 } as const;
 
-/** `packagesync.io/prune: disabled` on the live object keeps it when it leaves the package. */
-export const PruneAnnotation = 'packagesync.io/prune';
+/** `packagesync.io/prune: disabled` on the live object keeps it when it leaves the package (object-policy.ts). */
+export { PruneAnnotation };
 export const PruneDisabled = 'disabled';
 
 export type Ownership = 'ours' | 'unowned' | { otherOwner: Owner };
@@ -40,11 +41,12 @@ export function ownershipOf(live: KubeObject, owner: Owner): Ownership {
   return { otherOwner: { name: name ?? '', namespace: namespace ?? '' } };
 }
 
-/** Prune deletes only what still carries exactly this owner's mark and has not opted out. */
-export function mayPrune(live: KubeObject, owner: Owner): boolean {
-  const annotations = live.metadata.annotations ?? {};
-  const optedOut = Object.hasOwn(annotations, PruneAnnotation) && annotations[PruneAnnotation] === PruneDisabled;
-  return ownershipOf(live, owner) === 'ours' && !optedOut;
+/**
+ * Prune deletes only what still carries exactly this owner's mark and has not opted out (object-policy.ts:
+ * prune disabled, apply Ignore, and for the teardown of a deleted PackageSync also Argo CD's Delete=false).
+ */
+export function mayPrune(live: KubeObject, owner: Owner, when: 'prune' | 'teardown' = 'prune'): boolean {
+  return ownershipOf(live, owner) === 'ours' && deletableByPolicy(live, when);
 }
 
 function ownLabel(labels: Record<string, string>, key: string): string | undefined {

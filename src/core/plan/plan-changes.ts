@@ -10,7 +10,8 @@ import { describeRef, refKey, refOf, type KubeObject, type ObjectRef } from '../
 import { needsApply, withDigest } from './drift.ts';
 import { ownershipOf, type Owner } from './ownership.ts';
 import { isProtectedKind, planPrune } from './prune.ts';
-import { buildGraph, type DependencyGraph } from './graph.ts';
+import { buildGraph, describeObject, type DependencyGraph } from './graph.ts';
+import { decideApply, type ApplyDecision } from './object-policy.ts';
 
 export interface ChangePlan {
   /** Objects to send, as they will be sent (digest annotation stamped), and what each needs first. */
@@ -22,6 +23,13 @@ export interface ChangePlan {
    * explicit intent, so their apply takes over fields other managers set (docs/adr/0006).
    */
   adopt: Set<string>;
+  /**
+   * refKeys of objects annotated apply Ignore (object-policy.ts): never applied, never in health. Those whose
+   * package copy says so are also left out of the inventory, so neither prune nor teardown can reach them.
+   */
+  ignored: Set<string>;
+  /** refKeys of objects opted in to delete and re-create on an immutable-field change (packagesync.io/recreate). */
+  recreate: Set<string>;
   /** Inventory entries no longer rendered, in delete order. */
   prune: ObjectRef[];
   /** Protected kinds (prune.ts) that left the package: left in the cluster, dropped from the inventory. */
@@ -51,13 +59,16 @@ export function planChanges(
   owner: Owner,
   opts: PlanOptions = {},
 ): Result<ChangePlan> {
+  const decided = decidePolicies(desired, live, opts.sources);
+  if (!decided.ok) return decided;
+  const policies = decided.value;
   const conflicts: string[] = [];
   const adopt = new Set<string>();
   let firstConflict: ObjectRef | undefined;
   for (const obj of desired) {
     const ref = refOf(obj);
     const current = live.get(refKey(ref));
-    if (!current) continue;
+    if (!current || policies.get(refKey(ref))!.ignored) continue; // never touched: nothing to conflict over
     const who = ownershipOf(current, owner);
     if (who === 'unowned') adopt.add(refKey(ref));
     if (typeof who === 'object') {
@@ -83,18 +94,44 @@ export function planChanges(
   });
   if (!graph.ok) return { ok: false, failure: graph.failure };
   const toApply = new Set<string>();
+  const ignored = new Set<string>();
+  const recreate = new Set<string>();
   for (const obj of desired) {
     const key = refKey(refOf(obj));
-    if (needsApply(obj, live.get(key))) toApply.add(key);
+    const policy = policies.get(key)!;
+    if (policy.ignored) ignored.add(key);
+    if (policy.recreate) recreate.add(key);
+    if (policy.action !== 'leave' && needsApply(obj, live.get(key))) toApply.add(key);
   }
-  const next = desired.map(entryOf);
+  const next = desired.filter((obj) => !policies.get(refKey(refOf(obj)))!.released).map(entryOf);
   return ok({
     graph: graph.value,
     toApply,
     adopt,
+    ignored,
+    recreate,
     prune,
     released,
     inventoryDuringApply: mergeInventories(inventory, next),
     inventoryAfter: mergeInventories([], next),
   });
+}
+
+/** Each object's policy annotations (object-policy.ts); the first unreadable one fails the plan, naming its file. */
+function decidePolicies(
+  desired: readonly KubeObject[],
+  live: ReadonlyMap<string, KubeObject>,
+  sources: ReadonlyMap<string, string> | undefined,
+): Result<Map<string, ApplyDecision>> {
+  const decisions = new Map<string, ApplyDecision>();
+  for (const obj of desired) {
+    const ref = refOf(obj);
+    const decision = decideApply(obj, live.get(refKey(ref)));
+    if (!decision.ok) {
+      const message = `${describeObject(ref, sources)}: ${decision.failure.message}; fix the annotation in the package`;
+      return fail(decision.failure.reason, message, { object: ref, terminal: true });
+    }
+    decisions.set(refKey(ref), decision.value);
+  }
+  return ok(decisions);
 }
