@@ -127,6 +127,56 @@ describe('spec.kubeConfig: a PackageSync in cluster 1 acting in cluster 2', () =
     expect(await remoteGet(`/apis/apps/v1/namespaces/${ns}/deployments/web`)).toBeUndefined();
   });
 
+  it('maps kinds with cluster 2’s discovery: a kind only cluster 2 serves is applied there', async () => {
+    const ns = await fx.namespace('remote-crd');
+    await remoteNamespace(ns);
+    await kubeconfigSecret(ns, 'cluster-2', kubeconfigText);
+    const group = `${ns}.e2e.packagesync.io`;
+    await remote.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      body: {
+        metadata: { name: `widgets.${group}` },
+        spec: {
+          group,
+          scope: 'Namespaced',
+          names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+            },
+          ],
+        },
+      },
+    });
+    const widgets = `/apis/${group}/v1/namespaces/${ns}/widgets`;
+    await eventually(
+      'cluster 2 serves Widgets',
+      async () =>
+        await remote.request('GET', widgets).then(
+          () => true,
+          () => false,
+        ),
+    );
+    const { url } = await fx.repo('remote-crd', {
+      'w.yaml': `apiVersion: ${group}/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: 3}\n`,
+    });
+    const spec = {
+      source: { url },
+      interval: '1h',
+      retryInterval: '1s',
+      kubeConfig: { secretRef: { name: 'cluster-2' } },
+    };
+    await createPackageSync(packageSync(ns, 'app', fx.controller.shard, spec));
+    const ps = await waitReady(ns, 'app');
+    expect(inventoryIds(ps)).toEqual([`${ns}_w_${group}_Widget`]);
+    expect(await remoteGet(`${widgets}/w`)).toBeDefined();
+    await remote
+      .request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}`)
+      .catch(() => 0);
+  });
+
   it('acts as spec.serviceAccountName in cluster 2: that cluster’s RBAC decides', async () => {
     const ns = await fx.namespace('remote-sa');
     await remoteNamespace(ns);

@@ -197,8 +197,8 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
         }
         // the whole tree is fetched whole, as before; a package path gets the commit and its trees only, and
         // the blobs it reads come with its sparse checkout
-        const fetchedWhole = path === WHOLE_TREE && !(await hasCommit(op, paths.repo, commit));
-        if (fetchedWhole || !(await hasCommit(op, paths.repo, commit))) {
+        const missing = !(await hasCommit(op, paths.repo, commit));
+        if (missing) {
           counters.fetches++;
           const filter = path === WHOLE_TREE ? [] : ['--filter=blob:none'];
           const fetched = await fetchCommit(op, paths.repo, source.url, commit, filter);
@@ -211,7 +211,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
         } catch (err) {
           return { ok: false, failure: op.failure(err, `reading the package's kustomizations at ${commit} from`) };
         }
-        const revision = await pathRevision(op, paths.repo, commit, set.paths);
+        const revision = set.revision ?? (await pathRevision(op, paths.repo, commit, set.paths));
         sparse.set(`${paths.base}\n${commit}\n${path}`, { set, revision });
         const dir = join(paths.checkouts, checkoutName(commit, set.paths));
         touch(dir, paths.repo);
@@ -219,7 +219,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
           counters.cacheHits++;
           return ok({ dir, commit, paths: set.paths, pathRevision: revision });
         }
-        const checkout = await sparseCheckoutCommit(op, paths, source.url, commit, set, fetchedWhole);
+        const checkout = await sparseCheckoutCommit(op, paths, source.url, commit, set, missing && path === WHOLE_TREE);
         if (!checkout.ok) return checkout;
         counters.checkouts++;
         touch(dir, paths.repo);

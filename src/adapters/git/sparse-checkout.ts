@@ -78,6 +78,10 @@ export interface SparseSet {
   /** Sorted; none inside another; [WHOLE_TREE] for everything. */
   paths: string[];
   dirs: ReadonlySet<string>;
+  /** The blobs under `paths`, when known from the listing (saves a listing at checkout). */
+  blobs?: string[];
+  /** The path revision, when known from the listing (saves a rev-parse). */
+  revision?: string;
 }
 
 const whole = (): SparseSet => ({ paths: [WHOLE_TREE], dirs: new Set([WHOLE_TREE]) });
@@ -99,15 +103,30 @@ export async function sparseSet(
     const tab = entry.indexOf('\t');
     if (tab < 0) continue;
     const [, type, oid] = entry.slice(0, tab).split(' ');
-    if (type === 'tree' || type === 'blob') kinds.set(entry.slice(tab + 1), type);
-    if (type === 'blob' && oid) ids.set(entry.slice(tab + 1), oid);
+    if ((type === 'tree' || type === 'blob') && oid) {
+      kinds.set(entry.slice(tab + 1), type);
+      ids.set(entry.slice(tab + 1), oid);
+    }
   }
+  // what the listing already tells: the set's blobs, and its revision (the same digest pathRevision makes)
+  const known = (paths: string[]): SparseSet => {
+    const dirs = new Set(paths.filter((p) => kinds.get(p) === 'tree'));
+    const inSet = (p: string) => paths.some((s) => p === s || p.startsWith(`${s}/`));
+    const blobs = [...kinds].filter(([p, k]) => k === 'blob' && inSet(p)).map(([p]) => ids.get(p)!);
+    const revision = paths.every((p) => ids.has(p))
+      ? digest(
+          paths,
+          paths.map((p) => ids.get(p)!),
+        )
+      : undefined;
+    return { paths, dirs, blobs, ...(revision ? { revision } : {}) };
+  };
   // not a directory: the first part of the path that is not one (a symbolic link, a file), or the path if none
   // is; read-package then reports it as before (PathEscape for a link out, PathNotFound)
   if (kinds.get(path) !== 'tree') {
     const parts = path.split('/');
     const prefixes = parts.map((_, i) => parts.slice(0, i + 1).join('/'));
-    return { paths: [prefixes.find((p) => kinds.get(p) === 'blob') ?? path], dirs: new Set() };
+    return known([prefixes.find((p) => kinds.get(p) === 'blob') ?? path]);
   }
   if (kinds.get(`${path}/Chart.yaml`) === 'blob') return whole();
 
@@ -138,8 +157,7 @@ export async function sparseSet(
     }
   }
   // drop entries inside others
-  const paths = [...set].filter((p) => ![...set].some((s) => s !== p && p.startsWith(`${s}/`))).sort();
-  return { paths, dirs: new Set(paths.filter((p) => kinds.get(p) === 'tree')) };
+  return known([...set].filter((p) => ![...set].some((s) => s !== p && p.startsWith(`${s}/`))).sort());
 }
 
 /** The checkout directory's name: the commit for the whole tree, the commit and a digest of the set otherwise. */
@@ -167,8 +185,21 @@ export async function pathRevision(
   }
   const ids = out.trim().split('\n');
   if (ids.length !== set.length || ids.some((id) => !/^[0-9a-f]{40,64}$/.test(id))) return undefined;
-  const lines = set.map((p, i) => `${ids[i]} ${p}\n`).join('');
+  return digest(set, ids);
+}
+
+function digest(paths: readonly string[], ids: readonly string[]): string {
+  const lines = paths.map((p, i) => `${ids[i]} ${p}\n`).join('');
   return `sha256:${createHash('sha256').update(lines).digest('hex')}`;
+}
+
+async function blobsUnder(op: GitOperation, repo: string, commit: string, paths: string[]): Promise<string[]> {
+  const listed = await op.git(repo, { GIT_DIR: repo }).raw(['ls-tree', '-r', '-z', commit, '--', ...paths]);
+  return listed
+    .split('\0')
+    .map((e) => e.slice(0, e.indexOf('\t')).split(' '))
+    .filter(([, type, oid]) => type === 'blob' && oid)
+    .map(([, , oid]) => oid!);
 }
 
 /** Escapes a path for a non-cone sparse-checkout pattern, anchored at the root. */
@@ -196,15 +227,7 @@ export async function sparseCheckoutCommit(
   await mkdir(staging, { recursive: true });
   try {
     if (set.paths[0] !== WHOLE_TREE) {
-      const listed = await op
-        .git(paths.repo, { GIT_DIR: paths.repo })
-        .raw(['ls-tree', '-r', '-z', commit, '--', ...set.paths]);
-      const blobs = listed
-        .split('\0')
-        .map((e) => e.slice(0, e.indexOf('\t')).split(' '))
-        .filter(([, type, oid]) => type === 'blob' && oid)
-        .map(([, , oid]) => oid!);
-      await fetchBlobs(op, paths.repo, url, blobs);
+      await fetchBlobs(op, paths.repo, url, set.blobs ?? (await blobsUnder(op, paths.repo, commit, set.paths)));
     } else if (!fetchedWhole) {
       // the whole tree of a commit fetched partially (a fallback, or another package's fetch came first): one
       // pack of everything, as a shallow clone gets it, is far cheaper than thousands of blobs by id
