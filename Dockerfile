@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The controller image: Node 24 runs the TypeScript sources directly (docs/adr/0002), so there is no
 # build step — only production dependencies, the sources, git + ssh for fetching packages, and the
-# upstream render tools (kustomize, helm) built from their Go modules.
+# upstream render tools (kustomize, helm, sops) built from their Go modules.
 # hack/build-image.sh builds the same image without Docker and reads this file for everything the two
 # could disagree on (hack/image/dockerfile.ts); test/image/dockerfile.test.ts checks the tools' versions
 # and build flags here against hack/versions.env and hack/build-cluster.sh.
@@ -18,19 +18,23 @@ RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 FROM golang:1.26-bookworm AS render-tools
 ARG KUSTOMIZE_VERSION=v5.8.2
 ARG HELM_VERSION=v4.3.1
+ARG SOPS_VERSION=v3.13.3
 ENV CGO_ENABLED=0 GOBIN=/out
 RUN go install -trimpath -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=kustomize/${KUSTOMIZE_VERSION}" sigs.k8s.io/kustomize/kustomize/v5@${KUSTOMIZE_VERSION}
 RUN go install -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=${HELM_VERSION}" helm.sh/helm/v4/cmd/helm@${HELM_VERSION}
+# sops decrypts spec.decryption's encrypted Secrets (docs/adr/0025)
+RUN go install -trimpath -ldflags "-s -w" github.com/getsops/sops/v3/cmd/sops@${SOPS_VERSION}
 
 FROM node:24-bookworm-slim
-# git fetches packages; openssh-client serves ssh:// and scp-style URLs; ca-certificates verifies https.
+# git fetches packages; openssh-client serves ssh:// and scp-style URLs (and ssh-keygen verifies SSH-signed
+# commits); ca-certificates verifies https; gpg verifies GPG-signed commits and tags (spec.source.verify).
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
+  && apt-get install -y --no-install-recommends git openssh-client ca-certificates gpg \
   && rm -rf /var/lib/apt/lists/*
 # ssh refuses to run for a uid without a passwd entry ("No user exists for uid 65532"): give it one.
 RUN groupadd --gid 65532 nonroot \
   && useradd --uid 65532 --gid 65532 --home-dir /tmp --no-create-home --shell /usr/sbin/nologin nonroot
-COPY --from=render-tools /out/kustomize /out/helm /usr/local/bin/
+COPY --from=render-tools /out/kustomize /out/helm /out/sops /usr/local/bin/
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./

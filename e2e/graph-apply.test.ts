@@ -91,7 +91,8 @@ describe('best-effort apply over the graph', () => {
     await waitReady(ns, 'ps');
 
     // an invalid container name: the API server rejects the Deployment
-    const bad = deployment('bad').replace('name: app', 'name: Not_A_Valid_Name');
+    // comments first, so the object starts on line 3 of its file
+    const bad = `# the web tier\n# owned by team a\n${deployment('bad').replace('name: app', 'name: Not_A_Valid_Name')}`;
     const files: Record<string, string | null> = { 'app/old.yaml': null, 'app/bad.yaml': bad };
     for (let i = 0; i < 12; i++) files[`app/c${i}.yaml`] = configMap(`c${i}`, { v: '2' });
     files['app/needs-bad.yaml'] = configMap('needs-bad', { v: '1' }, dependsOn(`apps/namespaces/${ns}/Deployment/bad`));
@@ -99,15 +100,20 @@ describe('best-effort apply over the graph', () => {
     await trigger(ns, 'ps');
 
     const failed = await waitCondition(ns, 'ps', 'Ready', 'False', 'ApplyFailed');
-    // Ready: the bad object, from its file, with the count of what else went wrong
+    // Ready: the bad object, from its file and line, with the count of what else went wrong
     expect(ready(failed)?.message).toContain(`Deployment/${ns}/bad`);
+    expect(ready(failed)?.message).toContain('(from bad.yaml:3)');
     expect(ready(failed)?.message).toContain('1 skipped because a dependency failed');
     expect(failuresOf(failed)).toEqual([
-      expect.objectContaining({ object: `Deployment/${ns}/bad`, reason: 'ApplyFailed' }),
+      expect.objectContaining({
+        object: `Deployment/${ns}/bad`,
+        reason: 'ApplyFailed',
+        message: expect.stringContaining('(from bad.yaml:3)'),
+      }),
       {
         object: `ConfigMap/${ns}/needs-bad`,
         reason: 'DependencyFailed',
-        message: `ConfigMap/${ns}/needs-bad (needs-bad.yaml) skipped: it depends on Deployment/${ns}/bad, which failed`,
+        message: `ConfigMap/${ns}/needs-bad (needs-bad.yaml:1) skipped: it depends on Deployment/${ns}/bad, which failed`,
       },
     ]);
     // the independent objects were applied, the dependent was not
@@ -157,7 +163,7 @@ describe('best-effort apply over the graph', () => {
     await createPackageSync(packageSync(ns, 'ps', controller.shard, { source: { url } }));
     const failed = await waitCondition(ns, 'ps', 'Ready', 'False', 'InvalidDependency');
     expect(ready(failed)?.message).toBe(
-      `dependency cycle: ConfigMap/${ns}/x (x.yaml) → ConfigMap/${ns}/y (y.yaml) → ConfigMap/${ns}/x (x.yaml); remove one of these dependencies`,
+      `dependency cycle: ConfigMap/${ns}/x (x.yaml:1) → ConfigMap/${ns}/y (y.yaml:1) → ConfigMap/${ns}/x (x.yaml:1); remove one of these dependencies`,
     );
     expect(await get(cmPath(ns, 'x'))).toBeUndefined();
   });
@@ -177,8 +183,9 @@ describe('packagesync apply takes the same path', () => {
     expect(r.stdout).toContain(`ConfigMap/${ns}/a created`);
     expect(r.stdout).toContain('apply failed: nothing pruned');
     expect(r.stderr).toContain(`error: ApplyFailed: apply Deployment/${ns}/bad: `);
+    expect(r.stderr).toMatch(/error: ApplyFailed: .*\(from bad\.yaml:1\)/);
     expect(r.stderr).toContain(
-      `error: DependencyFailed: ConfigMap/${ns}/needs-bad (needs-bad.yaml) skipped: it depends on Deployment/${ns}/bad, which failed`,
+      `error: DependencyFailed: ConfigMap/${ns}/needs-bad (needs-bad.yaml:1) skipped: it depends on Deployment/${ns}/bad, which failed`,
     );
     expect(await get(cmPath(ns, 'a'))).toBeDefined();
     expect(await get(cmPath(ns, 'needs-bad'))).toBeUndefined();
@@ -245,7 +252,7 @@ describe('ordering: CRD, custom resources, depends-on', () => {
       packageSync(ns, 'ps', controller.shard, { source: { url }, timeout: '6s', retryInterval: '1h' }),
     );
     const failed = await waitCondition(ns, 'ps', 'Ready', 'False', 'HealthCheckFailed');
-    expect(ready(failed)?.message).toContain(`PersistentVolumeClaim/${ns}/data (claim.yaml) did not become Current`);
+    expect(ready(failed)?.message).toContain(`PersistentVolumeClaim/${ns}/data (claim.yaml:1) did not become Current`);
     expect(failuresOf(failed).map((f) => [f.object, f.reason])).toEqual([
       [`PersistentVolumeClaim/${ns}/data`, 'HealthCheckFailed'],
       [`ConfigMap/${ns}/needs-claim`, 'DependencyFailed'],

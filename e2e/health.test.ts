@@ -138,8 +138,9 @@ describe.concurrent('waiting for health', () => {
     expect(seen.map((ps) => condition(ps, 'Reconciling')?.message ?? '')).toContainEqual(
       expect.stringContaining(`waiting for health: 1 object in progress: ${gadget} (backend 10.0.0.7:5432 refused`),
     );
+    // the object named first is located in the package, as every failure about an object is
     expect(stalledMessage(last)).toBe(
-      `timeout waiting for health: 1 object not Current: ${gadget} (backend 10.0.0.7:5432 refused the connection)`,
+      `timeout waiting for health: 1 object not Current: ${gadget} (backend 10.0.0.7:5432 refused the connection) (from gadget.yaml:1)`,
     );
     expect(last.status?.objects).toMatchObject({ total: 3, current: 2, inProgress: 1 });
     // the CRD is cluster-scoped: leave nothing behind

@@ -118,7 +118,7 @@ describe('packagesync.io/apply', () => {
     });
     await createPackageSync(packageSync(ns, 'bad', fx.controller.shard, spec(url)));
     const failed = await waitCondition(ns, 'bad', 'Ready', 'False', 'InvalidManifest');
-    expect(ready(failed)?.message).toContain(`ConfigMap/${ns}/typo (typo.yaml)`);
+    expect(ready(failed)?.message).toContain(`ConfigMap/${ns}/typo (typo.yaml:1)`);
     expect(ready(failed)?.message).toContain('"IfAbsent" is not one of Merge, IfNotPresent, Ignore');
     expect(await get(cmPath(ns, 'plain'))).toBeUndefined(); // nothing applied
   });

@@ -137,7 +137,7 @@ describe('postBuild substitution', () => {
     });
     const failed = await waitCondition(ns, 'strict', 'Ready', 'False', 'SubstitutionFailed');
     const message = conditionOf(failed.status, 'Ready')?.message ?? '';
-    expect(message).toContain('ConfigMap strict-a in a.yaml (document 1) uses the variable NOT_DEFINED (at data.v)');
+    expect(message).toContain('ConfigMap strict-a in a.yaml:1 uses the variable NOT_DEFINED (at data.v)');
     expect(conditionOf(failed.status, 'Stalled')?.status).toBe('True');
     expect(failed.status?.inventory).toEqual(inventory);
     expect(failed.status?.lastAppliedRevision).toBe(ready.status?.lastAppliedRevision);
@@ -165,9 +165,7 @@ describe('postBuild substitution', () => {
       body: { spec: { postBuild: { substituteFrom: [{ kind: 'Secret', name: 'live-secret' }] } } },
     });
     const failed = await waitCondition(ns, 'live', 'Ready', 'False', 'SubstitutionFailed');
-    expect(conditionOf(failed.status, 'Ready')?.message).toContain(
-      'ConfigMap live in cm.yaml (document 1) is not valid YAML',
-    );
+    expect(conditionOf(failed.status, 'Ready')?.message).toContain('ConfigMap live in cm.yaml:1 is not valid YAML');
     expect((await get(cmPath(ns, 'live')))?.data).toEqual({ color: 'green' });
 
     // fixing the Secret is seen by the watch too

@@ -87,10 +87,10 @@ describe('fail safe', () => {
     );
     await trigger(ns, 'ps');
     const failed = await expectNothingMoved(ns, sha, 'RenderFailed');
-    expect(ready(failed)?.message).toContain('multi.yaml (document 2)');
+    expect(ready(failed)?.message).toMatch(/multi\.yaml:\d+:\d+ \(document 2\): /);
   });
 
-  it('an object without a kind → InvalidManifest naming file and document', async () => {
+  it('an object without a kind → InvalidManifest naming file and line', async () => {
     const { ns, repo, sha } = await readyOnFirstRevision('fs-manifest');
     await commitFiles(
       repo,
@@ -100,7 +100,7 @@ describe('fail safe', () => {
     );
     await trigger(ns, 'ps');
     const failed = await expectNothingMoved(ns, sha, 'InvalidManifest');
-    expect(ready(failed)?.message).toContain('c.yaml (document 2): no kind');
+    expect(ready(failed)?.message).toContain('c.yaml:8: no kind');
   });
 
   it('one object the API server rejects (apply) → a partial apply that prunes nothing', async () => {

@@ -1,14 +1,18 @@
 /**
  * `packagesync why NAME` on the real control plane: a Deployment whose Pods cannot pull their image (kwok's
  * failure stage) — the chain names the Deployment, its ReplicaSet, the Pod, the reason and the image; a
- * PackageSync blocked by a dependsOn names the dependency; a Ready one exits 0.
+ * PackageSync blocked by a dependsOn names the dependency; a Ready one exits 0. The same chain, bounded, in
+ * status.cause (kubectl describe shows it) until a fix clears it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPackageSync, packageSync, waitCondition, waitReady } from './support/controller.ts';
 import { packagesync } from './support/cli.ts';
+import { kubectl } from './support/cluster.ts';
 import {
+  condition,
   configMap,
   deployment,
+  readyAt,
   startHealthEnv,
   stalledOnHealth,
   watchStatus,
@@ -62,5 +66,36 @@ describe('packagesync why', () => {
     await waitReady(ns, 'ok');
     const ok = await packagesync('why', 'ok', '-n', ns);
     expect(ok).toMatchObject({ code: 0, stdout: `PackageSync ${ns}/ok  Ready=True ReconciliationSucceeded\n` });
+  });
+});
+
+describe('status.cause', () => {
+  it('names the Pod that cannot pull its image; kubectl describe shows it; a fix clears it', async () => {
+    const ns = await env.namespace('e2e-why-status');
+    const { repo, url } = await env.repo('why-status', {
+      'web.yaml': deployment('web', { failure: 'ImagePullBackOff' }),
+    });
+    await createPackageSync(
+      packageSync(ns, 'pull', env.controller.shard, { source: { url }, timeout: '120s', retryInterval: '2s' }),
+    );
+    const { last } = await watchStatus(ns, 'pull', stalledOnHealth, 100_000);
+    const cause = last.status?.cause ?? [];
+    expect(cause.map((l) => l.kind)).toEqual(['Deployment', 'ReplicaSet', 'Pod']);
+    expect(cause[0]).toMatchObject({ namespace: ns, name: 'web' });
+    const pod = cause[2]!;
+    expect(pod.name).toMatch(/^web-[a-z0-9]+-[a-z0-9]+$/);
+    expect(pod.reason).toMatch(/^(ErrImagePull|ImagePullBackOff)$/);
+    expect(pod.message).toContain('registry.local/web');
+    expect(pod.message!.length).toBeLessThanOrEqual(256);
+    // the first cause is in the Ready message too
+    expect(condition(last, 'Ready')?.message).toMatch(new RegExp(`Pod ${pod.name}: (ErrImagePull|ImagePullBackOff)`));
+
+    const described = await kubectl('describe', 'packagesyncs.packagesync.io', 'pull', '-n', ns);
+    expect(described).toMatch(/Cause:\s+Kind:\s+Deployment/);
+    expect(described).toMatch(new RegExp(`Name:\\s+${pod.name}`));
+
+    const fixed = await env.commit(repo, { 'web.yaml': deployment('web') });
+    const { last: ready } = await watchStatus(ns, 'pull', readyAt(fixed), 100_000);
+    expect(ready.status?.cause).toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the real control plane from source through the Go module proxy:
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok; and the render tools the
-# controller runs (kustomize, helm).
+# controller runs (kustomize, helm, sops).
 # Binaries land in $PACKAGESYNC_CACHE/bin/<piece>-<version>/ and are rebuilt only when missing.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -16,6 +16,7 @@ etcd_dir="$cache/bin/etcd-$ETCD_VERSION"
 kwok_dir="$cache/bin/kwok-$KWOK_VERSION"
 kustomize_dir="$cache/bin/kustomize-$KUSTOMIZE_VERSION"
 helm_dir="$cache/bin/helm-$HELM_VERSION"
+sops_dir="$cache/bin/sops-$SOPS_VERSION"
 k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 # kstatus-check: cli-utils' kstatus as a command, so tests can prove kstatus readers agree with us
 kstatus_src="$here/kstatus-check"
@@ -134,14 +135,24 @@ build_helm() {
     "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
 }
 
+# SOPS decrypts encrypted Secrets at render time (issue 17). `go install`-able (no replace directives).
+# Cold cost: see docs/adr/0025 (the cloud KMS SDKs it imports are most of it; no smaller upstream build).
+build_sops() {
+  [[ -x "$sops_dir/sops" ]] && { log "sops $SOPS_VERSION: cached"; return; }
+  log "sops $SOPS_VERSION: building"
+  mkdir -p "$sops_dir"
+  GOBIN="$sops_dir" go install -trimpath -ldflags "-s -w" "github.com/getsops/sops/v3/cmd/sops@$SOPS_VERSION"
+}
+
 what="${1:-all}"
 case "$what" in
-  all) build_etcd; build_kwok; build_kubernetes; build_kstatus_check; build_kustomize; build_helm ;;
+  all) build_etcd; build_kwok; build_kubernetes; build_kstatus_check; build_kustomize; build_helm; build_sops ;;
   kstatus-check) build_kstatus_check ;;
-  kustomize) build_kustomize ;; helm) build_helm ;;
+  kustomize) build_kustomize ;; helm) build_helm ;; sops) build_sops ;;
   etcd) build_etcd ;; kwok) build_kwok ;; kubernetes) build_kubernetes ;;
   paths) echo "ETCD_BIN=$etcd_dir/etcd"; echo "KUBE_BIN_DIR=$k8s_dir"; echo "KWOK_DIR=$kwok_dir"; echo "KSTATUS_CHECK=$kstatus_dir/kstatus-check"
-    echo "KUSTOMIZE_BIN=$kustomize_dir/kustomize"; echo "HELM_BIN=$helm_dir/helm"; exit 0 ;;
-  *) log "usage: $0 [all|etcd|kwok|kubernetes|kstatus-check|kustomize|helm|paths]"; exit 2 ;;
+    echo "KUSTOMIZE_BIN=$kustomize_dir/kustomize"; echo "HELM_BIN=$helm_dir/helm"
+    echo "SOPS_BIN=$sops_dir/sops"; exit 0 ;;
+  *) log "usage: $0 [all|etcd|kwok|kubernetes|kstatus-check|kustomize|helm|sops|paths]"; exit 2 ;;
 esac
 log "done: $k8s_dir $etcd_dir $kwok_dir"

@@ -100,6 +100,12 @@ program
     ),
   )
   .addOption(
+    new Option(
+      '--sops-path <path>',
+      'the sops binary for spec.decryption (default: $SOPS_BIN, the pinned build of hack/build-cluster.sh, or /usr/local/bin/sops)',
+    ),
+  )
+  .addOption(
     new Option('--render-timeout <duration>', 'longest one kustomize build or helm template may run').default('60s'),
   )
   .addOption(

@@ -4,6 +4,7 @@
  */
 import parseDuration from 'parse-duration';
 import { z } from 'zod';
+import { DecryptionSchema, SourceVerifySchema } from './decryption.ts';
 
 export const GROUP = 'packagesync.io';
 export const VERSION = 'v1alpha1';
@@ -72,6 +73,7 @@ export const SourceSchema = z.object({
     description:
       'A Secret in the same namespace with git credentials: username and password, or bearerToken, or identity and known_hosts.',
   }),
+  verify: SourceVerifySchema.optional(),
 });
 
 export const DependencySchema = z.object({ name, namespace: name.optional() });
@@ -233,6 +235,18 @@ export const KubeConfigSchema = z.object({
 
 export type KubeSecretRef = z.infer<typeof KubeConfigSchema>['secretRef'];
 
+/** One entry of spec.healthCheckExprs, as Flux's Kustomization spells it (RFC-0009). */
+export const HealthCheckExprSchema = z.object({
+  apiVersion: z.string().min(1).meta({ description: 'apiVersion of the kind; the group counts, not the version.' }),
+  kind: z.string().min(1),
+  current: z.string().min(1).meta({ description: 'CEL: true when the object is healthy (Current).' }),
+  inProgress: z.string().optional().meta({ description: 'CEL: true while the object is still converging.' }),
+  failed: z
+    .string()
+    .optional()
+    .meta({ description: 'CEL: true when the object failed: the health check fails at once, not at the timeout.' }),
+});
+
 export const SpecSchema = z.object({
   source: SourceSchema,
   interval: duration('5m', 'How often to re-check git and re-assert the cluster'),
@@ -244,6 +258,16 @@ export const SpecSchema = z.object({
     .default(true)
     .meta({ description: 'Ready only when every applied object is healthy. Default true.' }),
   suspend: z.boolean().default(false).meta({ description: 'Stop all work on this PackageSync.' }),
+  healthCheckExprs: z
+    .array(HealthCheckExprSchema)
+    .optional()
+    .meta({
+      description:
+        "Custom health for the kinds kstatus cannot judge, with Flux's semantics: for each object of the kind, " +
+        'observedGeneration behind → in progress; else inProgress, failed, current are evaluated in that order and ' +
+        "the first true decides; none true → in progress. The variables are the object's top-level fields " +
+        '(metadata, spec, status).',
+    }),
   targetNamespace: z
     .string()
     .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'targetNamespace must be a namespace name (a DNS label)')
@@ -289,6 +313,7 @@ export const SpecSchema = z.object({
       'Apply, prune, check health and keep the inventory in the cluster this kubeconfig names (Flux spec.kubeConfig); ' +
       "status stays here. The kubeconfig may not run a program (exec, auth-provider) or name a file on the controller's disk.",
   }),
+  decryption: DecryptionSchema.optional(),
   postBuild: PostBuildSchema.optional().meta({
     description:
       "Variable substitution in the rendered objects, with Flux's semantics. An object labelled or annotated " +
@@ -337,6 +362,14 @@ export const ObjectFailureSchema = z.object({
   message: z.string(),
 });
 
+export const CauseLinkSchema = z.object({
+  kind: z.string().meta({ description: 'Kind (Kind.group for custom kinds).' }),
+  namespace: z.string().optional(),
+  name: z.string(),
+  reason: z.string().optional().meta({ description: 'As the object says it: InProgress, ImagePullBackOff, …' }),
+  message: z.string().optional().meta({ description: 'At most 256 characters.' }),
+});
+
 export const StatusSchema = z.object({
   observedGeneration: z.number().int().optional(),
   conditions: z.array(ConditionSchema).optional(),
@@ -350,6 +383,15 @@ export const StatusSchema = z.object({
     description:
       'Every failure of the last failed reconcile, in apply order (at most 20): objects that failed, and objects skipped because something they depend on failed. Ready names the first.',
   }),
+  cause: z
+    .array(CauseLinkSchema)
+    .optional()
+    .meta({
+      description:
+        'When the last reconcile failed its health check: the chain from the object that failed (or was not ' +
+        'Current at the timeout) to its first real cause, e.g. Deployment → ReplicaSet → Pod ImagePullBackOff ' +
+        '(at most 5 links). Cleared by the next reconcile. `packagesync why` prints the whole chain.',
+    }),
 });
 
 export type GitRef = z.infer<typeof GitRefSchema>;
@@ -365,6 +407,7 @@ export type InventoryEntry = z.infer<typeof InventoryEntrySchema>;
 export type HistoryEntry = z.infer<typeof HistoryEntrySchema>;
 export type ObjectFailure = z.infer<typeof ObjectFailureSchema>;
 export type ObjectCounts = z.infer<typeof ObjectCountsSchema>;
+export type CauseLinkStatus = z.infer<typeof CauseLinkSchema>;
 
 export interface PackageSync {
   apiVersion: typeof API_VERSION;

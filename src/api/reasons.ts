@@ -26,6 +26,8 @@ export const Reason = {
   AuthSecretNotFound: 'AuthSecretNotFound',
   InvalidAuthSecret: 'InvalidAuthSecret',
   AuthenticationFailed: 'AuthenticationFailed',
+  /** spec.source.verify: the commit (or tag) is unsigned, or signed by a key the Secret does not allow. */
+  VerificationFailed: 'VerificationFailed',
   // render
   /** A file or a render tool (kustomize build, helm template) failed; terminal unless the tool could not run. */
   RenderFailed: 'RenderFailed',
@@ -34,6 +36,8 @@ export const Reason = {
   InvalidManifest: 'InvalidManifest',
   EmptyRender: 'EmptyRender',
   DuplicateObject: 'DuplicateObject',
+  /** spec.decryption: a SOPS-encrypted object could not be decrypted (no key, wrong key, tampered). */
+  DecryptionFailed: 'DecryptionFailed',
   // postBuild substitution
   SubstitutionFailed: 'SubstitutionFailed',
   SubstitutionSourceNotFound: 'SubstitutionSourceNotFound',

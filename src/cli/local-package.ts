@@ -16,6 +16,7 @@ import { builtPackageAt, createRenderer } from '../adapters/render/build.ts';
 import type { Substitution } from '../core/render/index.ts';
 import { renderBuiltForCluster } from '../engine/package-plan.ts';
 import { defaultToolPaths } from '../config/tool-paths.ts';
+import { decryptBuilt } from './decrypt.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
 
 /** The controller's defaults (--max-files, --max-file-bytes, --max-total-bytes). */
@@ -42,6 +43,8 @@ export interface RenderDirOptions {
   allowEmpty: boolean;
   /** spec.postBuild, from --substitute and --substitute-from-file. */
   substitution?: Substitution;
+  /** spec.decryption's identities, from --age-key-file (cli/decrypt.ts). */
+  decrypt?: { identities: string[]; from: string };
 }
 
 export async function renderDir(dir: string, opts: RenderDirOptions): Promise<RenderedDir> {
@@ -70,11 +73,15 @@ export async function renderDir(dir: string, opts: RenderDirOptions): Promise<Re
     releaseNamespace: opts.targetNamespace ?? opts.owner.namespace,
     // connected: the cluster's version and API versions, as the controller passes them; offline, helm's defaults
     capabilities: tool === 'helm' && opts.discovery ? await opts.discovery.capabilities() : undefined,
-    ...(opts.substitution ? { substitution: opts.substitution } : {}),
+    // decrypting: substitution runs after decryption, as in the controller (engine/render-step.ts)
+    ...(opts.substitution && !opts.decrypt ? { substitution: opts.substitution } : {}),
   });
   if (!built.ok) throw new CliError(ExitCode.Invalid, `${built.failure.reason}: ${built.failure.message}`);
+  const objects = opts.decrypt
+    ? await decryptBuilt(built.value, opts.decrypt, tools.sops, opts.substitution)
+    : built.value.objects;
   const rendered = await renderBuiltForCluster(
-    built.value,
+    { ...built.value, objects },
     {
       owner: opts.owner,
       defaultNamespace: opts.owner.namespace,

@@ -55,9 +55,7 @@ describe('packagesync render with substitution variables', { timeout: 60_000 }, 
   it('fails as the controller fails in strict mode, naming object, file and variable, never a value', async () => {
     const r = await cli('render', dir, '--substitute', 'TOKEN=tok-123');
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(
-      'SubstitutionFailed: ConfigMap ${APP}-config in cm.yaml (document 1) uses the variable APP',
-    );
+    expect(r.stderr).toContain('SubstitutionFailed: ConfigMap ${APP}-config in cm.yaml:1 uses the variable APP');
     expect(r.stderr).not.toContain('tok-123');
   });
 

@@ -9,6 +9,8 @@ import { stringify } from 'yaml';
 import { withCluster } from './cluster.ts';
 import { renderDir, type RenderDirOptions } from './local-package.ts';
 import { targetNamespaceOption } from './package-plan.ts';
+import { redactSecretValues } from '../core/render/sops.ts';
+import { decryptOptions, identitiesFromFile } from './decrypt.ts';
 import { substituteOptions, substitutionFromFlags, type SubstituteFlags } from './substitute-flags.ts';
 
 interface RenderFlags extends SubstituteFlags {
@@ -17,6 +19,8 @@ interface RenderFlags extends SubstituteFlags {
   targetNamespace?: string;
   output: 'yaml' | 'json';
   kubeconfig?: string;
+  ageKeyFile?: string;
+  showSecrets?: boolean;
 }
 
 export function registerRender(program: Command): void {
@@ -36,7 +40,14 @@ export function registerRender(program: Command): void {
     )
     .addOption(targetNamespaceOption());
   for (const o of substituteOptions()) cmd.addOption(o);
+  for (const o of decryptOptions()) cmd.addOption(o);
   cmd
+    .addOption(
+      new Option(
+        '--show-secrets',
+        'with --age-key-file, print the decrypted values of Secrets (without it every Secret value is printed as **redacted**)',
+      ).default(false),
+    )
     .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
     .addOption(
       new Option(
@@ -50,13 +61,17 @@ export function registerRender(program: Command): void {
         targetNamespace: flags.targetNamespace,
         allowEmpty: true,
         substitution: await substitutionFromFlags(flags),
+        decrypt: await identitiesFromFile(flags.ageKeyFile),
       };
-      const { ordered: objects } = flags.kubeconfig
+      const { ordered } = flags.kubeconfig
         ? await withCluster(flags.kubeconfig, async (cluster) => {
             await cluster.discovery.refresh();
             return renderDir(dir, { ...opts, discovery: cluster.discovery });
           })
         : await renderDir(dir, opts);
+      // decrypted plaintext reaches the terminal only when asked for
+      const hide = opts.decrypt !== undefined && flags.showSecrets !== true;
+      const objects = hide ? ordered.map((o) => (o.kind === 'Secret' ? redactSecretValues(o) : o)) : ordered;
       if (flags.output === 'json')
         process.stdout.write(`${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }, null, 2)}\n`);
       else process.stdout.write(objects.map((o) => `---\n${stringify(o)}`).join(''));

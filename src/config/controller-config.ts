@@ -50,6 +50,10 @@ export const ControllerConfigSchema = z.object({
     .string()
     .min(1)
     .default(() => defaultToolPaths().helm),
+  sopsPath: z
+    .string()
+    .min(1)
+    .default(() => defaultToolPaths().sops),
   renderTimeout: z.string().default('60s'),
   renderMaxOutputBytes: z.coerce
     .number()

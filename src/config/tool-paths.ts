@@ -3,20 +3,25 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * Where the render tools are when no flag names them. In the image they are /usr/local/bin/kustomize and
- * /usr/local/bin/helm. In a source checkout (development, tests) hack/build-cluster.sh builds the versions
+ * Where the render tools are when no flag names them. In the image they are /usr/local/bin/kustomize,
+ * /usr/local/bin/helm and /usr/local/bin/sops. In a source checkout (development, tests) hack/build-cluster.sh builds the versions
  * pinned in hack/versions.env into $PACKAGESYNC_CACHE/bin/<tool>-<version>/; $KUSTOMIZE_BIN / $HELM_BIN (the
  * names `hack/build-cluster.sh paths` prints) override both.
  */
 export interface ToolPaths {
   kustomize: string;
   helm: string;
+  sops: string;
 }
 
 export function defaultToolPaths(env: NodeJS.ProcessEnv = process.env): ToolPaths {
   const pinned = readPins();
   const cache = env.PACKAGESYNC_CACHE || join(homedir(), '.cache', 'packagesync');
-  const pick = (tool: 'kustomize' | 'helm', fromEnv: string | undefined, version: string | undefined): string => {
+  const pick = (
+    tool: 'kustomize' | 'helm' | 'sops',
+    fromEnv: string | undefined,
+    version: string | undefined,
+  ): string => {
     if (fromEnv) return fromEnv;
     if (version) {
       const built = join(cache, 'bin', `${tool}-${version}`, tool);
@@ -27,6 +32,7 @@ export function defaultToolPaths(env: NodeJS.ProcessEnv = process.env): ToolPath
   return {
     kustomize: pick('kustomize', env.KUSTOMIZE_BIN, pinned.KUSTOMIZE_VERSION),
     helm: pick('helm', env.HELM_BIN, pinned.HELM_VERSION),
+    sops: pick('sops', env.SOPS_BIN, pinned.SOPS_VERSION),
   };
 }
 

@@ -1,4 +1,5 @@
 /** Wires the real adapters into the engine and runs the manager until SIGTERM/SIGINT. */
+import { createSopsDecryptor } from '../adapters/render/sops.ts';
 import { KubeClient } from '../adapters/kube/client.ts';
 import { Discovery } from '../adapters/kube/discovery.ts';
 import { Objects } from '../adapters/kube/objects.ts';
@@ -56,6 +57,11 @@ export async function runController(config: ControllerConfig): Promise<void> {
     source: metrics.instrumentSource(await createGitSource(config, log)),
     log,
     render: renderer,
+    decryptor: createSopsDecryptor({
+      bin: config.sopsPath,
+      timeoutMs: durationMs(config.renderTimeout),
+      maxOutputBytes: config.renderMaxOutputBytes,
+    }),
     observe: metrics.objects,
     watches,
   };

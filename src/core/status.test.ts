@@ -136,6 +136,51 @@ describe('status.failures', () => {
   });
 });
 
+describe('status.cause', () => {
+  const cause = [
+    { kind: 'Deployment', namespace: 'a', name: 'web', reason: 'InProgress', message: '0 of 1 replicas available' },
+    { kind: 'ReplicaSet', namespace: 'a', name: 'web-5d9f' },
+    {
+      kind: 'Pod',
+      namespace: 'a',
+      name: 'web-5d9f-x',
+      reason: 'ErrImagePull',
+      message: `ErrImagePull: ${'i'.repeat(300)}`,
+    },
+  ];
+  const health = {
+    reason: Reason.HealthCheckFailed,
+    message: 'timeout waiting for health: 1 object not Current',
+    terminal: false,
+  };
+
+  it('a failed health check writes the bounded chain and names the first cause in Ready', () => {
+    const s = reduceStatus(undefined, 1, { kind: 'failed', revision: 'r', failure: health, cause }, T0);
+    expect(s.cause).toHaveLength(3);
+    expect(s.cause![2]).toMatchObject({ kind: 'Pod', name: 'web-5d9f-x', reason: 'ErrImagePull' });
+    expect(s.cause![2]!.message!.length).toBeLessThanOrEqual(256);
+    const ready = s.conditions!.find((c) => c.type === 'Ready')!;
+    expect(ready.message).toMatch(
+      /^timeout waiting for health: 1 object not Current; cause: Pod\/a\/web-5d9f-x: ErrImagePull: i+…$/,
+    );
+    // Stalled keeps the failure's own words
+    expect(s.conditions!.find((c) => c.type === 'Stalled')!.message).toBe(health.message);
+  });
+
+  it('is cleared by a new run, a success and a failure without a chain', () => {
+    const failed = reduceStatus(undefined, 1, { kind: 'failed', revision: 'r', failure: health, cause }, T0);
+    for (const outcome of [
+      { kind: 'progressing', revision: 'r', message: 'Applying' },
+      { kind: 'succeeded', revision: 'r', message: 'ok' },
+      { kind: 'failed', failure: { reason: Reason.RenderFailed, message: 'x.yaml: bad', terminal: true } },
+    ] as const) {
+      const next = reduceStatus(failed, 1, outcome, T1);
+      expect(next.cause).toBeUndefined();
+      expect(sameStatus(failed, next)).toBe(false);
+    }
+  });
+});
+
 describe('isReadyFor and sameStatus', () => {
   it('is ready only for the generation it observed', () => {
     const s = reduceStatus(undefined, 2, { kind: 'succeeded', revision: 'r', message: 'm' }, T0);

@@ -10,6 +10,8 @@
 import type { Condition, Status } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
 import type { Failure } from './failure.ts';
+import type { CauseLink } from './health/cause-chain.ts';
+import { boundedCause, withFirstCause } from './health/cause-status.ts';
 import { describeRef } from './object.ts';
 
 export type Outcome =
@@ -23,7 +25,14 @@ export type Outcome =
    * A step failed; `revision` is what was attempted, when known. `failures`: every failure of a
    * best-effort apply (status.failures), `failure` summing them up.
    */
-  | { kind: 'failed'; revision?: string; failure: Failure; failures?: readonly Failure[] }
+  | {
+      kind: 'failed';
+      revision?: string;
+      failure: Failure;
+      failures?: readonly Failure[];
+      /** A health failure's chain to its first cause (status.cause, and named in the Ready message). */
+      cause?: readonly CauseLink[];
+    }
   /** A dependsOn PackageSync is not Ready yet: not an error, retried. */
   | { kind: 'dependency-not-ready'; message: string }
   /** spec.suspend: the other conditions stay as the last reconcile left them, Suspended=True says why. */
@@ -55,7 +64,13 @@ export function reduceStatus(prev: Status | undefined, generation: number, outco
       break;
     case 'failed': {
       const f = outcome.failure;
-      set('Ready', 'False', f.reason, f.message);
+      const cause = outcome.cause ?? [];
+      set(
+        'Ready',
+        'False',
+        f.reason,
+        cause.length > 0 ? withFirstCause(oneLine(f.message), cause, MAX_MESSAGE) : f.message,
+      );
       if (f.terminal || f.reason === Reason.HealthCheckFailed) set('Stalled', 'True', f.reason, f.message);
       else set('Reconciling', 'True', ProgressingWithRetry, `${f.message} (retrying)`);
       if (outcome.revision) next.lastAttemptedRevision = outcome.revision;
@@ -65,6 +80,8 @@ export function reduceStatus(prev: Status | undefined, generation: number, outco
         reason: x.reason,
         message: oneLine(x.message),
       }));
+      if (cause.length > 0) next.cause = boundedCause(cause);
+      else delete next.cause;
       break;
     }
     case 'dependency-not-ready':
@@ -73,7 +90,10 @@ export function reduceStatus(prev: Status | undefined, generation: number, outco
       break;
   }
   // failures describe the last failed run: a new run, a success, a dependency gate clear them
-  if (outcome.kind !== 'failed') delete next.failures;
+  if (outcome.kind !== 'failed') {
+    delete next.failures;
+    delete next.cause;
+  }
   next.conditions = conditions.map((c) => ({ ...c, lastTransitionTime: transitionTime(prev?.conditions, c, now) }));
   return next;
 }
@@ -148,6 +168,7 @@ export function sameStatus(a: Status | undefined, b: Status): boolean {
       o: s?.objects,
       h: s?.history,
       f: s?.failures,
+      x: s?.cause,
     });
   return strip(a) === strip(b);
 }

@@ -9,6 +9,7 @@ import { refOfEntry, type InventoryEntry } from '../core/inventory.ts';
 import type { PackageObjects } from '../adapters/kube/objects.ts';
 import { ok, type Failure, type Result } from '../core/failure.ts';
 import { refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
+import type { HealthRules } from '../core/health/index.ts';
 import type { Change } from '../core/plan/changeset.ts';
 import type { ChangePlan } from '../core/plan/plan-changes.ts';
 import { summarizeApplyFailures } from '../core/plan/apply-failures.ts';
@@ -23,6 +24,8 @@ export interface ActOptions {
   concurrency: number;
   /** refKey → source file, for messages. */
   sources?: ReadonlyMap<string, string>;
+  /** spec.healthCheckExprs, compiled (a depends-on dependency's health). */
+  healthRules?: HealthRules;
 }
 
 /** What the act step tells its caller while it works: the reconcile's run context, or the CLI. */
@@ -66,6 +69,7 @@ export async function applyAndPrune(
     concurrency: opts.concurrency,
     live,
     sources: opts.sources,
+    ...(opts.healthRules ? { healthRules: opts.healthRules } : {}),
   });
   progress.handled(applied.changes);
   if (applied.failures.length > 0) {

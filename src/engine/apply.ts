@@ -13,7 +13,7 @@ import { Reason } from '../api/reasons.ts';
 import { applyFailure, type Objects } from '../adapters/kube/objects.ts';
 import { isNotFound } from '../adapters/kube/client.ts';
 import { fail, ok, type Failure, type Result } from '../core/failure.ts';
-import { computeHealth, notFoundHealth, type Health } from '../core/health/index.ts';
+import { healthWith, notFoundHealth, type Health, type HealthRules } from '../core/health/index.ts';
 import type { Change } from '../core/plan/changeset.ts';
 import { describeObject, type DependencyGraph } from '../core/plan/graph.ts';
 import { ApplySchedule } from '../core/plan/schedule.ts';
@@ -47,6 +47,8 @@ export interface ApplyOptions {
   live?: ReadonlyMap<string, KubeObject>;
   /** refKey → source file, for messages. */
   sources?: ReadonlyMap<string, string>;
+  /** spec.healthCheckExprs, compiled: how a depends-on dependency's health is judged. */
+  healthRules?: HealthRules;
 }
 
 export async function applyGraph(
@@ -64,7 +66,9 @@ export async function applyGraph(
   const where = (i: number) => describeObject(graph.nodes[i]!.ref, opts.sources);
 
   const ownFailure = new Set<number>();
-  const record = (i: number, failure: Failure) => {
+  const record = (i: number, own: Failure) => {
+    // every failure names where the object is defined (file:line for a plain file), status.failures too
+    const failure = withSourceFile(own, opts.sources ?? new Map());
     failed.push({ node: i, failure });
     if (failure.reason !== Reason.DependencyFailed) ownFailure.add(i);
     for (const skip of schedule.failed(i)) {
@@ -170,7 +174,7 @@ async function untilCurrent(
   opts: ApplyOptions,
 ): Promise<Health | undefined> {
   let copy = first;
-  let health: Health = copy ? computeHealth(copy) : notFoundHealth();
+  let health: Health = copy ? healthWith(copy, opts.healthRules) : notFoundHealth();
   for (let pause = 250; ; pause = Math.min(pause * 1.5, 2_000)) {
     if (health.status === 'Current') return undefined;
     if (health.status === 'Failed') return health;
@@ -182,7 +186,7 @@ async function untilCurrent(
       if (opts.signal.aborted) continue;
       throw e;
     }
-    health = copy ? computeHealth(copy) : notFoundHealth();
+    health = copy ? healthWith(copy, opts.healthRules) : notFoundHealth();
   }
 }
 

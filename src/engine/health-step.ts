@@ -10,7 +10,7 @@ import type { Spec } from '../api/packagesync.ts';
 import type { PackageObjects } from '../adapters/kube/objects.ts';
 import { Reason } from '../api/reasons.ts';
 import { fail, type Result } from '../core/failure.ts';
-import type { HealthSummary } from '../core/health/index.ts';
+import type { CauseLink, HealthRules, HealthSummary } from '../core/health/index.ts';
 import type { KubeObject } from '../core/object.ts';
 import { listSource, sleep, watchSource } from './health-source.ts';
 import type { Ports } from './ports.ts';
@@ -20,8 +20,11 @@ import { waitUntilHealthy } from './wait.ts';
 export interface HealthProgress {
   /** Writes the Reconciling message. */
   waiting(message: string): Promise<void>;
-  /** The latest health summary (the last one is what the wait ended with). */
-  observed(summary: HealthSummary): void;
+  /**
+   * The latest health summary (the last one is what the wait ended with) and the chain from its first object
+   * that is not Current to the cause ([] when every object is Current).
+   */
+  observed(summary: HealthSummary, cause: readonly CauseLink[]): void;
 }
 
 export interface HealthStepInput {
@@ -48,6 +51,8 @@ export interface HealthStepInput {
   /** What Reconciling says once the wait outlasts WAITING_WRITE_GRACE_MS and no object has been named yet. */
   waitingMessage: string;
   progress: HealthProgress;
+  /** spec.healthCheckExprs, compiled. */
+  rules?: HealthRules;
 }
 
 /** Progress messages that only change numbers are written at most this often: each is a status write. */
@@ -111,7 +116,8 @@ export async function awaitHealth(input: HealthStepInput): Promise<Result<Health
       signal,
       timeoutMs: input.timeoutMs,
       known: input.known,
-      observed: (summary) => input.progress.observed(summary),
+      ...(input.rules ? { rules: input.rules } : {}),
+      observed: (summary, cause) => input.progress.observed(summary, cause),
       ...(source === polling ? { recheckMs: 2_000 } : {}),
       onProgress: async (s) => {
         // A new object to name or a new count is worth a write at once; a changed number in the same

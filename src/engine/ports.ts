@@ -10,6 +10,7 @@ import type { WatchCache } from '../adapters/kube/watch-cache.ts';
 import type { PackageSyncs } from '../adapters/kube/packagesyncs.ts';
 import type { SourcePort } from '../adapters/git/source-port.ts';
 import type { Renderer } from '../adapters/render/build.ts';
+import type { Decryptor } from '../adapters/render/sops.ts';
 
 export type { FetchedSource, SourcePort } from '../adapters/git/source-port.ts';
 
@@ -41,6 +42,8 @@ export interface Ports {
   log: Logger;
   /** Builds kustomize and Helm packages (absent: plain files only, e.g. in tests that need no tools). */
   render?: Renderer;
+  /** spec.decryption: the upstream sops binary (absent: an encrypted object fails DecryptionFailed). */
+  decryptor?: Decryptor;
   /** Shared watches for the health wait (the controller); absent = the wait polls with LISTs (the CLI). */
   watches?: WatchCache;
   /** Metrics hooks; no-ops in the CLI. */

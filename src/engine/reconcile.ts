@@ -20,7 +20,7 @@ import { durationMs, FINALIZER, PRUNE_APPROVED, type PackageSync, type Spec } fr
 import { Reason } from '../api/reasons.ts';
 import { fail, ok, type Failure, type Result } from '../core/failure.ts';
 import { withSourceFile } from '../core/render/locate.ts';
-import { healthOf } from '../core/health/index.ts';
+import { compileHealthChecks, healthOf } from '../core/health/index.ts';
 import { refKey, refOf } from '../core/object.ts';
 import { checkNamespacePolicy, type NamespacePolicy } from '../core/plan/namespace-policy.ts';
 import { dependsOnCycle } from '../core/plan/depends-on-cycle.ts';
@@ -34,6 +34,7 @@ import { awaitHealth } from './health-step.ts';
 import { planAgainstLive } from './package-plan.ts';
 import { packageRevision } from './package-revision.ts';
 import { renderStep } from './render-step.ts';
+import { verifyStep } from './verify-step.ts';
 import type { Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
 import { readSubstitution } from './substitution-inputs.ts';
@@ -93,6 +94,13 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   }
   const spec = parsed.value;
   if (spec.suspend) return run.decided({ kind: 'suspended' }, { failed: false });
+  // custom health expressions compile before anything is fetched or applied: a typo is InvalidSpec, not a
+  // health check that can never pass
+  const healthRules = compileHealthChecks(spec.healthCheckExprs ?? []);
+  if (!healthRules.ok) {
+    const outcome = { kind: 'failed', failure: healthRules.failure } as const;
+    return run.decided(outcome, { failed: true, requeueAfterMs: INVALID_SPEC_RETRY_MS });
+  }
   const retry = durationMs(spec.retryInterval);
   const interval = durationMs(spec.interval);
 
@@ -118,6 +126,9 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   // a commit that touched nothing the package reads keeps the revision applied (package-revision.ts)
   const revision = await packageRevision(ps, source.value);
   run.resolved(revision);
+  // spec.source.verify: an unsigned or wrongly signed commit goes no further (engine/verify-step.ts)
+  const verified = await verifyStep(ports, ps.metadata.namespace, spec.source, source.value, credentials.value, signal);
+  if (!verified.ok) return run.failed(verified.failure, retry);
 
   // 3. render: the postBuild variables first (substitution-inputs.ts), then build (plain files | kustomize |
   // helm template) and the pure steps (engine/render-step.ts)
@@ -135,8 +146,9 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   if (!rendered.ok) return run.failed(rendered.failure, retry);
   run.digest = rendered.value.digest;
   const desired = rendered.value.objects;
-  // a built package's object may have a generated name: later failures about it name the file it came from
-  const located = (f: Failure) => (rendered.value.tool === 'plain' ? f : withSourceFile(f, rendered.value.sources));
+  // later failures about an object name where it is defined: file:line for a plain file, the file for a built
+  // package (whose object may have a generated name found in no file)
+  const located = (f: Failure) => withSourceFile(f, rendered.value.sources);
   const allowed = checkNamespacePolicy(desired, ps.metadata.namespace, opts.namespacePolicy);
   if (!allowed.ok) return run.failed(located(allowed.failure), retry);
 
@@ -160,7 +172,10 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
     annotation: PRUNE_APPROVED,
   });
   if (!budget.ok) return run.failed(budget.failure, retry);
-  const liveHealth = healthOf(managed.flatMap((d) => live.byKey.get(refKey(refOf(d))) ?? []));
+  const liveHealth = healthOf(
+    managed.flatMap((d) => live.byKey.get(refKey(refOf(d))) ?? []),
+    healthRules.value,
+  );
   const settled = isSettled({
     plan,
     prune: spec.prune,
@@ -185,6 +200,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
       signal,
       concurrency: opts.applyConcurrency,
       sources: rendered.value.sources,
+      healthRules: healthRules.value,
     },
     run,
   );
@@ -194,7 +210,13 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
 
   // 6. health: Ready only when every applied object is Current (health-step.ts)
   const known = new Map([...live.byKey, ...acted.value.stored]);
-  run.observed(healthOf(managed.flatMap((d) => known.get(refKey(refOf(d))) ?? [])));
+  run.observed(
+    healthOf(
+      managed.flatMap((d) => known.get(refKey(refOf(d))) ?? []),
+      healthRules.value,
+    ),
+    [],
+  );
   if (spec.wait && managed.length > 0) {
     const healthy = await awaitHealth({
       ports,
@@ -211,6 +233,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
       interval,
       waitingMessage: `Applied revision ${revision}: ${run.summary()}; waiting for health`,
       progress: run,
+      rules: healthRules.value,
     });
     if (!healthy.ok && healthy.failure.reason === Reason.Superseded) return supersededRun(opts);
     if (!healthy.ok) return run.failed(located(healthy.failure), retry);

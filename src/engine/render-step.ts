@@ -12,6 +12,9 @@ import type { HelmCapabilities } from '../adapters/render/helm.ts';
 import { fail, ok, type Result } from '../core/failure.ts';
 import { withCommonMetadata } from '../core/render/built.ts';
 import { plainPackage, readObjects, type RenderedPackage, type Substitution } from '../core/render/index.ts';
+import type { LocatedObject } from '../core/render/manifests.ts';
+import { substitutionStep } from '../core/render/substitute.ts';
+import { cipherDigest, decryptionKeys, decryptObjects, holdsEncrypted } from './decrypt-step.ts';
 import { renderBuiltForCluster } from './package-plan.ts';
 import type { FetchedSource, Ports } from './ports.ts';
 
@@ -31,9 +34,12 @@ export type RenderedStep = RenderedPackage & { tool: BuildTool };
 
 export async function renderStep(ports: Ports, input: RenderStepInput): Promise<Result<RenderedStep>> {
   const { spec, owner } = input;
-  const built = await buildObjects(ports, input);
+  // with spec.decryption, substitution runs after decryption (as Flux's), so it is held back from the build
+  const built = await buildObjects(ports, spec.decryption ? { ...input, substitution: undefined } : input);
   if (!built.ok) return built;
-  const objects = withCommonMetadata(built.value.objects, spec.kustomize?.commonMetadata);
+  const decrypted = await decryptStep(ports, input, built.value);
+  if (!decrypted.ok) return decrypted;
+  const objects = withCommonMetadata(decrypted.value, spec.kustomize?.commonMetadata);
   const rendered = await renderBuiltForCluster(
     { objects, what: built.value.what },
     {
@@ -44,7 +50,46 @@ export async function renderStep(ports: Ports, input: RenderStepInput): Promise<
     },
     input.objects.discovery,
   );
-  return rendered.ok ? ok({ ...rendered.value, tool: built.value.tool }) : rendered;
+  if (!rendered.ok) return rendered;
+  const digest =
+    decrypted.value === built.value.objects
+      ? rendered.value.digest
+      : cipherDigest(built.value.objects, rendered.value.objects);
+  return ok({ ...rendered.value, digest, tool: built.value.tool });
+}
+
+/**
+ * spec.decryption (engine/decrypt-step.ts), then the postBuild substitution held back from the build. The
+ * same objects array comes back when nothing was encrypted.
+ */
+async function decryptStep(ports: Ports, input: RenderStepInput, built: Built): Promise<Result<LocatedObject[]>> {
+  const { spec } = input;
+  if (!holdsEncrypted(built.objects))
+    return spec.decryption ? substituteAfter(built.objects, input) : ok(built.objects);
+  const keys = spec.decryption
+    ? await decryptionKeys(ports.secrets, input.owner.namespace, spec.decryption)
+    : undefined;
+  if (keys && !keys.ok) return keys;
+  const decrypted = await decryptObjects(ports.decryptor, built.objects, keys?.value, {
+    // kustomize and helm may change an object's unencrypted fields (namespace, labels): its MAC no longer
+    // holds, and Flux skips it; plain files are decrypted exactly as committed, MAC checked
+    checkMac: built.tool === 'plain',
+    signal: input.signal,
+  });
+  if (!decrypted.ok) return decrypted;
+  return spec.decryption ? substituteAfter(decrypted.value.objects, input) : ok(decrypted.value.objects);
+}
+
+function substituteAfter(objects: LocatedObject[], input: RenderStepInput): Result<LocatedObject[]> {
+  const step = substitutionStep(input.substitution);
+  if (!step) return ok(objects);
+  const out: LocatedObject[] = [];
+  for (const o of objects) {
+    const r = step(o.object, o.where);
+    if (!r.ok) return r;
+    out.push({ object: r.value as LocatedObject['object'], where: o.where });
+  }
+  return ok(out);
 }
 
 async function buildObjects(ports: Ports, input: RenderStepInput): Promise<Result<Built>> {

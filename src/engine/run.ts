@@ -13,7 +13,7 @@ import { Reason } from '../api/reasons.ts';
 import { interruptionMessage } from '../adapters/kube/failures.ts';
 import type { Objects, PackageObjects } from '../adapters/kube/objects.ts';
 import type { Failure } from '../core/failure.ts';
-import type { HealthSummary } from '../core/health/index.ts';
+import type { CauseLink, HealthSummary } from '../core/health/index.ts';
 import type { InventoryEntry } from '../core/inventory.ts';
 import { describeRef, type ObjectRef } from '../core/object.ts';
 import { summarizeChanges, type Change } from '../core/plan/changeset.ts';
@@ -51,6 +51,8 @@ export class Run implements ActProgress, HealthProgress {
   applyFailures: readonly Failure[] = [];
   /** The latest health of the package's objects: written to status.objects with the outcome. */
   private health: HealthSummary | undefined;
+  /** The chain from the first object not Current to its cause, as the health wait last saw it. */
+  private cause: readonly CauseLink[] = [];
   private status: Status;
   private latest: PackageSync;
 
@@ -111,10 +113,12 @@ export class Run implements ActProgress, HealthProgress {
     return this.report({ kind: 'waiting', revision: this.revision!, message });
   }
 
-  observed(h: HealthSummary): void {
+  observed(h: HealthSummary, cause: readonly CauseLink[]): void {
     // Kept aside, not put in status yet: a progress write in flight returns the status it sent, which would
-    // undo a count put there meanwhile. The outcome's write carries the last counts.
+    // undo a count put there meanwhile. The outcome's write carries the last counts (and, when the health
+    // check failed, the cause).
     this.health = h;
+    this.cause = cause;
   }
 
   /** `created 2, configured 1, pruned 1`-style summary of what this run changed. */
@@ -176,6 +180,8 @@ export class Run implements ActProgress, HealthProgress {
       ...(this.revision ? { revision: this.revision } : {}),
       // a best-effort apply's every failure (status.failures); `failure` sums them up
       ...(this.applyFailures.length > 0 ? { failures: this.applyFailures } : {}),
+      // a failed health check's chain to its first cause (status.cause)
+      ...(failure.reason === Reason.HealthCheckFailed && this.cause.length > 0 ? { cause: this.cause } : {}),
     });
     return { failed: true, requeueAfterMs };
   }

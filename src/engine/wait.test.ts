@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { available, deployment, starting } from '../../test/support/workloads.ts';
+import { compileHealthChecks, type CauseLink } from '../core/health/index.ts';
 import { refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
 import type { HealthSource } from './health-source.ts';
 import { waitUntilHealthy } from './wait.ts';
@@ -125,5 +126,34 @@ describe('waitUntilHealthy', () => {
     f.change([deployment('web', { ...available, observedGeneration: 2 }, 2)]);
     expect((await waiting).ok).toBe(true);
     expect(f.calls.reads).toBe(2);
+  });
+});
+
+describe('waitUntilHealthy with spec.healthCheckExprs', () => {
+  it('judges a kind by its CEL rule, fails fast on `failed`, and names the rule as the cause', async () => {
+    const rules = compileHealthChecks([
+      {
+        apiVersion: 'example.com/v1',
+        kind: 'Gadget',
+        current: 'false',
+        failed: "status.conditions.exists(e, e.reason == 'Backend')",
+      },
+    ]);
+    if (!rules.ok) throw new Error(rules.failure.message);
+    // kstatus alone would wait on Ready=True; the rule says failed
+    const f = fakeSource([gadget('True')]);
+    const causes: (readonly CauseLink[])[] = [];
+    const done = await waitUntilHealthy(f.source, [gadget('True')], {
+      ...opts(),
+      rules: rules.value,
+      observed: (_s, cause) => void causes.push(cause),
+    });
+    expect(done.ok).toBe(false);
+    expect(!done.ok && done.failure.message).toMatch(
+      /^health check failed: Gadget\.example\.com\/team-a\/g \(healthCheckExprs Gadget\.example\.com failed: /,
+    );
+    expect(causes.at(-1)).toEqual([
+      expect.objectContaining({ kind: 'Gadget.example.com', name: 'g', reason: 'HealthCheckExprFailed' }),
+    ]);
   });
 });

@@ -14,10 +14,13 @@ import type { PackageObjects } from '../adapters/kube/objects.ts';
 import { fail, ok, type Result } from '../core/failure.ts';
 import {
   freshestCopy,
+  healthCause,
   healthFailure,
   judgeHealth,
   summarizeHealth,
   workloadsToExplain,
+  type CauseLink,
+  type HealthRules,
   type HealthSummary,
   type ObjectHealth,
 } from '../core/health/index.ts';
@@ -37,10 +40,15 @@ export interface WaitOptions {
   known: ReadonlyMap<string, KubeObject>;
   /** Called when the summary's message changes, so status can say what is still in progress. */
   onProgress?: (summary: HealthSummary) => Promise<void> | void;
-  /** Called with every summary, the last one included (whatever the wait ends with). */
-  observed?: (summary: HealthSummary) => void;
+  /**
+   * Called with every summary, the last one included (whatever the wait ends with), and while not every
+   * object is Current the chain from the first of them to its cause.
+   */
+  observed?: (summary: HealthSummary, cause: readonly CauseLink[]) => void;
   /** Polling sources want short sleeps; watch sources sleep until an event. */
   recheckMs?: number;
+  /** spec.healthCheckExprs, compiled: replaces kstatus for the kinds it names. */
+  rules?: HealthRules;
 }
 
 /**
@@ -69,9 +77,10 @@ export async function waitUntilHealthy(
   const deadline = started + opts.timeoutMs;
   let lastMessage = '';
   for (;;) {
-    const list = await observe(source, desired, opts.known, Date.now() - started < WATCH_LAG_GRACE_MS);
+    const seen = await observe(source, desired, opts, Date.now() - started < WATCH_LAG_GRACE_MS);
+    const { list } = seen;
     const summary = summarizeHealth(list);
-    opts.observed?.(summary);
+    opts.observed?.(summary, causeOf(summary, seen, opts.rules));
     if (summary.status === 'Current') return ok(summary);
     if (summary.counts.Failed > 0) return { ok: false, failure: healthFailure(list, summary, 'failed') };
     // the deadline first: when time ran out, that is what to report, whatever else happened meanwhile
@@ -86,16 +95,31 @@ export async function waitUntilHealthy(
   }
 }
 
+interface Round {
+  list: ObjectHealth[];
+  /** The copy each entry of `list` was judged on (same index; undefined = not found). */
+  copies: (KubeObject | undefined)[];
+  children: KubeObject[];
+}
+
 /** One round: read the objects, keep the freshest copy of each, read children only where they explain. */
 async function observe(
   source: HealthSource,
   desired: readonly KubeObject[],
-  known: ReadonlyMap<string, KubeObject>,
+  { known, rules }: Pick<WaitOptions, 'known' | 'rules'>,
   inGrace: boolean,
-): Promise<ObjectHealth[]> {
+): Promise<Round> {
   const refs = desired.map(refOf);
   const live = await source.read(refs);
   const copies = refs.map((ref) => freshestCopy(live.get(refKey(ref)), known.get(refKey(ref)), inGrace));
-  const children = await source.children(workloadsToExplain(copies));
-  return judgeHealth(refs, copies, children);
+  const children = await source.children(workloadsToExplain(copies, rules));
+  return { list: judgeHealth(refs, copies, children, rules), copies, children };
+}
+
+/** The chain below the summary's first object that is not Current ([] when all are). */
+function causeOf(summary: HealthSummary, round: Round, rules: HealthRules | undefined): CauseLink[] {
+  if (!summary.first) return [];
+  const copy = round.copies[round.list.indexOf(summary.first)];
+  // a kind judged by a spec.healthCheckExprs rule is not explained by its Pods: the rule's verdict is the cause
+  return healthCause(summary.first, copy && !rules?.ruleFor(copy) ? copy : undefined, round.children);
 }

@@ -177,6 +177,7 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
           }
         },
         forget: (url) => source.forget?.(url),
+        ...(source.verify ? { verify: source.verify.bind(source) } : {}),
       };
     },
     setConditions(ps) {

@@ -22,7 +22,7 @@ describe('the Dockerfile as the image build reads it', () => {
     const spec = readImageSpec(dockerfile);
     expect(spec.base).toEqual({ image: 'node:24-bookworm-slim', nodeMajor: 24, suite: 'bookworm' });
     expect(spec.npmCiFlags).toEqual(['--omit=dev', '--ignore-scripts']);
-    expect(spec.aptPackages).toEqual(['git', 'openssh-client', 'ca-certificates']);
+    expect(spec.aptPackages).toEqual(['git', 'openssh-client', 'ca-certificates', 'gpg']);
     expect(spec.userRun).toMatch(/^groupadd --gid 65532 nonroot && useradd --uid 65532 /);
     expect(spec.workdir).toBe('/app');
     expect(spec.depsCopy).toEqual({ src: '/app/node_modules', dest: './node_modules' });
@@ -35,7 +35,7 @@ describe('the Dockerfile as the image build reads it', () => {
 
   it('builds the render tools the controller runs, and copies them where the Docker-free build puts them', () => {
     const { renderTools } = readImageSpec(dockerfile);
-    expect(renderTools.tools.map((t) => t.name)).toEqual(['kustomize', 'helm']);
+    expect(renderTools.tools.map((t) => t.name)).toEqual(['kustomize', 'helm', 'sops']);
     expect(renderTools.dest).toBe('/usr/local/bin');
     expect(renderTools.goImage).toMatch(/^golang:[0-9.]+-bookworm$/);
   });
@@ -96,8 +96,8 @@ describe('the Dockerfile as the image build reads it', () => {
     ],
     [
       'a render tool built but not copied into the final image',
-      dockerfile.replace('/out/kustomize /out/helm', '/out/kustomize'),
-      /exactly the tools built there \(kustomize, helm\)/,
+      dockerfile.replace('/out/kustomize /out/helm /out/sops', '/out/kustomize /out/sops'),
+      /exactly the tools built there \(kustomize, helm, sops\)/,
     ],
     [
       'a render tool built some other way',

@@ -9,6 +9,9 @@ import { authFromSecret } from './auth.ts';
 import { builtPackageAt } from '../render/build.ts';
 import { readPackageFiles } from './read-package.ts';
 import { createGitFetcher } from './source.ts';
+import { verifySource } from './verify-source.ts';
+import type { AllowedKeys } from '../../core/signers.ts';
+import { join } from 'node:path';
 import type { GitFetcher } from './source.ts';
 import { ensurePrivateRoot, sweepStaleTemp } from './sweep.ts';
 import { validatePackagePath, validateRef, validateSourceURL } from './validate.ts';
@@ -54,6 +57,14 @@ export interface SourcePort {
   ): Promise<Result<FetchedSource>>;
   /** Forgets what it recently learnt about this URL's refs: the next fetch asks the git server. */
   forget?(url: string): void;
+  /** spec.source.verify: the fetched commit (or tag) is signed by a key `keys` allows (verify-source.ts). */
+  verify?(
+    source: Spec['source'],
+    fetched: FetchedSource,
+    keys: AllowedKeys,
+    credentials: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<Result<void>>;
 }
 
 export type GitSourceConfig = Pick<
@@ -135,5 +146,34 @@ export async function createGitSource(
     });
   }
 
-  return { fetch, forget: (url) => fetcher.forget(url), fetcher };
+  async function verify(
+    source: Spec['source'],
+    fetched: FetchedSource,
+    keys: AllowedKeys,
+    credentials: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<Result<void>> {
+    if (!source.verify) return ok(undefined);
+    const url = validateSourceURL(source.url, { allowInsecureHttp });
+    if (!url.ok) return url;
+    const auth = authFromSecret(credentials);
+    if (!auth.ok) return auth;
+    const ref = source.ref;
+    const label = fetched.revision.split('@')[0];
+    return verifySource({
+      verify: source.verify,
+      url: url.value,
+      auth: auth.value,
+      commit: fetched.commit,
+      checkoutRoot: fetched.checkoutRoot,
+      tag: ref?.tag ?? (ref?.semver !== undefined ? label : undefined),
+      keys,
+      tmpRoot: join(config.gitCacheDir, 'tmp'),
+      allowInsecureHttp,
+      timeoutMs: durationMs(config.gitTimeout),
+      signal,
+    });
+  }
+
+  return { fetch, forget: (url) => fetcher.forget(url), verify, fetcher };
 }

@@ -61,7 +61,10 @@ export class PackageSyncs {
         return await this.client.request<PackageSync>('PATCH', `${objectPath(namespace, name)}/status`, {
           contentType: 'application/merge-patch+json',
           // a merge patch keeps what it does not name: a list the reducer dropped must be nulled to go
-          body: { metadata: resourceVersion ? { resourceVersion } : {}, status: { failures: null, ...next } },
+          body: {
+            metadata: resourceVersion ? { resourceVersion } : {},
+            status: { failures: null, cause: null, ...next },
+          },
         });
       } catch (e) {
         if (isNotFound(e)) return undefined;

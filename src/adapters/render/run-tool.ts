@@ -16,8 +16,15 @@ export interface ToolRun {
   /** Absolute path of the binary. */
   bin: string;
   args: string[];
-  /** Working directory: inside the (copied) checkout. */
+  /** Working directory: inside the (copied) checkout; '' for the run's own empty private directory. */
   cwd: string;
+  /** Written to the tool's stdin (then closed); without it stdin is /dev/null. */
+  stdin?: string;
+  /**
+   * Variables added to the scrubbed environment, e.g. SOPS_AGE_KEY: secrets go to a tool here, never on its
+   * command line (which any process of the machine can read).
+   */
+  env?: Record<string, string>;
   timeoutMs: number;
   /** stdout beyond this many bytes kills the tool: an endless or huge render. */
   maxOutputBytes: number;
@@ -46,7 +53,11 @@ export async function runTool(run: ToolRun): Promise<ToolOutcome> {
     await mkdir(join(home, 'cache'), { mode: 0o700 });
     await mkdir(join(home, 'data'), { mode: 0o700 });
     await writeFile(join(home, 'kubeconfig'), '', { mode: 0o600 });
-    return await spawnTool(run, toolEnv(home), [...run.hidePaths, { path: home, as: '' }]);
+    const cwd = run.cwd === '' ? home : run.cwd;
+    return await spawnTool({ ...run, cwd }, { ...toolEnv(home), ...run.env }, [
+      ...run.hidePaths,
+      { path: home, as: '' },
+    ]);
   } finally {
     await rm(home, { recursive: true, force: true });
   }
@@ -81,9 +92,12 @@ function spawnTool(
     const child = spawn(run.bin, run.args, {
       cwd: run.cwd,
       env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
       detached: true, // its own process group: the kill below reaches what it started
     });
+    // a tool that exits without reading its input: its exit code says why
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(run.stdin ?? '');
     const out: Buffer[] = [];
     let outBytes = 0;
     const err: Buffer[] = [];

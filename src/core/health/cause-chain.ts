@@ -1,7 +1,9 @@
 import type { KubeObject } from '../object.ts';
-import { describeRef, refOf } from '../object.ts';
+import { describeRef, refOf, type ObjectRef } from '../object.ts';
 import { computeHealth } from './compute.ts';
-import { notReadyCause, podCause } from './pod.ts';
+import { workloadCause } from './explain.ts';
+import type { ObjectHealth } from './summary.ts';
+import { isWorkload } from './judge.ts';
 
 /** A Ready condition as `why` shows it. */
 export interface ReadyView {
@@ -19,6 +21,24 @@ export interface ChainInput {
   workloads: readonly { workload: KubeObject; children: readonly KubeObject[] }[];
 }
 
+/** One step of a chain as data: what status.cause holds (see boundedCause). */
+export interface CauseLink {
+  /** `Deployment`, `Pod`; `Kind.group` for custom groups, as describeRef names them. */
+  kind: string;
+  namespace?: string;
+  name: string;
+  /** PascalCase, as the object's own status says it: InProgress, ImagePullBackOff, ReplicaFailure. */
+  reason?: string;
+  message?: string;
+}
+
+/** A link and how `why` prints it (depth = indent). */
+interface Step {
+  link: CauseLink;
+  depth: number;
+  text: string;
+}
+
 /**
  * The chain from a PackageSync to the first real cause, one line a step (depth = indent):
  *   PackageSync team-a/web  Ready=False HealthCheckFailed
@@ -33,8 +53,27 @@ export function causeChain(input: ChainInput): string[] {
     if (dep.ready?.status === 'True') continue;
     lines.push(`└ dependsOn ${dep.name}  ${dep.ready ? readyText(dep.ready) : 'not found'}`);
   }
-  for (const { workload, children } of input.workloads) lines.push(...workloadChain(workload, children));
+  for (const { workload, children } of input.workloads) {
+    for (const s of workloadSteps(workload, children)) lines.push(`${'  '.repeat(s.depth - 1)}└ ${s.text}`);
+  }
   return lines;
+}
+
+/**
+ * The chain below the object that ended a health wait (the summary's first): the object, then for a workload
+ * its ReplicaSet and the Pod with the cause. `copy` is the object as read (undefined: not found); `children`
+ * the ReplicaSets and Pods read for workloads. What the Run writes to status.cause.
+ */
+export function healthCause(
+  first: ObjectHealth,
+  copy: KubeObject | undefined,
+  children: readonly KubeObject[],
+): CauseLink[] {
+  if (copy && isWorkload(copy)) return workloadSteps(copy, children).map((s) => s.link);
+  const { health } = first;
+  const prefix = `${describeRef(first.object)}: `;
+  const message = health.message.startsWith(prefix) ? health.message.slice(prefix.length) : health.message;
+  return [link(first.object, health.reason ?? health.status, message)];
 }
 
 function readyText(ready: ReadyView | undefined): string {
@@ -42,33 +81,40 @@ function readyText(ready: ReadyView | undefined): string {
   return [`Ready=${ready.status}`, ready.reason].filter(Boolean).join(' ');
 }
 
-function workloadChain(workload: KubeObject, children: readonly KubeObject[]): string[] {
+function workloadSteps(workload: KubeObject, children: readonly KubeObject[]): Step[] {
   const health = computeHealth(workload);
-  const lines = [`└ ${describeRef(refOf(workload))}  ${health.status}: ${health.message}`];
-  // A Deployment's pods hang under its ReplicaSets; other workloads own their pods directly.
-  const sets = children.filter((c) => c.kind === 'ReplicaSet' && ownedBy(c, workload));
-  const owners = sets.length > 0 ? sets : [workload];
-  for (const owner of owners) {
-    const pods = children.filter((c) => c.kind === 'Pod' && ownedBy(c, owner) && !c.metadata.deletionTimestamp);
-    const causes = pods.flatMap((pod) => {
-      const cause = podCause(pod) ?? notReadyCause(pod);
-      return cause ? [{ pod, cause }] : [];
-    });
-    if (causes.length === 0) continue;
-    const indent = owner === workload ? '  ' : '    ';
-    if (owner !== workload) lines.push(`  └ ${describeRef(refOf(owner))}`);
-    const first = causes.find((c) => c.cause.fatal) ?? causes[0]!;
-    lines.push(`${indent}└ ${describeRef(refOf(first.pod))}  ${first.cause.message}`);
+  const ref = refOf(workload);
+  const steps: Step[] = [
+    {
+      link: link(ref, health.reason ?? health.status, health.message),
+      depth: 1,
+      text: `${describeRef(ref)}  ${health.status}: ${health.message}`,
+    },
+  ];
+  if (health.status === 'Current') return steps;
+  const cause = workloadCause(workload, children);
+  if (!cause) return steps;
+  if (cause.via) {
+    const via = refOf(cause.via);
+    steps.push({ link: link(via), depth: 2, text: describeRef(via) });
   }
-  return lines;
+  const at = refOf(cause.at);
+  steps.push({
+    link: link(at, cause.reason, cause.detail),
+    depth: cause.via ? 3 : 2,
+    text: `${describeRef(at)}  ${cause.detail}`,
+  });
+  return steps;
 }
 
-function ownedBy(child: KubeObject, owner: KubeObject): boolean {
-  if ((child.metadata.namespace ?? '') !== (owner.metadata.namespace ?? '')) return false;
-  return (child.metadata.ownerReferences ?? []).some(
-    (ref) =>
-      ref.kind === owner.kind &&
-      ref.name === owner.metadata.name &&
-      (!ref.uid || !owner.metadata.uid || ref.uid === owner.metadata.uid),
-  );
+function link(ref: ObjectRef, reason?: string, message?: string): CauseLink {
+  const named = describeRef(ref);
+  const kind = named.slice(0, named.indexOf('/'));
+  return {
+    kind,
+    ...(ref.namespace ? { namespace: ref.namespace } : {}),
+    name: ref.name,
+    ...(reason ? { reason } : {}),
+    ...(message ? { message } : {}),
+  };
 }

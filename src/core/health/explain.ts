@@ -4,13 +4,21 @@ import { computeHealth } from './compute.ts';
 import { condition, str } from './fields.ts';
 import type { Health } from './health.ts';
 import { trimDot } from './health.ts';
+import { isOwnedBy } from './owners.ts';
 import { notReadyCause, podCause } from './pod.ts';
 
 /** A reason found below the workload; `fatal` may end the wait at once. */
-interface Cause {
+export interface WorkloadCause {
   reason: string;
+  /** `Pod web-7d9f-abcde: ImagePullBackOff: …`: the child named, as the workload's message quotes it. */
   message: string;
   fatal: boolean;
+  /** The child the cause was found on (a Pod, or a ReplicaSet that cannot create pods) … */
+  at: KubeObject;
+  /** … in its own words (`ImagePullBackOff: Back-off pulling image "x"`). */
+  detail: string;
+  /** The ReplicaSet between a Deployment and the Pod, when there is one. */
+  via?: KubeObject;
 }
 
 /** A pod that belongs to the workload; `current` = made from the workload's present spec. */
@@ -38,16 +46,22 @@ export function explainWorkload(workload: KubeObject, children: readonly KubeObj
   // Until the controller has seen the new spec, every child still describes the old one.
   if (health.reason === 'LatestGenerationNotObserved' || health.reason === 'NotObserved') return plain;
 
-  const cause = findCause(workload, children);
+  const cause = workloadCause(workload, children);
   if (!cause) return plain;
   const message = `${name}: ${trimDot(health.message)}; ${trimDot(cause.message)}`;
   if (health.status === 'Failed') return { status: 'Failed', reason: health.reason ?? cause.reason, message };
   return { status: cause.fatal ? 'Failed' : 'InProgress', reason: cause.reason, message };
 }
 
-function findCause(workload: KubeObject, children: readonly KubeObject[]): Cause | undefined {
+/**
+ * The first telling cause below a workload, with the child it was found on: a fatal one in a pod of the
+ * present spec first, then a ReplicaSet that cannot create pods, then any pod's. The wait's message and
+ * `why`'s chain (cause-chain.ts) both come from here, so they name the same pod.
+ */
+export function workloadCause(workload: KubeObject, children: readonly KubeObject[]): WorkloadCause | undefined {
   let pods: OwnedPod[];
-  const extra: Cause[] = [];
+  let via: KubeObject | undefined;
+  const extra: WorkloadCause[] = [];
   switch (`${groupOf(workload.apiVersion)}/${workload.kind}`) {
     case 'apps/Deployment':
     case 'extensions/Deployment': {
@@ -60,8 +74,11 @@ function findCause(workload: KubeObject, children: readonly KubeObject[]): Cause
           reason: failure.reason ?? 'ReplicaFailure',
           message: `ReplicaSet ${rs.metadata.name}: ${text}`,
           fatal: false,
+          at: rs,
+          detail: text,
         });
       }
+      via = rs;
       pods = podsOf(rs, children).map((pod) => ({ pod, current: true }));
       break;
     }
@@ -97,12 +114,12 @@ function findCause(workload: KubeObject, children: readonly KubeObject[]): Cause
   const causes = [...pods]
     .filter(({ pod }) => !pod.metadata.deletionTimestamp) // already being replaced
     .sort((a, b) => Number(b.current) - Number(a.current)) // stable: input order within each group
-    .flatMap(({ pod, current }): Cause[] => {
+    .flatMap(({ pod, current }): WorkloadCause[] => {
       const cause = podCause(pod) ?? notReadyCause(pod);
       if (!cause) return [];
-      return [
-        { reason: cause.reason, message: `Pod ${pod.metadata.name}: ${cause.message}`, fatal: current && cause.fatal },
-      ];
+      const message = `Pod ${pod.metadata.name}: ${cause.message}`;
+      const fatal = current && cause.fatal;
+      return [{ reason: cause.reason, message, fatal, at: pod, detail: cause.message, ...(via ? { via } : {}) }];
     });
   return causes.find((c) => c.fatal) ?? extra[0] ?? causes[0];
 }
@@ -125,18 +142,6 @@ function newestReplicaSet(deployment: KubeObject, children: readonly KubeObject[
 
 function podsOf(owner: KubeObject, children: readonly KubeObject[]): KubeObject[] {
   return children.filter((c) => c.kind === 'Pod' && c.apiVersion === 'v1' && isOwnedBy(c, owner));
-}
-
-/** Matched by uid when both sides have one, so a deleted and recreated owner does not adopt old pods. */
-function isOwnedBy(child: KubeObject, owner: KubeObject): boolean {
-  if ((child.metadata.namespace ?? '') !== (owner.metadata.namespace ?? '')) return false;
-  return (child.metadata.ownerReferences ?? []).some(
-    (ref) =>
-      ref.kind === owner.kind &&
-      ref.name === owner.metadata.name &&
-      ref.controller !== false &&
-      (!ref.uid || !owner.metadata.uid || ref.uid === owner.metadata.uid),
-  );
 }
 
 function podLabel(pod: KubeObject, key: string): string | undefined {

@@ -10,6 +10,17 @@ export { explainWorkload } from './explain.ts';
 export { CRASH_LOOP_FAILED_RESTARTS } from './pod.ts';
 export type { HealthSummary, ObjectHealth } from './summary.ts';
 export { describeUnhealthy, summarizeHealth } from './summary.ts';
-export { freshestCopy, healthFailure, healthOf, isWorkload, judgeHealth, workloadsToExplain } from './judge.ts';
-export { causeChain } from './cause-chain.ts';
-export type { ChainInput, ReadyView } from './cause-chain.ts';
+export {
+  freshestCopy,
+  healthFailure,
+  healthOf,
+  healthWith,
+  isWorkload,
+  judgeHealth,
+  workloadsToExplain,
+} from './judge.ts';
+export { compileHealthChecks, NO_HEALTH_RULES } from './cel-health.ts';
+export type { HealthCheckExpr, HealthRules } from './cel-health.ts';
+export { causeChain, healthCause } from './cause-chain.ts';
+export type { CauseLink, ChainInput, ReadyView } from './cause-chain.ts';
+export { boundedCause, MAX_CAUSE_LINKS, MAX_CAUSE_MESSAGE, withFirstCause } from './cause-status.ts';

@@ -6,9 +6,10 @@
 import { Reason } from '../../api/reasons.ts';
 import type { Failure } from '../failure.ts';
 import { groupOf, refOf, type KubeObject, type ObjectRef } from '../object.ts';
+import { celHealth, NO_HEALTH_RULES, type HealthRules } from './cel-health.ts';
 import { computeHealth } from './compute.ts';
 import { explainWorkload } from './explain.ts';
-import { notFoundHealth, plural } from './health.ts';
+import { notFoundHealth, plural, type Health } from './health.ts';
 import { describeUnhealthy, summarizeHealth, type HealthSummary, type ObjectHealth } from './summary.ts';
 
 /** Kinds whose health is explained by the ReplicaSets and Pods they own. */
@@ -16,9 +17,15 @@ const WORKLOADS = new Set(['apps/Deployment', 'apps/StatefulSet', 'apps/DaemonSe
 
 export const isWorkload = (o: KubeObject): boolean => WORKLOADS.has(`${groupOf(o.apiVersion)}/${o.kind}`);
 
+/** An object's health: its kind's spec.healthCheckExprs rule when there is one (it replaces kstatus), else kstatus. */
+export function healthWith(obj: KubeObject, rules: HealthRules = NO_HEALTH_RULES): Health {
+  const rule = rules.ruleFor(obj);
+  return rule ? celHealth(rule, obj) : computeHealth(obj);
+}
+
 /** Health of objects as read once (no wait): the apply's copies, or the live ones. */
-export function healthOf(objects: readonly KubeObject[]): HealthSummary {
-  return summarizeHealth(objects.map((o) => ({ object: refOf(o), health: computeHealth(o) })));
+export function healthOf(objects: readonly KubeObject[], rules?: HealthRules): HealthSummary {
+  return summarizeHealth(objects.map((o) => ({ object: refOf(o), health: healthWith(o, rules) })));
 }
 
 /**
@@ -42,8 +49,13 @@ export function freshestCopy(
 }
 
 /** The workloads among these copies that are not Current: their children are read to name the cause. */
-export function workloadsToExplain(copies: readonly (KubeObject | undefined)[]): KubeObject[] {
-  return copies.filter((o): o is KubeObject => !!o && isWorkload(o) && computeHealth(o).status !== 'Current');
+export function workloadsToExplain(
+  copies: readonly (KubeObject | undefined)[],
+  rules: HealthRules = NO_HEALTH_RULES,
+): KubeObject[] {
+  return copies.filter(
+    (o): o is KubeObject => !!o && isWorkload(o) && !rules.ruleFor(o) && computeHealth(o).status !== 'Current',
+  );
 }
 
 /**
@@ -54,10 +66,13 @@ export function judgeHealth(
   refs: readonly ObjectRef[],
   copies: readonly (KubeObject | undefined)[],
   children: readonly KubeObject[],
+  rules: HealthRules = NO_HEALTH_RULES,
 ): ObjectHealth[] {
   return refs.map((ref, i) => {
     const obj = copies[i];
     if (!obj) return { object: ref, health: notFoundHealth() };
+    const rule = rules.ruleFor(obj);
+    if (rule) return { object: ref, health: celHealth(rule, obj) };
     const health = computeHealth(obj);
     if (health.status === 'Current' || !isWorkload(obj)) return { object: ref, health };
     return { object: ref, health: explainWorkload(obj, children) };

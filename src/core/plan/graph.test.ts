@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { refKey, refOf, type KubeObject, type ObjectRef } from '../object.ts';
 import { DependsOnAnnotation, formatDependsOn, readDependsOn } from './depends-on.ts';
 import { buildGraph, type DependencyGraph } from './graph.ts';
+import { rendered } from '../../../test/support/render.ts';
 
 const o = (apiVersion: string, kind: string, name: string, namespace?: string, dependsOn?: string): KubeObject => ({
   apiVersion,
@@ -271,5 +272,30 @@ describe('buildGraph: size', () => {
     expect(g.order[0]).toBe(0);
     expect(g.order[20_000]).toBe(20_000);
     expect(g.dependents[0]).toHaveLength(20_000);
+  });
+});
+
+describe('buildGraph: validation of a rendered plain package', () => {
+  const annotated = (name: string, dep: string) =>
+    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  annotations: {${DependsOnAnnotation}: "${dep}"}\n`;
+  const failure = (files: Record<string, string>) => {
+    const pkg = rendered(files);
+    const g = buildGraph(pkg.objects, { sources: pkg.sources, exists: () => false });
+    return g.ok ? '' : g.failure.message;
+  };
+
+  it('names the file and line each object of a cycle starts on', () => {
+    const message = failure({
+      'app/x.yaml': `# x and y need each other\n${annotated('x', '/namespaces/team-a/ConfigMap/y')}`,
+      'app/y.yaml': `${annotated('w', '/namespaces/team-a/ConfigMap/x')}---\n${annotated('y', '/namespaces/team-a/ConfigMap/x')}`,
+    });
+    expect(message).toContain(
+      'ConfigMap/team-a/x (app/x.yaml:2) → ConfigMap/team-a/y (app/y.yaml:7) → ConfigMap/team-a/x (app/x.yaml:2)',
+    );
+  });
+
+  it('names the file and line of an object whose dependency is missing', () => {
+    const message = failure({ 'app/z.yaml': `\n\n${annotated('z', '/namespaces/team-a/ConfigMap/gone')}` });
+    expect(message).toContain('ConfigMap/team-a/z (app/z.yaml:3) depends on /namespaces/team-a/ConfigMap/gone');
   });
 });

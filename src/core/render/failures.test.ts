@@ -17,24 +17,24 @@ describe('renderPackage: failures', () => {
     [
       'a scalar document',
       { 'a.yaml': 'just text\n' },
-      'a.yaml (document 1): not a mapping; each document must be one Kubernetes object',
+      'a.yaml:1: not a mapping; each document must be one Kubernetes object',
     ],
-    ['a list document', { 'a.yaml': cm('x') + '---\n- a\n- b\n' }, 'a.yaml (document 2): not a mapping'],
+    ['a list document', { 'a.yaml': cm('x') + '---\n- a\n- b\n' }, 'a.yaml:8: not a mapping'],
     [
       'no apiVersion',
       { 'a.yaml': 'kind: ConfigMap\nmetadata: {name: x}\n' },
-      'a.yaml (document 1): no apiVersion; set apiVersion',
+      'a.yaml:1: no apiVersion; set apiVersion',
     ],
-    ['no kind', { 'a.yaml': 'apiVersion: v1\nmetadata: {name: x}\n' }, 'a.yaml (document 1): no kind; set kind'],
+    ['no kind', { 'a.yaml': 'apiVersion: v1\nmetadata: {name: x}\n' }, 'a.yaml:1: no kind; set kind'],
     [
       'no metadata',
       { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\n' },
-      'a.yaml (document 1): ConfigMap has no metadata; set metadata.name',
+      'a.yaml:1: ConfigMap has no metadata; set metadata.name',
     ],
     [
       'no name',
       { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {namespace: n}\n' },
-      'a.yaml (document 1): ConfigMap has no metadata.name; set metadata.name',
+      'a.yaml:1: ConfigMap has no metadata.name; set metadata.name',
     ],
     [
       'generateName',
@@ -45,7 +45,7 @@ describe('renderPackage: failures', () => {
     [
       'a name that is a dot segment',
       { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ".."}\n' },
-      'a.yaml (document 1): ConfigMap has metadata.name "..": a name may not be "." or "..", nor contain "/" or "%"',
+      'a.yaml:1: ConfigMap has metadata.name "..": a name may not be "." or "..", nor contain "/" or "%"',
     ],
     ['a name that is "."', { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: .}\n' }, 'metadata.name "."'],
     [
@@ -73,7 +73,7 @@ describe('renderPackage: failures', () => {
     [
       'an unquoted boolean label',
       { 'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels: {enabled: true}\n' },
-      'a.yaml (document 1): ConfigMap x: metadata.labels has a non-string value for "enabled"; quote the value',
+      'a.yaml:1: ConfigMap x: metadata.labels has a non-string value for "enabled"; quote the value',
     ],
     [
       'labels as a list',
@@ -85,24 +85,20 @@ describe('renderPackage: failures', () => {
       {
         'l.yaml': `apiVersion: v1\nkind: List\nitems:\n- ${JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } })}\n- 42\n`,
       },
-      'l.yaml (document 1, item 2): not a mapping',
+      'l.yaml:5: not a mapping',
     ],
-    [
-      'a List without items',
-      { 'l.yaml': 'apiVersion: v1\nkind: List\n' },
-      'l.yaml (document 1): List without an items list',
-    ],
+    ['a List without items', { 'l.yaml': 'apiVersion: v1\nkind: List\n' }, 'l.yaml:1: List without an items list'],
   ])('InvalidManifest: %s', (_name, files, message) => {
     const f = failed(files);
     expect(f).toMatchObject({ reason: 'InvalidManifest', terminal: true });
     expect(f.message).toContain(message);
   });
 
-  it('RenderFailed in one file fails the whole package, naming the file and document', () => {
+  it('RenderFailed in one file fails the whole package, naming the file, line, column and document', () => {
     const f = failed({ 'a.yaml': cm('a'), 'b.yaml': cm('b') + '---\nx: 1\nx: 2\n', 'c.yaml': cm('c') });
     expect(f).toEqual({
       reason: 'RenderFailed',
-      message: 'b.yaml (document 2): duplicate mapping key at line 9, column 1; fix the YAML',
+      message: 'b.yaml:9:1 (document 2): duplicate mapping key; fix the YAML',
       terminal: true,
     });
   });
@@ -125,7 +121,8 @@ describe('renderPackage: failures', () => {
     const head = 'apiVersion: v1\nkind: Secret\n' + (body.includes('metadata:') ? '' : 'metadata: {name: s}\n');
     const f = failed({ 'ok.yaml': cm('a'), 'secret.yaml': cm('b') + '---\n' + head + body });
     if (reason) expect(f.reason).toBe(reason);
-    expect(f.message).toContain('secret.yaml (document 2)');
+    // a YAML error names its own line and column; a bad object the line it starts on
+    expect(f.message).toMatch(/secret\.yaml:\d+/);
     for (const form of ['hunter', 'aHVudGVy']) expect(f.message).not.toContain(form);
   });
 
@@ -135,15 +132,9 @@ describe('renderPackage: failures', () => {
       { 'a.yaml': cm('x'), 'b.yaml': cm('x') },
       {},
       'x',
-      'ConfigMap/team-a/x is defined twice, in a.yaml (document 1) and b.yaml (document 1); keep one definition',
+      'ConfigMap/team-a/x is defined twice, in a.yaml:1 and b.yaml:1; keep one definition',
     ],
-    [
-      'in one file',
-      { 'a.yaml': cm('x') + '---\n' + cm('x', 'team-a') },
-      {},
-      'x',
-      'in a.yaml (document 1) and a.yaml (document 2)',
-    ],
+    ['in one file', { 'a.yaml': cm('x') + '---\n' + cm('x', 'team-a') }, {}, 'x', 'in a.yaml:1 and a.yaml:8'],
     [
       'once defaulted, once named',
       { 'a.yaml': cm('x'), 'b.yaml': cm('x', 'team-a') },

@@ -13,6 +13,13 @@ describe('withSourceFile', () => {
     );
   });
 
+  it('names the file and line of an object from a plain file', () => {
+    const plain = new Map([[refKey(object), 'apps/web.yaml:12']]);
+    expect(withSourceFile({ ...failure, object }, plain).message).toBe(
+      'Deployment a/prod-web: invalid (from apps/web.yaml:12)',
+    );
+  });
+
   it.each([
     ['no object', failure],
     ['an object not in the package', { ...failure, object: { ...object, name: 'other' } }],

@@ -25,9 +25,15 @@ export type ObjectStep = (obj: Record<string, unknown>, where: SourceLocation) =
  * Kptfile, objects annotated local-config). Each object goes through `step`, then is checked for what
  * apply needs.
  */
-export function objectsOfDocument(value: unknown, where: SourceLocation, step?: ObjectStep): Result<LocatedObject[]> {
+export function objectsOfDocument(
+  value: unknown,
+  where: SourceLocation,
+  step?: ObjectStep,
+  /** The line each item of a top-level List starts on (a nested List's items keep their outer item's). */
+  itemLines: readonly number[] = [],
+): Result<LocatedObject[]> {
   if (!isRecord(value)) return invalid(where, 'not a mapping; each document must be one Kubernetes object');
-  if (isList(value)) return itemsOf(value, where, step);
+  if (isList(value)) return itemsOf(value, where, step, itemLines);
   if (isLocalConfig(value)) return ok([]);
   const stepped = step ? step(value, where) : ok(value);
   if (!stepped.ok) return stepped;
@@ -35,13 +41,23 @@ export function objectsOfDocument(value: unknown, where: SourceLocation, step?: 
   return checked.ok ? ok([{ object: checked.value, where }]) : checked;
 }
 
-function itemsOf(list: Record<string, unknown>, where: SourceLocation, step?: ObjectStep): Result<LocatedObject[]> {
+function itemsOf(
+  list: Record<string, unknown>,
+  where: SourceLocation,
+  step: ObjectStep | undefined,
+  itemLines: readonly number[],
+): Result<LocatedObject[]> {
   const items = ownField(list, 'items');
   if (!Array.isArray(items)) return invalid(where, `${String(ownField(list, 'kind'))} without an items list`);
   if (where.items.length >= maxListNesting) return invalid(where, 'Lists nested too deeply');
   const found: LocatedObject[] = [];
   for (const [i, item] of items.entries()) {
-    const objects = objectsOfDocument(item, { ...where, items: [...where.items, i + 1] }, step);
+    const line = where.items.length === 0 ? (itemLines[i] ?? where.line) : where.line;
+    const objects = objectsOfDocument(
+      item,
+      { ...where, items: [...where.items, i + 1], ...(line ? { line } : {}) },
+      step,
+    );
     if (!objects.ok) return objects;
     found.push(...objects.value);
   }

@@ -42,21 +42,34 @@ describe('parseManifestFile: accepted input', () => {
     ['dates stay strings', 'a: 2001-12-14\n', [{ index: 1, value: { a: '2001-12-14' } }]],
     ['scalar keys become strings', '1: x\ntrue: y\n', [{ index: 1, value: { '1': 'x', true: 'y' } }]],
   ])('%s', (_name, content, expected) => {
-    expect(parse(content)).toEqual({ ok: true, value: expected });
+    const parsed = parse(content);
+    expect(parsed.ok && parsed.value.map(({ index, value }) => ({ index, value }))).toEqual(expected);
+  });
+
+  it.each([
+    ['the first line', 'a: 1\n', [1], [[]]],
+    ['past leading comments and the separator', '# head\n---\n# c\na: 1\n---\nb: 2\n', [4, 6], [[], []]],
+    [
+      'each item of a List',
+      'apiVersion: v1\nkind: List\nitems:\n  - kind: A\n    x: 1\n  # c\n  - kind: B\n',
+      [1],
+      [[4, 7]],
+    ],
+    ['JSON', '\n\n{"items": [\n {"a": 1},\n {"b": 2}]}', [3], [[4, 5]]],
+  ])('records where each document and List item starts: %s', (_name, content, lines, itemLines) => {
+    const parsed = parse(content);
+    expect(parsed.ok && parsed.value.map((d) => d.line)).toEqual(lines);
+    expect(parsed.ok && parsed.value.map((d) => d.itemLines)).toEqual(itemLines);
   });
 });
 
 describe('parseManifestFile: rejected input', () => {
   it.each([
-    [
-      'duplicate key',
-      'a: 1\nb: 2\na: 3\n',
-      'app/deploy.yaml (document 1): duplicate mapping key at line 3, column 1; fix the YAML',
-    ],
+    ['duplicate key', 'a: 1\nb: 2\na: 3\n', 'app/deploy.yaml:3:1 (document 1): duplicate mapping key; fix the YAML'],
     [
       'duplicate key in a later document',
       'a: 1\n---\nb:\n  c: 1\n  c: 2\n',
-      '(document 2): duplicate mapping key at line 5, column 3',
+      'app/deploy.yaml:5:3 (document 2): duplicate mapping key',
     ],
     ['custom tag', 'a: !vault secret/db\n', 'unknown or custom tag'],
     ['!!binary', 'a: !!binary aGVsbG8=\n', 'unknown or custom tag'],
@@ -65,15 +78,15 @@ describe('parseManifestFile: rejected input', () => {
     ['verbatim js tag', 'a: !<tag:yaml.org,2002:js/undefined> x\n', 'unknown or custom tag'],
     ['%TAG shorthand', '%TAG !e! tag:example.com,2000:\n---\na: !e!foo x\n', 'unknown or custom tag'],
     ['!!omap', 'a: !!omap [b: 1]\n', 'unknown or custom tag'],
-    ['duplicate key, quoted and plain', "a: 1\n'a': 2\n", 'duplicate mapping key at line 2, column 1'],
-    ['duplicate key, number and string', '1: x\n"1": y\n', 'duplicate mapping key at line 2, column 1'],
-    ['duplicate key, explicit form', '? a\n: 1\na: 2\n', 'duplicate mapping key at line 3, column 1'],
+    ['duplicate key, quoted and plain', "a: 1\n'a': 2\n", ':2:1 (document 1): duplicate mapping key'],
+    ['duplicate key, number and string', '1: x\n"1": y\n', ':2:1 (document 1): duplicate mapping key'],
+    ['duplicate key, explicit form', '? a\n: 1\na: 2\n', ':3:1 (document 1): duplicate mapping key'],
     ['!!timestamp', 'a: !!timestamp 2001-12-14\n', 'unknown or custom tag'],
     ['!!set', 'a: !!set {x: null}\n', 'unknown or custom tag'],
     ['collection key', '? [a, b]\n: 1\n', 'mapping key must be a scalar'],
     ['unterminated string', 'a: "abc\n', 'missing closing quote'],
     ['tab indentation', 'a:\n\tb: 1\n', 'tab used for indentation'],
-    ['compact nested mapping', 'a: b: c\n', 'at line 1, column 4'],
+    ['compact nested mapping', 'a: b: c\n', 'app/deploy.yaml:1:4 (document 1): '],
     ['undefined alias', 'a: *nope\n', 'alias used before its anchor is defined'],
     ['.inf', 'a: .inf\n', 'value at a is not a finite number'],
     ['integer beyond 2^53', 'spec:\n  big: 12345678901234567890\n', 'value at spec.big is an integer too large'],
@@ -92,7 +105,7 @@ describe('parseManifestFile: rejected input', () => {
     const f = failure(billionLaughs());
     expect(performance.now() - started).toBeLessThan(1000);
     expect(f.message).toBe(
-      'app/deploy.yaml (document 1): aliases expand to too much data (limit 100 alias uses); fix the YAML',
+      'app/deploy.yaml:1 (document 1): aliases expand to too much data (limit 100 alias uses); fix the YAML',
     );
   });
 

@@ -1,4 +1,4 @@
-import { LineCounter, parseAllDocuments } from 'yaml';
+import { isMap, isNode, isScalar, isSeq, LineCounter, parseAllDocuments } from 'yaml';
 import type { ParseOptions, DocumentOptions, SchemaOptions, YAMLError } from 'yaml';
 import { Reason } from '../../api/reasons.ts';
 import type { Result } from '../failure.ts';
@@ -11,6 +11,10 @@ export interface ParsedDocument {
   /** 1-based position among the file's documents, empty ones included: what the user counts. */
   index: number;
   value: unknown;
+  /** 1-based line the document's content starts on (past leading comments and `---`). */
+  line: number;
+  /** For a mapping with an `items` list (a List): the line each item starts on, in order. */
+  itemLines: number[];
 }
 
 /** Alias uses allowed per document: real manifests use a handful; billion-laughs needs thousands. */
@@ -33,7 +37,8 @@ const options: ParseOptions & DocumentOptions & SchemaOptions = {
 
 /**
  * Parses a multi-document YAML (or JSON) file safely: duplicate keys, unknown tags, alias bombs and
- * non-JSON values fail the whole file. Messages give file, document, line and column, never the text.
+ * non-JSON values fail the whole file. Messages give `file:line:column` (or the document's first line) and
+ * the document, never the text.
  */
 export function parseManifestFile(file: SourceFile): Result<ParsedDocument[]> {
   const lineCounter = new LineCounter();
@@ -45,13 +50,15 @@ export function parseManifestFile(file: SourceFile): Result<ParsedDocument[]> {
   }
   const parsed: ParsedDocument[] = [];
   for (const [i, document] of documents.entries()) {
-    const where = `${file.path} (document ${i + 1})`;
+    const docLine = lines(document, lineCounter).line;
+    const where = `${file.path}:${docLine} (document ${i + 1})`;
     // Warnings count as errors: the one that matters here is an unresolved (custom) tag, which yaml
     // would otherwise turn silently into a plain string.
     const problem = firstByPosition([...document.errors, ...document.warnings]);
     if (problem) {
       const { line, col } = lineCounter.linePos(problem.pos[0]);
-      return renderFailed(`${where}: ${describeYamlError(problem.code)} at line ${line}, column ${col}; fix the YAML`);
+      const at = `${file.path}:${line}:${col} (document ${i + 1})`;
+      return renderFailed(`${at}: ${describeYamlError(problem.code)}; fix the YAML`);
     }
     let value: unknown;
     try {
@@ -61,9 +68,25 @@ export function parseManifestFile(file: SourceFile): Result<ParsedDocument[]> {
     }
     const notJson = findNonJson(value, '', 0);
     if (notJson) return renderFailed(`${where}: ${notJson}`);
-    if (value !== null && value !== undefined) parsed.push({ index: i + 1, value });
+    if (value !== null && value !== undefined) parsed.push({ index: i + 1, value, ...lines(document, lineCounter) });
   }
   return ok(parsed);
+}
+
+/** Where a document's object, and each item of its `items` list, start. */
+function lines(
+  document: ReturnType<typeof parseAllDocuments>[number],
+  counter: LineCounter,
+): { line: number; itemLines: number[] } {
+  const at = (offset: number | undefined) => (offset === undefined ? 1 : counter.linePos(offset).line);
+  const contents = document.contents;
+  const line = at(contents?.range?.[0]);
+  if (!isMap(contents)) return { line, itemLines: [] };
+  const items = contents.items.find((pair) => isScalar(pair.key) && pair.key.value === 'items')?.value;
+  return {
+    line,
+    itemLines: isSeq(items) ? items.items.map((item) => (isNode(item) ? at(item.range?.[0]) : line)) : [],
+  };
 }
 
 function renderFailed<T>(message: string): Result<T> {

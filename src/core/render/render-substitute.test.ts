@@ -12,7 +12,7 @@ describe('renderPackage with postBuild substitution', () => {
     expect(r.ok && r.value.objects.map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual([
       'team-b/web-config',
     ]);
-    expect(r.ok && [...r.value.sources.values()]).toEqual(['cm.yaml']);
+    expect(r.ok && [...r.value.sources.values()]).toEqual(['cm.yaml:1']);
     // owner labels come after substitution: a variable cannot forge them
     expect(r.ok && r.value.objects[0]?.metadata.labels).toEqual({
       'packagesync.io/name': 'web',
@@ -43,7 +43,7 @@ describe('renderPackage with postBuild substitution', () => {
     expect(r.ok && r.value.objects.map((o) => o.data)).toEqual([{ v: 'x' }]);
   });
 
-  it('a strict failure names the file and the document', () => {
+  it('a strict failure names the file and the line', () => {
     const r = render(
       {
         'a.yaml':
@@ -54,7 +54,7 @@ describe('renderPackage with postBuild substitution', () => {
     expect(r.ok).toBe(false);
     if (!r.ok) {
       expect(r.failure.reason).toBe('SubstitutionFailed');
-      expect(r.failure.message).toMatch(/^ConfigMap b in a\.yaml \(document 2\) uses the variable NOPE \(at data\.k\)/);
+      expect(r.failure.message).toMatch(/^ConfigMap b in a\.yaml:6 uses the variable NOPE \(at data\.k\)/);
     }
   });
 

@@ -37,9 +37,22 @@ describe('renderPackage: objects', () => {
   it('maps each object to its file', () => {
     const pkg = rendered({ 'x/a.yaml': cm('a'), 'x/b.yaml': cm('b') });
     expect([...pkg.sources]).toEqual([
-      ['/ConfigMap/team-a/a', 'x/a.yaml'],
-      ['/ConfigMap/team-a/b', 'x/b.yaml'],
+      ['/ConfigMap/team-a/a', 'x/a.yaml:1'],
+      ['/ConfigMap/team-a/b', 'x/b.yaml:1'],
     ]);
+  });
+
+  it('maps each object to the line it starts on: documents, leading comments, List items', () => {
+    const pkg = rendered({
+      'a.yaml': `# the first\n${cm('a')}---\n\n${cm('b')}`,
+      'l.yaml': `apiVersion: v1\nkind: List\nitems:\n- ${JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } })}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: d}\n`,
+    });
+    expect(Object.fromEntries(pkg.sources)).toEqual({
+      '/ConfigMap/team-a/a': 'a.yaml:2',
+      '/ConfigMap/team-a/b': 'a.yaml:10',
+      '/ConfigMap/team-a/c': 'l.yaml:4',
+      '/ConfigMap/team-a/d': 'l.yaml:5',
+    });
   });
 
   it('expands kind: List and *List items, nested ones too', () => {

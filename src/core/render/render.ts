@@ -65,7 +65,7 @@ export function renderObjects(
       );
     }
     firstDefinition.set(key, found);
-    sources.set(key, found.where.path);
+    sources.set(key, found.where.line === undefined ? found.where.path : describeLocation(found.where));
   }
 
   if (rendered.length === 0 && !options.allowEmpty) {
@@ -85,7 +85,8 @@ export function readObjects(files: readonly SourceFile[], substitution?: Substit
     const documents = parseManifestFile(file);
     if (!documents.ok) return documents;
     for (const document of documents.value) {
-      const objects = objectsOfDocument(document.value, { path: file.path, document: document.index, items: [] }, step);
+      const where = { path: file.path, document: document.index, items: [], line: document.line };
+      const objects = objectsOfDocument(document.value, where, step, document.itemLines);
       if (!objects.ok) return objects;
       found.push(...objects.value);
     }

@@ -41,7 +41,10 @@ export interface RenderedPackage {
   objects: KubeObject[];
   /** sha256 hex of the canonical JSON of all objects, independent of file layout and key order. */
   digest: string;
-  /** refKey → the file that defines the object, for messages about it. */
+  /**
+   * refKey → where the object is defined, for messages about it: `path:line` for a plain file (the line its
+   * document or List item starts on), the file alone for a built package (kustomize and helm say no line).
+   */
   sources: Map<string, string>;
 }
 
@@ -53,9 +56,16 @@ export interface SourceLocation {
   path: string;
   document: number;
   items: number[];
+  /** 1-based line the object starts on (its document's first node, or its List item), when known. */
+  line?: number;
 }
 
+/**
+ * `apps/web/deploy.yaml:12`, as compilers and editors name a place; without a line (a built package),
+ * the file and, when known, which document and item: `a.yaml (document 2, item 1)`.
+ */
 export function describeLocation(where: SourceLocation): string {
+  if (where.line !== undefined) return `${where.path}:${where.line}`;
   const parts = [...(where.document > 0 ? [`document ${where.document}`] : []), ...where.items.map((i) => `item ${i}`)];
   return parts.length === 0 ? where.path : `${where.path} (${parts.join(', ')})`;
 }
