@@ -21,6 +21,10 @@ k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 # kstatus-check: cli-utils' kstatus as a command, so tests can prove kstatus readers agree with us
 kstatus_src="$here/kstatus-check"
 kstatus_dir="$cache/bin/kstatus-check-$CLI_UTILS_VERSION-$(cat "$kstatus_src/main.go" "$kstatus_src/go.mod" | sha256sum | cut -c1-12)"
+# oci-registry: the CNCF distribution registry with only filesystem/inmemory storage and htpasswd auth
+# (issue 17; the OCI source e2e tests push to and pull from it). Keyed by version and by our small main.
+registry_src="$here/oci-registry"
+registry_dir="$cache/bin/oci-registry-$DISTRIBUTION_VERSION-$(cat "$registry_src/main.go" "$registry_src/go.mod" | sha256sum | cut -c1-12)"
 
 log() { echo "[build-cluster] $*" >&2; }
 command -v go >/dev/null || { log "go is required to build the control plane (none on PATH)"; exit 1; }
@@ -144,15 +148,29 @@ build_sops() {
   GOBIN="$sops_dir" go install -trimpath -ldflags "-s -w" "github.com/getsops/sops/v3/cmd/sops@$SOPS_VERSION"
 }
 
+build_registry() {
+  [[ -x "$registry_dir/oci-registry" ]] && { log "oci-registry (distribution $DISTRIBUTION_VERSION): cached"; return; }
+  log "oci-registry (distribution $DISTRIBUTION_VERSION): building (cold: a few minutes on 2 cores)"
+  local mod="$cache/src/oci-registry"
+  rm -rf "$mod"; mkdir -p "$mod" "$registry_dir"
+  cp "$registry_src/main.go" "$registry_src/go.mod" "$registry_src/go.sum" "$mod/"
+  (cd "$mod" && go mod tidy >/dev/null 2>&1 || true
+   local pinned; pinned="$(cd "$mod" && go list -m -f '{{.Version}}' github.com/distribution/distribution/v3)"
+   [[ "$pinned" == "$DISTRIBUTION_VERSION" ]] || { log "distribution resolved to $pinned, not $DISTRIBUTION_VERSION: refusing to build"; exit 1; }
+   cd "$mod" && go build -trimpath -ldflags "-s -w -X github.com/distribution/distribution/v3/version.version=$DISTRIBUTION_VERSION" \
+     -o "$registry_dir/oci-registry" .)
+}
+
 what="${1:-all}"
 case "$what" in
   all) build_etcd; build_kwok; build_kubernetes; build_kstatus_check; build_kustomize; build_helm; build_sops ;;
   kstatus-check) build_kstatus_check ;;
+  oci-registry) build_registry ;;
   kustomize) build_kustomize ;; helm) build_helm ;; sops) build_sops ;;
   etcd) build_etcd ;; kwok) build_kwok ;; kubernetes) build_kubernetes ;;
   paths) echo "ETCD_BIN=$etcd_dir/etcd"; echo "KUBE_BIN_DIR=$k8s_dir"; echo "KWOK_DIR=$kwok_dir"; echo "KSTATUS_CHECK=$kstatus_dir/kstatus-check"
     echo "KUSTOMIZE_BIN=$kustomize_dir/kustomize"; echo "HELM_BIN=$helm_dir/helm"
-    echo "SOPS_BIN=$sops_dir/sops"; exit 0 ;;
-  *) log "usage: $0 [all|etcd|kwok|kubernetes|kstatus-check|kustomize|helm|sops|paths]"; exit 2 ;;
+    echo "SOPS_BIN=$sops_dir/sops"; echo "OCI_REGISTRY_BIN=$registry_dir/oci-registry"; exit 0 ;;
+  *) log "usage: $0 [all|etcd|kwok|kubernetes|kstatus-check|kustomize|helm|sops|oci-registry|paths]"; exit 2 ;;
 esac
 log "done: $k8s_dir $etcd_dir $kwok_dir"

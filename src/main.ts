@@ -88,6 +88,11 @@ program
   .addOption(new Option('--max-file-bytes <n>', 'largest manifest file').default(4 << 20))
   .addOption(new Option('--max-total-bytes <n>', 'largest package').default(64 << 20))
   .addOption(
+    new Option('--oci-max-layer-bytes <n>', 'largest OCI artifact layer (compressed); unpacked: 4x this').default(
+      64 << 20,
+    ),
+  )
+  .addOption(
     new Option(
       '--kustomize-path <path>',
       'the kustomize binary (default: $KUSTOMIZE_BIN, the pinned build of hack/build-cluster.sh, or /usr/local/bin/kustomize)',

@@ -5,6 +5,7 @@
 import parseDuration from 'parse-duration';
 import { z } from 'zod';
 import { DecryptionSchema, SourceVerifySchema } from './decryption.ts';
+import { OciSourceSchema } from './oci-source.ts';
 
 export const GROUP = 'packagesync.io';
 export const VERSION = 'v1alpha1';
@@ -58,23 +59,34 @@ export const GitRefSchema = z
     ],
   });
 
-export const SourceSchema = z.object({
-  // Checked by the controller (InvalidURL on status, even when empty), not at admission: see validateSourceURL.
-  url: z.string().max(2048).meta({
-    description:
-      'Git URL: https://, ssh://, or the scp form git@host:path (http:// only when the controller allows it).',
-  }),
-  ref: GitRefSchema.optional(),
-  // Checked by the controller (InvalidPath on the PackageSync's status), not at admission: see validatePackagePath.
-  path: z.string().max(1024).default('.').meta({
-    description: 'Directory inside the repository holding the package: relative, no "..", not .git. Default ".".',
-  }),
-  secretRef: z.object({ name }).optional().meta({
-    description:
-      'A Secret in the same namespace with git credentials: username and password, or bearerToken, or identity and known_hosts.',
-  }),
-  verify: SourceVerifySchema.optional(),
-});
+export const SourceSchema = z
+  .object({
+    // Checked by the controller (InvalidURL on status, even when empty), not at admission: see validateSourceURL.
+    url: z.string().max(2048).optional().meta({
+      description:
+        'Git URL: https://, ssh://, or the scp form git@host:path (http:// only when the controller allows it). Exactly one of url and oci.',
+    }),
+    ref: GitRefSchema.optional(),
+    // Checked by the controller (InvalidPath on the PackageSync's status), not at admission: see validatePackagePath.
+    path: z.string().max(1024).default('.').meta({
+      description: 'Directory inside the repository holding the package: relative, no "..", not .git. Default ".".',
+    }),
+    secretRef: z.object({ name }).optional().meta({
+      description:
+        'A Secret in the same namespace with git credentials: username and password, or bearerToken, or identity and known_hosts.',
+    }),
+    // issue 17: an OCI artifact instead of git (src/api/oci-source.ts); path applies inside the artifact
+    verify: SourceVerifySchema.optional(),
+    oci: OciSourceSchema.optional().meta({ description: 'An OCI artifact as the source, instead of url (git).' }),
+  })
+  .refine((s) => (s.url !== undefined) !== (s.oci !== undefined), {
+    message: 'set exactly one of url (git) and oci',
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      { rule: 'has(self.url) != has(self.oci)', message: 'set exactly one of url (git) and oci' },
+    ],
+  });
 
 export const DependencySchema = z.object({ name, namespace: name.optional() });
 

@@ -28,6 +28,15 @@ export const Reason = {
   AuthenticationFailed: 'AuthenticationFailed',
   /** spec.source.verify: the commit (or tag) is unsigned, or signed by a key the Secret does not allow. */
   VerificationFailed: 'VerificationFailed',
+  // OCI artifact sources (spec.source.oci)
+  /** The manifest or the selected layer is not a format read here (an index, a non-tarball layer). */
+  ArtifactMediaTypeUnsupported: 'ArtifactMediaTypeUnsupported',
+  /** The artifact's tarball has an entry that would land outside its directory: `..`, absolute, links out. */
+  ArtifactUnsafeEntry: 'ArtifactUnsafeEntry',
+  /** ref.tag with ref.digest: the tag now names another manifest. */
+  ArtifactTagMoved: 'ArtifactTagMoved',
+  /** What the registry sent does not hash to the digest it was asked for. */
+  ArtifactDigestMismatch: 'ArtifactDigestMismatch',
   // render
   /** A file or a render tool (kustomize build, helm template) failed; terminal unless the tool could not run. */
   RenderFailed: 'RenderFailed',

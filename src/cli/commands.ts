@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { registerApply } from './apply.ts';
 import { registerDiff } from './diff.ts';
+import { registerPushArtifact } from './push-artifact.ts';
 import { registerReconcile } from './reconcile.ts';
 import { registerRender } from './render.ts';
 import { registerStatus } from './status.ts';
@@ -17,4 +18,5 @@ export function registerCliCommands(program: Command): void {
   registerStatus(program);
   registerWhy(program);
   registerReconcile(program);
+  registerPushArtifact(program);
 }

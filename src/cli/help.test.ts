@@ -27,7 +27,7 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
 describe('packagesync --help', () => {
   it('has every command the docs promise', () => {
     expect(program.commands.map((c) => c.name()).sort()).toEqual(
-      ['apply', 'controller', 'diff', 'reconcile', 'render', 'resume', 'status', 'suspend', 'why'].sort(),
+      ['apply', 'controller', 'diff', 'push', 'reconcile', 'render', 'resume', 'status', 'suspend', 'why'].sort(),
     );
   });
 

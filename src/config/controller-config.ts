@@ -42,6 +42,12 @@ export const ControllerConfigSchema = z.object({
     .int()
     .min(1)
     .default(64 << 20),
+  // issue 17: the largest OCI layer downloaded (compressed); its unpacked files may total four times this
+  ociMaxLayerBytes: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(64 << 20),
   kustomizePath: z
     .string()
     .min(1)

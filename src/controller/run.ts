@@ -1,4 +1,5 @@
 /** Wires the real adapters into the engine and runs the manager until SIGTERM/SIGINT. */
+import { createOciSource, sourceBySpec } from '../adapters/oci/index.ts';
 import { createSopsDecryptor } from '../adapters/render/sops.ts';
 import { KubeClient } from '../adapters/kube/client.ts';
 import { Discovery } from '../adapters/kube/discovery.ts';
@@ -54,7 +55,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     packageSyncs: new PackageSyncs(client),
     secrets,
     configMaps: new ConfigMaps(client),
-    source: metrics.instrumentSource(await createGitSource(config, log)),
+    source: metrics.instrumentSource(sourceBySpec(await createGitSource(config, log), createOciSource(config, log))),
     log,
     render: renderer,
     decryptor: createSopsDecryptor({

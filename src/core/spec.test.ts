@@ -24,6 +24,16 @@ describe('parseSpec', () => {
     // it becomes a segment of every object's URL: ".." would be a dot segment
     [{ source: { url: 'https://x/y.git' }, targetNamespace: '..' }, 'spec.targetNamespace: targetNamespace must be'],
     [{ source: { url: 'https://x/y.git' }, targetNamespace: 'a/b' }, 'spec.targetNamespace: targetNamespace must be'],
+    // issue 17: exactly one of git and OCI
+    [
+      { source: { url: 'https://x/y.git', oci: { url: 'oci://r/x' } } },
+      'spec.source: set exactly one of url (git) and oci',
+    ],
+    [{ source: { path: '.' } }, 'spec.source: set exactly one of url (git) and oci'],
+    [
+      { source: { oci: { url: 'oci://r/x', ref: { semver: '1.x', tag: 'v1' } } } },
+      'spec.source.oci.ref: set one of tag',
+    ],
   ])('rejects %j naming the field', (raw, message) => {
     const r = parseSpec(raw);
     expect(r.ok).toBe(false);

@@ -39,6 +39,7 @@ import type { Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
 import { readSubstitution } from './substitution-inputs.ts';
 import { targetCluster } from './target-cluster.ts';
+import { readOciCredentials } from './oci-credentials.ts';
 
 export type { ReconcileResult } from './run.ts';
 
@@ -118,7 +119,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   const inventory = ps.status?.inventory?.entries ?? [];
 
   // 2. source. A requested reconcile means "now": whatever was learnt about the ref a moment ago is not enough.
-  if (run.trigger) ports.source.forget?.(spec.source.url);
+  if (run.trigger && spec.source.url !== undefined) ports.source.forget?.(spec.source.url);
   const credentials = await readCredentials(ps, spec, ports);
   if (!credentials.ok) return run.failed(credentials.failure, retry);
   const source = await ports.source.fetch(spec.source, credentials.value, signal);
@@ -257,6 +258,7 @@ async function readCredentials(
   spec: Spec,
   ports: Ports,
 ): Promise<Result<Record<string, string> | undefined>> {
+  if (spec.source.oci) return readOciCredentials(ps, spec.source.oci, ports);
   const ref = spec.source.secretRef;
   if (!ref) return ok(undefined);
   const data = await ports.secrets.read(ps.metadata.namespace, ref.name);

@@ -110,7 +110,7 @@ export async function createGitSource(
     credentials: Record<string, string> | undefined,
     signal: AbortSignal,
   ): Promise<Result<FetchedSource>> {
-    const url = validateSourceURL(source.url, { allowInsecureHttp });
+    const url = validateSourceURL(source.url ?? '', { allowInsecureHttp });
     if (!url.ok) return url;
     const ref = validateRef(source.ref);
     if (!ref.ok) return ref;
@@ -154,7 +154,7 @@ export async function createGitSource(
     signal: AbortSignal,
   ): Promise<Result<void>> {
     if (!source.verify) return ok(undefined);
-    const url = validateSourceURL(source.url, { allowInsecureHttp });
+    const url = validateSourceURL(source.url ?? '', { allowInsecureHttp });
     if (!url.ok) return url;
     const auth = authFromSecret(credentials);
     if (!auth.ok) return auth;
