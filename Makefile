@@ -10,7 +10,7 @@ KUBECTL := $(shell hack/build-cluster.sh paths | sed -n 's/^KUBE_BIN_DIR=//p')/k
 CLUSTER_KUBECONFIG := $(CURDIR)/.cluster/kubeconfig
 
 .PHONY: help deps system-deps node-deps build-cluster cluster-up cluster-down cluster-status kubectl \
-	lint typecheck test test-unit test-e2e demo controller crds bench bench-quick bench-drift clean image image-reproducible test-image install-yaml
+	lint typecheck test test-unit test-e2e demo controller crds bench bench-quick bench-drift bench-monorepo clean image image-reproducible test-image install-yaml
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -83,6 +83,9 @@ controller: node-deps ## run the controller against $$KUBECONFIG (default: the l
 
 bench: deps ## benchmarks vs Flux and the API server's floor on a control plane of their own; writes bench/RESULTS.md
 	node bench/run.ts
+
+bench-monorepo: node-deps system-deps ## one package's fetch from a large generated monorepo vs a full clone (no cluster); writes bench/RESULTS-monorepo.md
+	node bench/monorepo.ts
 
 bench-quick: deps ## the same at small sizes (minutes): checks the harness, not the issue's shapes
 	node bench/run.ts --quick --out bench/.work/RESULTS-quick.md

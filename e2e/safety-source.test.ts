@@ -26,7 +26,8 @@ beforeAll(async () => {
   // a git server that accepts connections and never answers
   blackhole = createServer((s) => sockets.add(s));
   await new Promise<void>((r) => blackhole.listen(0, '127.0.0.1', () => r()));
-  controller = await fx.startController({ args: ['--max-files', '20', '--git-timeout', '4s'] });
+  // 8s: a package path's checkout is two fetches (trees, then its blobs: docs/monorepos.md), on a loaded CI box
+  controller = await fx.startController({ args: ['--max-files', '20', '--git-timeout', '8s'] });
   strict = await fx.startController({ allowInsecureHttp: false });
 });
 
@@ -98,7 +99,7 @@ describe('hostile sources', () => {
       ],
       ['escape-file', { url: escapeFile.url, path: 'app' }, 'PathEscape', '"app/passwd.yaml" is a symlink'],
       ['too-many', { url: big.url, path: 'app' }, 'ArtifactTooLarge', 'more than 20 manifest files'],
-      ['hanging', { url: `http://127.0.0.1:${port}/never.git` }, 'SourceTimeout', 'timed out after 4s'],
+      ['hanging', { url: `http://127.0.0.1:${port}/never.git` }, 'SourceTimeout', 'timed out after 8s'],
       ['no-secret', { url, secretRef: { name: 'absent' } }, 'AuthSecretNotFound', `Secret ${ns}/absent`],
       ['wrong-keys', { url, secretRef: { name: 'wrong-keys' } }, 'InvalidAuthSecret', 'has none of the keys'],
       // dot segments: the URL would name the namespace or the Secret list instead of a Secret

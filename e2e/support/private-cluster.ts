@@ -1,6 +1,6 @@
 /**
  * A private control plane for a test that must break the API server (the shared one is never
- * restarted: other suites run on it). hack/cluster.sh with its own directory and free ports; the API
+ * restarted: other suites run on it), or a second cluster for spec.kubeConfig (e2e/remote-cluster.test.ts). hack/cluster.sh with its own directory and free ports; the API
  * server can be killed and started again with the same flags and data.
  */
 import { execFile, spawn } from 'node:child_process';
@@ -38,26 +38,39 @@ async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
-export async function startPrivateCluster(): Promise<PrivateCluster> {
-  const dir = await mkdtemp(join(tmpdir(), 'psync-private-cluster-'));
-  const [etcd, peer, api, kcm, sched, kwok] = await freePorts(6);
-  const env = {
-    ...process.env,
-    CLUSTER_DIR: dir,
-    ETCD_CLIENT_PORT: String(etcd),
-    ETCD_PEER_PORT: String(peer),
-    APISERVER_PORT: String(api),
-    KCM_PORT: String(kcm),
-    SCHEDULER_PORT: String(sched),
-    KWOK_PORT: String(kwok),
-  };
+const PORT_VARS = ['ETCD_CLIENT_PORT', 'ETCD_PEER_PORT', 'APISERVER_PORT', 'KCM_PORT', 'SCHEDULER_PORT', 'KWOK_PORT'];
+
+export interface PrivateClusterOptions {
+  /**
+   * Read `${envPrefix}CLUSTER_DIR` and `${envPrefix}<port variable>` (e.g. SECOND_APISERVER_PORT) from the
+   * environment: a machine running several suites at once pins them; unset ones are a fresh temporary directory
+   * and free ephemeral ports, which never collide with the shared cluster's (whose defaults are fixed ports).
+   */
+  envPrefix?: string;
+}
+
+export async function startPrivateCluster(opts: PrivateClusterOptions = {}): Promise<PrivateCluster> {
+  const given = (name: string) => (opts.envPrefix ? process.env[`${opts.envPrefix}${name}`] : undefined) || undefined;
+  const givenDir = given('CLUSTER_DIR');
+  const dir = givenDir ?? (await mkdtemp(join(tmpdir(), 'psync-private-cluster-')));
+  const free = await freePorts(PORT_VARS.length);
+  const env: NodeJS.ProcessEnv = { ...process.env, CLUSTER_DIR: dir };
+  PORT_VARS.forEach((v, i) => (env[v] = given(v) ?? String(free[i])));
   const cluster = (cmd: string) => run(join(root, 'hack/cluster.sh'), [cmd], { env, maxBuffer: 16 << 20 });
+  const removeDir = () => (givenDir ? Promise.resolve() : rm(dir, { recursive: true, force: true }));
   try {
     await cluster('up');
   } catch (e) {
+    // fail loudly: the script's own account of what did not start (it prints the failing log's tail)
+    const out = e as { stderr?: string };
     await cluster('down').catch(() => undefined);
-    await rm(dir, { recursive: true, force: true });
-    throw e;
+    await removeDir();
+    throw new Error(
+      `hack/cluster.sh up (CLUSTER_DIR=${dir}, APISERVER_PORT=${env.APISERVER_PORT}) failed:\n${out.stderr ?? String(e)}`,
+      {
+        cause: e,
+      },
+    );
   }
   const kubeconfig = join(dir, 'kubeconfig');
   const pidFile = join(dir, 'pids/kube-apiserver.pid');
@@ -92,7 +105,7 @@ export async function startPrivateCluster(): Promise<PrivateCluster> {
     },
     async down() {
       await cluster('down').catch(() => undefined);
-      await rm(dir, { recursive: true, force: true });
+      await removeDir();
     },
   };
 }

@@ -236,6 +236,18 @@ export const PruneBudgetSchema = z.object({
 /** A revision approved to prune past spec.pruneBudget: the annotation's value is the revision, e.g. main@sha1:… */
 export const PRUNE_APPROVED = 'packagesync.io/prune-approved';
 
+/** Flux's KubeConfigReference (secretRef only): the kubeconfig of the cluster to act in, from a Secret. */
+export const KubeConfigSchema = z.object({
+  secretRef: z.object({
+    name,
+    key: z.string().min(1).max(253).optional().meta({
+      description: 'The key holding the kubeconfig. Default: value, else value.yaml.',
+    }),
+  }),
+});
+
+export type KubeSecretRef = z.infer<typeof KubeConfigSchema>['secretRef'];
+
 /** One entry of spec.healthCheckExprs, as Flux's Kustomization spells it (RFC-0009). */
 export const HealthCheckExprSchema = z.object({
   apiVersion: z.string().min(1).meta({ description: 'apiVersion of the kind; the group counts, not the version.' }),
@@ -311,6 +323,11 @@ export const SpecSchema = z.object({
   helm: HelmSchema.optional(),
   driftPolicy: DriftPolicySchema,
   ignore: IgnoreSchema,
+  kubeConfig: KubeConfigSchema.optional().meta({
+    description:
+      'Apply, prune, check health and keep the inventory in the cluster this kubeconfig names (Flux spec.kubeConfig); ' +
+      "status stays here. The kubeconfig may not run a program (exec, auth-provider) or name a file on the controller's disk.",
+  }),
   decryption: DecryptionSchema.optional(),
   postBuild: PostBuildSchema.optional().meta({
     description:

@@ -68,6 +68,11 @@ export const Reason = {
   DriftCorrected: 'DriftCorrected',
   // health
   HealthCheckFailed: 'HealthCheckFailed',
+  // remote clusters (spec.kubeConfig)
+  /** The kubeConfig Secret is missing, lacks the key, or holds a kubeconfig that is not valid or is refused. */
+  KubeConfigInvalid: 'KubeConfigInvalid',
+  /** The cluster spec.kubeConfig names did not answer. */
+  RemoteClusterUnreachable: 'RemoteClusterUnreachable',
   // anything else
   InternalError: 'InternalError',
 } as const;

@@ -22,6 +22,16 @@ describe('referencesOf', () => {
       },
       ['Secret/team-a/vars', 'ConfigMap/team-a/vars', 'Secret/team-a/tls'],
     ],
+    // spec.kubeConfig.secretRef: an edited kubeconfig reconciles at once
+    [
+      { source: { url: 'x', secretRef: { name: 'git-auth' } }, kubeConfig: { secretRef: { name: 'prod-kc' } } },
+      ['Secret/team-a/git-auth', 'Secret/team-a/prod-kc'],
+    ],
+    [
+      { source: { url: 'x' }, kubeConfig: { secretRef: { name: 'prod-kc', key: 'kubeconfig' } } },
+      ['Secret/team-a/prod-kc'],
+    ],
+    [{ kubeConfig: { secretRef: {} } }, []],
     // malformed entries are the reconcile's to report, not the watch's
     [{ postBuild: { substituteFrom: [{ kind: 'Deployment', name: 'x' }, { kind: 'Secret' }, null] } }, []],
     [{ postBuild: { substituteFrom: 'nope' }, source: { secretRef: { name: 7 } } }, []],

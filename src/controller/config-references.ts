@@ -1,5 +1,6 @@
 /**
- * Which ConfigMaps and Secrets each PackageSync reads (spec.source.secretRef, spec.postBuild.substituteFrom),
+ * Which ConfigMaps and Secrets each PackageSync reads (spec.source.secretRef, spec.postBuild.substituteFrom,
+ * spec.kubeConfig.secretRef),
  * indexed both ways so that a change to one finds its PackageSyncs without scanning the fleet. Pure data.
  */
 import type { PackageSync } from '../api/packagesync.ts';
@@ -18,10 +19,13 @@ export function referencesOf(ps: PackageSync): string[] {
   const spec = (ps.spec ?? {}) as {
     source?: { secretRef?: { name?: unknown } };
     postBuild?: { substituteFrom?: unknown };
+    kubeConfig?: { secretRef?: { name?: unknown } };
   };
   const keys = new Set<string>();
   const secret = spec.source?.secretRef?.name;
   if (typeof secret === 'string' && secret) keys.add(configKey('Secret', ns, secret));
+  const kubeConfig = spec.kubeConfig?.secretRef?.name;
+  if (typeof kubeConfig === 'string' && kubeConfig) keys.add(configKey('Secret', ns, kubeConfig));
   const from = spec.postBuild?.substituteFrom;
   if (Array.isArray(from)) {
     for (const ref of from as { kind?: unknown; name?: unknown }[]) {

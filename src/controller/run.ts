@@ -4,6 +4,7 @@ import { createSopsDecryptor } from '../adapters/render/sops.ts';
 import { KubeClient } from '../adapters/kube/client.ts';
 import { Discovery } from '../adapters/kube/discovery.ts';
 import { Objects } from '../adapters/kube/objects.ts';
+import { RemoteClusters } from '../adapters/kube/remote-clusters.ts';
 import { packageSyncCollectionPath, PackageSyncs } from '../adapters/kube/packagesyncs.ts';
 import { Secrets } from '../adapters/kube/secrets.ts';
 import { ConfigMaps } from '../adapters/kube/configmaps.ts';
@@ -52,8 +53,10 @@ export async function runController(config: ControllerConfig): Promise<void> {
   const objects = new Objects(client, discovery);
   const ownWrites = new OwnWrites();
   objects.ownWrites = ownWrites;
+  const clusters = new RemoteClusters(client, { client: { onRequest: metrics.onApiRequest } });
   const ports: Ports = {
     objects,
+    clusters,
     packageSyncs: new PackageSyncs(client),
     secrets,
     configMaps: new ConfigMaps(client),
@@ -219,6 +222,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
           void servers.close();
           driftWatch?.stop();
           watches.stop();
+          void clusters.close();
           void watchClient.close();
           void client.close();
           resolve();

@@ -5,16 +5,19 @@
  * finalizer is released so the API server can remove it. A delete that fails keeps the finalizer and is
  * retried. Objects that opted out (prune disabled, apply Ignore, Argo CD's Delete=false) stay; protected
  * kinds are deleted like the rest, as before deletionPolicy existed (they are protected from prune, which
- * is not an intent to delete; deleting the PackageSync is).
+ * is not an intent to delete; deleting the PackageSync is). With spec.kubeConfig the teardown happens in that
+ * cluster (engine/target-cluster.ts).
  */
 import { durationMs, FINALIZER, type PackageSync } from '../api/packagesync.ts';
 import { describeRef } from '../core/object.ts';
 import { teardownFor } from '../core/plan/deletion-policy.ts';
 import { planPrune } from '../core/plan/prune.ts';
 import { parseSpec } from '../core/spec.ts';
+import { Reason } from '../api/reasons.ts';
 import { readLiveState } from './live.ts';
 import type { Ports } from './ports.ts';
 import { pruneObjects } from './prune.ts';
+import { targetCluster } from './target-cluster.ts';
 import type { ReconcileResult } from './run.ts';
 
 /** How soon a failed teardown is tried again. */
@@ -32,7 +35,20 @@ export async function finalize(
     : { delete: false, waitForTermination: false };
   if (spec.ok && teardown.delete) {
     const { name, namespace } = ps.metadata;
-    const objects = ports.objects.forPackage(
+    const cluster = await targetCluster(namespace, spec.value, ports, opts.signal);
+    if (!cluster.ok) {
+      // As Flux does: an unreachable cluster is retried (the finalizer stays); a kubeconfig that is gone or
+      // refused can never prune, so the objects are left there, said so in an event, and the deletion goes on.
+      const { reason, message } = cluster.failure;
+      if (reason === Reason.RemoteClusterUnreachable) {
+        await ports.packageSyncs.event(ps, 'Warning', reason, `${message}; deletion waits for it`);
+        return { failed: true, requeueAfterMs: RETRY_MS };
+      }
+      await ports.packageSyncs.event(ps, 'Warning', reason, `${message}; its objects were left in that cluster`);
+      await ports.packageSyncs.setFinalizer(ps, FINALIZER, false);
+      return { failed: false };
+    }
+    const objects = cluster.value.forPackage(
       { name, namespace },
       spec.value.serviceAccountName ?? opts.defaultServiceAccount,
     );

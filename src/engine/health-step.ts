@@ -36,6 +36,8 @@ export interface HealthStepInput {
   /** Copies from the live read and the apply, by refKey. */
   known: ReadonlyMap<string, KubeObject>;
   revision: string;
+  /** What the package reads, as a revision (FetchedSource.pathRevision): a commit elsewhere is no new revision. */
+  pathRevision?: string;
   credentials: Record<string, string> | undefined;
   timeoutMs: number;
   /**
@@ -73,9 +75,10 @@ export async function awaitHealth(input: HealthStepInput): Promise<Result<Health
   const stop = new AbortController();
   const signal = AbortSignal.any([input.signal, stop.signal, ...(input.superseded ? [input.superseded] : [])]);
   const polling = listSource(objects, { signal });
-  // Shared watches read as the controller; a PackageSync that impersonates reads as its ServiceAccount.
+  // Shared watches read as the controller, in its cluster; a PackageSync that impersonates reads as its
+  // ServiceAccount, and one in a remote cluster reads there directly (docs/adr/0026).
   const source =
-    ports.watches && !objects.identity
+    ports.watches && !objects.identity && !objects.cluster
       ? watchSource(ports.watches, `${owner.namespace}/${owner.name}`, polling)
       : polling;
 
@@ -158,7 +161,9 @@ async function pollRevision(input: HealthStepInput, stop: AbortSignal): Promise<
     const fetched = await input.ports.source.fetch(input.spec.source, input.credentials, signal).catch(() => undefined);
     if (signal.aborted) return undefined;
     // a failed fetch proves nothing: keep waiting for what was applied
-    if (fetched?.ok && fetched.value.revision !== input.revision) {
+    const samePackage =
+      input.pathRevision !== undefined && fetched?.ok && fetched.value.pathRevision === input.pathRevision;
+    if (fetched?.ok && fetched.value.revision !== input.revision && !samePackage) {
       input.ports.log.info(
         { revision: input.revision, newRevision: fetched.value.revision },
         'new revision while waiting for health: starting over',

@@ -3,6 +3,8 @@
  * the CLI wires the same ones. Nothing here decides anything.
  */
 import type { Logger } from 'pino';
+import type { KubeSecretRef } from '../api/packagesync.ts';
+import type { Result } from '../core/failure.ts';
 import type { Objects } from '../adapters/kube/objects.ts';
 import type { WatchCache } from '../adapters/kube/watch-cache.ts';
 import type { PackageSyncs } from '../adapters/kube/packagesyncs.ts';
@@ -22,8 +24,16 @@ export interface ConfigMapsPort {
   read(namespace: string, name: string): Promise<Record<string, string> | undefined>;
 }
 
+/** Remote clusters named by spec.kubeConfig (adapters/kube/remote-clusters.ts). */
+export interface ClustersPort {
+  /** The Objects of the cluster the kubeconfig in Secret `namespace/ref.name` names, reachable now. */
+  objectsFor(namespace: string, ref: KubeSecretRef, signal?: AbortSignal): Promise<Result<Objects>>;
+}
+
 export interface Ports {
   objects: Objects;
+  /** Remote clusters (spec.kubeConfig); absent: a PackageSync that names one fails with KubeConfigInvalid. */
+  clusters?: ClustersPort;
   packageSyncs: PackageSyncs;
   source: SourcePort;
   secrets: SecretsPort;

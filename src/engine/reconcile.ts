@@ -32,11 +32,13 @@ import { applyAndPrune } from './act.ts';
 import { finalize } from './finalize.ts';
 import { awaitHealth } from './health-step.ts';
 import { planAgainstLive } from './package-plan.ts';
+import { packageRevision } from './package-revision.ts';
 import { renderStep } from './render-step.ts';
 import { verifyStep } from './verify-step.ts';
 import type { Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
 import { readSubstitution } from './substitution-inputs.ts';
+import { targetCluster } from './target-cluster.ts';
 import { readOciCredentials } from './oci-credentials.ts';
 
 export type { ReconcileResult } from './run.ts';
@@ -109,8 +111,11 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
     const outcome = { kind: 'dependency-not-ready', message: ready.failure.message } as const;
     return run.decided(outcome, { failed: false, requeueAfterMs: retry });
   }
-  run.actAs(spec.serviceAccountName ?? opts.defaultServiceAccount);
   const signal = AbortSignal.any([opts.signal, AbortSignal.timeout(durationMs(spec.timeout))]);
+  // the cluster to act in (spec.kubeConfig: a remote one, reachable now) and the identity, bound once
+  const cluster = await targetCluster(ps.metadata.namespace, spec, ports, signal);
+  if (!cluster.ok) return run.failed(cluster.failure, retry);
+  run.actAs(spec.serviceAccountName ?? opts.defaultServiceAccount, cluster.value);
   const inventory = ps.status?.inventory?.entries ?? [];
 
   // 2. source. A requested reconcile means "now": whatever was learnt about the ref a moment ago is not enough.
@@ -119,7 +124,8 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   if (!credentials.ok) return run.failed(credentials.failure, retry);
   const source = await ports.source.fetch(spec.source, credentials.value, signal);
   if (!source.ok) return run.failed(source.failure, retry);
-  const { revision } = source.value;
+  // a commit that touched nothing the package reads keeps the revision applied (package-revision.ts)
+  const revision = await packageRevision(ps, source.value);
   run.resolved(revision);
   // spec.source.verify: an unsigned or wrongly signed commit goes no further (engine/verify-step.ts)
   const verified = await verifyStep(ports, ps.metadata.namespace, spec.source, source.value, credentials.value, signal);
@@ -226,6 +232,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
       desired: managed,
       known,
       revision,
+      pathRevision: source.value.pathRevision,
       credentials: credentials.value,
       timeoutMs: Math.max(0, durationMs(spec.timeout) - (Date.now() - run.started.getTime())),
       signal: opts.signal,

@@ -111,7 +111,8 @@ async function buildObjects(ports: Ports, input: RenderStepInput): Promise<Resul
   return ports.render.build({
     checkoutRoot: source.checkoutRoot,
     packagePath: source.packagePath,
-    commit: source.commit,
+    // the render cache's key: what the package reads, so a commit elsewhere in a monorepo is a cache hit
+    commit: source.pathRevision ?? source.commit,
     files: source.files,
     spec,
     releaseName: owner.name,
@@ -140,8 +141,12 @@ async function readValuesFrom(
     if (ref.kind === 'Secret') {
       data = await ports.secrets.read(namespace, ref.name);
     } else {
-      const cm = await objects.get({ group: '', kind: 'ConfigMap', namespace, name: ref.name });
-      data = cm ? ((cm.data as Record<string, string> | undefined) ?? {}) : undefined;
+      // the PackageSync's namespace is in this cluster, not in a remote one spec.kubeConfig names
+      if (objects.cluster) data = await ports.configMaps.read(namespace, ref.name);
+      else {
+        const cm = await objects.get({ group: '', kind: 'ConfigMap', namespace, name: ref.name });
+        data = cm ? ((cm.data as Record<string, string> | undefined) ?? {}) : undefined;
+      }
     }
     if (data === undefined) {
       if (ref.optional) continue;

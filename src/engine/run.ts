@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { RECONCILE_REQUESTED_AT, type HistoryEntry, type PackageSync, type Status } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
 import { interruptionMessage } from '../adapters/kube/failures.ts';
-import type { PackageObjects } from '../adapters/kube/objects.ts';
+import type { Objects, PackageObjects } from '../adapters/kube/objects.ts';
 import type { Failure } from '../core/failure.ts';
 import type { CauseLink, HealthSummary } from '../core/health/index.ts';
 import type { InventoryEntry } from '../core/inventory.ts';
@@ -73,9 +73,12 @@ export class Run implements ActProgress, HealthProgress {
     return { name: this.loaded.metadata.name, namespace: this.loaded.metadata.namespace };
   }
 
-  /** Binds the run to its identity once: every read and write of package objects goes through this view. */
-  actAs(serviceAccount: string | undefined): void {
-    this.objects = this.ports.objects.forPackage(this.owner, serviceAccount);
+  /**
+   * Binds the run to its cluster (engine/target-cluster.ts) and identity once: every read and write of package
+   * objects goes through this view.
+   */
+  actAs(serviceAccount: string | undefined, cluster: Objects = this.ports.objects): void {
+    this.objects = cluster.forPackage(this.owner, serviceAccount);
   }
 
   resolved(revision: string): void {

@@ -115,6 +115,13 @@ describe('how git runs', () => {
     expect(resolved).toMatchObject({ ok: true, value: { commit: withSubmodule } });
     const checkout = await fetcher.fetchRevision(server.url('hardening'), withSubmodule, undefined);
     if (!checkout.ok) throw new Error(checkout.failure.message);
+    // a package path: a partial fetch into another cache, the sparse set, blobs by id, the sparse read-tree
+    const sparse = await createGitFetcher({
+      cacheRoot: join(repos.cacheRoot, 'run-sparse'),
+      allowInsecureHttp: true,
+      timeoutMs: 20_000,
+    }).fetchRevision(server.url('hardening'), withSubmodule, undefined, { path: 'app' });
+    if (!sparse.ok) throw new Error(sparse.failure.message);
     const seen = gits(await spy.stop());
 
     expect(seen.length).toBeGreaterThanOrEqual(3); // ls-remote, init, fetch, read-tree…
@@ -140,7 +147,7 @@ describe('how git runs', () => {
       expect(
         options.filter(
           (a) =>
-            !/^(-c|--quiet|--bare|--symref|--depth=1|--no-tags|--no-write-fetch-head|--no-recurse-submodules|--reset|-u|-e|--tags)$/.test(
+            !/^(-c|--quiet|--bare|--symref|--depth=1|--no-tags|--no-write-fetch-head|--no-recurse-submodules|--reset|-u|-e|--tags|--filter=blob:none|-r|-t|-z|--full-tree|--refetch)$/.test(
               a,
             ),
         ),
@@ -149,7 +156,8 @@ describe('how git runs', () => {
         expect(p.argv.indexOf(server.url('hardening'))).toBeGreaterThan(dashdash);
     }
     expect(seen.some((p) => p.argv.includes('submodule') || p.argv.includes('clone'))).toBe(false);
-    expect(seen.filter((p) => p.argv.includes('fetch'))).toHaveLength(1);
+    // the whole tree: one fetch; the package path: the commit and its trees, then its blobs by id
+    expect(seen.filter((p) => p.argv.includes('fetch'))).toHaveLength(3);
     // the gitlinks are empty directories; no submodule was fetched, no command ran
     expect(await readdir(join(checkout.value.dir, 'app', 'vendor'))).toEqual([]);
     expect(await readdir(join(checkout.value.dir, 'app', 'ext'))).toEqual([]);

@@ -88,6 +88,8 @@ describe('the engine SourcePort over git', () => {
         files: [{ path: 'deploy.yaml', content: 'kind: Deployment\n' }],
         checkoutRoot: expect.any(String),
         packagePath: 'apps/web',
+        pathRevision: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+        samePackageAt: expect.any(Function),
       },
     });
     const tagged = await source.fetch({ ...spec, ref: { tag: 'v1.0.0' } }, credentials, signal());

@@ -72,7 +72,14 @@ export async function hasCommit(op: GitOperation, repo: string, commit: string):
  * Shallow-fetches one commit by id. No refs, no tags, no FETCH_HEAD are written: the cache is only an object
  * store; the commit id is the key. Servers speaking protocol v2 (and GitHub, GitLab) serve any reachable commit.
  */
-export async function fetchCommit(op: GitOperation, repo: string, url: string, commit: string): Promise<Result<void>> {
+export async function fetchCommit(
+  op: GitOperation,
+  repo: string,
+  url: string,
+  commit: string,
+  /** e.g. ['--filter=blob:none'] for a partial fetch (sparse-checkout.ts); written by this module, never the spec. */
+  extra: readonly string[] = [],
+): Promise<Result<void>> {
   try {
     await op
       .git(repo, { GIT_DIR: repo })
@@ -80,6 +87,7 @@ export async function fetchCommit(op: GitOperation, repo: string, url: string, c
         'fetch',
         '--quiet',
         '--depth=1',
+        ...extra,
         '--no-tags',
         '--no-write-fetch-head',
         '--no-recurse-submodules',

@@ -32,6 +32,17 @@ export interface FetchedSource {
   checkoutRoot: string;
   /** The package's path inside the checkout, validated: "." or a relative path. */
   packagePath: string;
+  /**
+   * The revision of what the package reads (spec.path and the kustomize bases it reaches: a digest of their
+   * git object ids, sparse-checkout.ts): unchanged by a commit that touches none of them. Undefined when
+   * unknown (the revision then decides alone).
+   */
+  pathRevision?: string;
+  /**
+   * Whether the package read the same at another commit (e.g. the last applied one): same object ids for
+   * every path it reads. False when that cannot be told without the network (the commit is not cached).
+   */
+  samePackageAt?(commit: string): Promise<boolean>;
 }
 
 export interface SourcePort {
@@ -108,10 +119,11 @@ export async function createGitSource(
     const auth = authFromSecret(credentials);
     if (!auth.ok) return auth;
 
-    const resolved = await fetcher.resolveRef(url.value.url, ref.value, auth.value, { signal });
+    // a pinned commit is proven by fetching it: of the package's path alone, as the next line wants it
+    const resolved = await fetcher.resolveRef(url.value.url, ref.value, auth.value, { signal, path: path.value });
     if (!resolved.ok) return resolved;
     const { commit, revision } = resolved.value;
-    const checkout = await fetcher.fetchRevision(url.value.url, commit, auth.value, { signal });
+    const checkout = await fetcher.fetchRevision(url.value.url, commit, auth.value, { signal, path: path.value });
     if (!checkout.ok) return checkout;
     // a kustomize or Helm package: the tool reads what it names (bases elsewhere, templates), not every file
     const files = (await builtPackageAt(checkout.value.dir, path.value))
@@ -120,7 +132,18 @@ export async function createGitSource(
     if (!files.ok)
       return { ok: false, failure: { ...files.failure, message: `${files.failure.message} (revision ${revision})` } };
     log.debug({ url: url.value.url, revision, files: files.value.length }, 'source fetched');
-    return ok({ revision, commit, files: files.value, checkoutRoot: checkout.value.dir, packagePath: path.value });
+    const { paths, pathRevision } = checkout.value;
+    return ok({
+      revision,
+      commit,
+      files: files.value,
+      checkoutRoot: checkout.value.dir,
+      packagePath: path.value,
+      ...(pathRevision ? { pathRevision } : {}),
+      samePackageAt: async (other: string) =>
+        pathRevision !== undefined &&
+        (await fetcher.pathRevisionAt(url.value.url, auth.value, other, paths)) === pathRevision,
+    });
   }
 
   async function verify(

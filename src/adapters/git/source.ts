@@ -4,10 +4,19 @@ import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { credentialFingerprint, loadFingerprintKey } from './auth.ts';
 import type { GitAuth } from './auth.ts';
-import { cachePaths, checkoutCommit, ensureCacheRepo, exists, fetchCommit, hasCommit, removeTree } from './cache.ts';
+import { cachePaths, ensureCacheRepo, exists, fetchCommit, hasCommit, removeTree } from './cache.ts';
 import { chooseEvictions, listCache, type EvictionPolicy } from './evict.ts';
 import { withGitOperation } from './git-command.ts';
 import { formatRevision, lsRemoteArgs, parseLsRemote, selectRef } from './refs.ts';
+import {
+  checkoutName,
+  forgetPromisor,
+  pathRevision,
+  sparseCheckoutCommit,
+  sparseSet,
+  WHOLE_TREE,
+  type SparseSet,
+} from './sparse-checkout.ts';
 import type { ResolvedRef } from './refs.ts';
 import { validateRef, validateSourceURL } from './validate.ts';
 import type { RefSpec, SourceRef, SourceURL } from './validate.ts';
@@ -52,12 +61,21 @@ export interface GitFetcherOptions {
 export interface GitCallOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * The package's path (validated): fetch and check out only what it reads (sparse-checkout.ts). Unset or
+   * ".": the whole tree.
+   */
+  path?: string;
 }
 
 export interface Checkout {
-  /** Read-only directory holding the commit's tree (no .git). */
+  /** Read-only directory holding the commit's tree, or the package's part of it (no .git). */
   dir: string;
   commit: string;
+  /** What the checkout holds: the package's sparse set (["."] = the whole tree). */
+  paths: string[];
+  /** Digest of the object ids of `paths` at the commit: unchanged by commits that touch none of them. */
+  pathRevision: string | undefined;
 }
 
 export interface GitFetchStats {
@@ -85,6 +103,11 @@ export interface GitFetcher {
   ): Promise<Result<Checkout>>;
   /** Drops resolved refs of this URL (reused or in flight), so the next resolve asks the server. */
   forget(url: string): void;
+  /**
+   * The path revision of `paths` at `commit`, from the cache repo alone (no network); undefined when that
+   * commit's trees are not there (evicted, never fetched) or a path does not exist at it.
+   */
+  pathRevisionAt(url: string, auth: GitAuth | undefined, commit: string, paths: string[]): Promise<string | undefined>;
   stats(): GitFetchStats;
   /** Applies the eviction policy now (it also runs by itself after new checkouts); resolves when done. */
   evict(): Promise<void>;
@@ -117,6 +140,8 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
   let evicting: Promise<void> | undefined;
   let lastEviction = 0;
   const inFlight = new Map<string, Promise<Result<Checkout>>>();
+  /** `<cache base>\n<commit>\n<path>` → the sparse set and path revision found for it (a few hundred bytes each). */
+  const sparse = new Map<string, { set: SparseSet; revision: string | undefined }>();
   const repoLocks = new Map<string, Promise<unknown>>();
   const resolves = new Map<string, SharedResolve>();
   const refCacheTtlMs = options.refCacheTtlMs ?? 0;
@@ -154,35 +179,52 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     opts?: GitCallOptions,
   ): Promise<Result<Checkout>> {
     const paths = cachePaths(options.cacheRoot, source.url, credential);
-    const dir = join(paths.checkouts, commit);
-    // in use from now on: eviction spares what was used within its minimum idle time
-    touch(dir, paths.repo);
-    if (await exists(dir)) {
+    const path = opts?.path ?? WHOLE_TREE;
+    // what this commit and path were found to need, once worked out (sparse-checkout.ts): a hit needs no git
+    const memo = sparse.get(`${paths.base}\n${commit}\n${path}`);
+    const known = memo && join(paths.checkouts, checkoutName(commit, memo.set.paths));
+    if (memo && known && (await exists(known))) {
+      touch(known, paths.repo);
       counters.cacheHits++;
-      return ok({ dir, commit });
+      return ok({ dir: known, commit, paths: memo.set.paths, pathRevision: memo.revision });
     }
     return serialised(paths.base, () =>
       withGitOperation(operation(source, auth, opts), async (op) => {
-        if (await exists(dir)) {
-          counters.cacheHits++;
-          return ok({ dir, commit });
-        }
         try {
           await ensureCacheRepo(op, paths, source.url);
         } catch (err) {
           return { ok: false, failure: op.failure(err, 'initialising the cache for') };
         }
-        if (!(await hasCommit(op, paths.repo, commit))) {
+        // the whole tree is fetched whole, as before; a package path gets the commit and its trees only, and
+        // the blobs it reads come with its sparse checkout
+        const missing = !(await hasCommit(op, paths.repo, commit));
+        if (missing) {
           counters.fetches++;
-          const fetched = await fetchCommit(op, paths.repo, source.url, commit);
+          const filter = path === WHOLE_TREE ? [] : ['--filter=blob:none'];
+          const fetched = await fetchCommit(op, paths.repo, source.url, commit, filter);
+          await forgetPromisor(paths.repo);
           if (!fetched.ok) return fetched;
         }
-        const checkout = await checkoutCommit(op, paths, commit);
+        let set: SparseSet;
+        try {
+          set = await sparseSet(op, paths.repo, source.url, commit, path);
+        } catch (err) {
+          return { ok: false, failure: op.failure(err, `reading the package's kustomizations at ${commit} from`) };
+        }
+        const revision = set.revision ?? (await pathRevision(op, paths.repo, commit, set.paths));
+        sparse.set(`${paths.base}\n${commit}\n${path}`, { set, revision });
+        const dir = join(paths.checkouts, checkoutName(commit, set.paths));
+        touch(dir, paths.repo);
+        if (await exists(dir)) {
+          counters.cacheHits++;
+          return ok({ dir, commit, paths: set.paths, pathRevision: revision });
+        }
+        const checkout = await sparseCheckoutCommit(op, paths, source.url, commit, set, missing && path === WHOLE_TREE);
         if (!checkout.ok) return checkout;
         counters.checkouts++;
         touch(dir, paths.repo);
         scheduleEviction();
-        return ok({ dir: checkout.value, commit });
+        return ok({ dir: checkout.value, commit, paths: set.paths, pathRevision: revision });
       }),
     );
   }
@@ -234,7 +276,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     } catch (err) {
       return fail(Reason.FetchFailed, `cannot use the git cache directory: ${errorName(err)}`);
     }
-    const key = `${source.value.url}\n${credential}\n${id}`;
+    const key = `${source.value.url}\n${credential}\n${id}\n${opts?.path ?? WHOLE_TREE}`;
     const running = inFlight.get(key);
     if (running) return running;
     const promise = checkoutOf(source.value, id, credential, auth, opts)
@@ -320,7 +362,24 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     }
   }
 
-  return { resolveRef, fetchRevision, forget, stats: () => ({ ...counters }), evict };
+  async function pathRevisionAt(
+    url: string,
+    auth: GitAuth | undefined,
+    commit: string,
+    paths: string[],
+  ): Promise<string | undefined> {
+    const source = validateSourceURL(url, { allowInsecureHttp });
+    const valid = validateRef({ commit });
+    if (!source.ok || !valid.ok) return undefined;
+    const cache = cachePaths(options.cacheRoot, source.value.url, await fingerprint(auth));
+    if (!(await exists(cache.repo))) return undefined;
+    const found = await withGitOperation(operation(source.value, auth), async (op) =>
+      ok(await pathRevision(op, cache.repo, (valid.value as { commit: string }).commit, paths)),
+    ).catch(() => undefined);
+    return found?.ok ? found.value : undefined;
+  }
+
+  return { resolveRef, fetchRevision, forget, pathRevisionAt, stats: () => ({ ...counters }), evict };
 }
 
 /** Only the error's class and code: an unexpected error's message could quote a path or a value. */

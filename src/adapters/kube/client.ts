@@ -5,7 +5,7 @@
  * in-cluster service account, read by ./kubeconfig.ts (not client-node: docs/adr/0009).
  */
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
-import { loadKubeconfig, type KubeconfigInfo, type KubeHeaders, type KubeTls } from './kubeconfig.ts';
+import { loadKubeconfig, type Kubeconfig, type KubeconfigInfo, type KubeHeaders, type KubeTls } from './kubeconfig.ts';
 
 export interface KubeClientOptions {
   /** Path to a kubeconfig; unset = KUBECONFIG / ~/.kube/config / in-cluster, as kubectl does. */
@@ -79,6 +79,13 @@ export class KubeClient {
 
   static async create(opts: KubeClientOptions = {}): Promise<KubeClient> {
     const kc = await loadKubeconfig({ path: opts.kubeconfig });
+    const client = new KubeClient(kc.info, kc.tls, kc.headers, opts);
+    await client.refreshHeaders();
+    return client;
+  }
+
+  /** A client for a kubeconfig already read (e.g. a remote cluster's, from a Secret: remote-clusters.ts). */
+  static async fromKubeconfig(kc: Kubeconfig, opts: KubeClientOptions = {}): Promise<KubeClient> {
     const client = new KubeClient(kc.info, kc.tls, kc.headers, opts);
     await client.refreshHeaders();
     return client;

@@ -26,20 +26,27 @@ export class Objects {
   readonly identity: string | undefined;
   /** Where applies record the resourceVersions they produced (the controller's drift watch); optional. */
   ownWrites: OwnWrites | undefined;
+  /**
+   * Undefined: the controller's own cluster. Otherwise the remote cluster these objects live in (spec.kubeConfig,
+   * remote-clusters.ts), described for messages: its server and the Secret its kubeconfig came from.
+   */
+  readonly cluster: string | undefined;
 
-  constructor(client: KubeClient, discovery: Discovery, identity?: string) {
+  constructor(client: KubeClient, discovery: Discovery, identity?: string, cluster?: string) {
     this.client = client;
     this.discovery = discovery;
     this.identity = identity;
+    this.cluster = cluster;
   }
 
   /**
    * The objects of one PackageSync, read and written as its ServiceAccount (in the PackageSync's namespace)
-   * when it names one, else as the client's own identity.
+   * when it names one, else as the client's own identity; in this Objects' cluster (a remote one's Objects
+   * comes from remote-clusters.ts, so the steps below never choose a cluster).
    */
   forPackage(owner: Owner, serviceAccount?: string): PackageObjects {
     const identity = serviceAccount ? `system:serviceaccount:${owner.namespace}:${serviceAccount}` : undefined;
-    const view = new PackageObjects(this.client, this.discovery, owner, identity);
+    const view = new PackageObjects(this.client, this.discovery, owner, identity, this.cluster);
     view.ownWrites = this.ownWrites;
     return view;
   }
@@ -176,8 +183,8 @@ export class Objects {
 export class PackageObjects extends Objects {
   readonly owner: Owner;
 
-  constructor(client: KubeClient, discovery: Discovery, owner: Owner, identity?: string) {
-    super(client, discovery, identity);
+  constructor(client: KubeClient, discovery: Discovery, owner: Owner, identity?: string, cluster?: string) {
+    super(client, discovery, identity, cluster);
     this.owner = owner;
   }
 

@@ -18,8 +18,11 @@ export interface GitHttpServer {
   /** http://127.0.0.1:PORT/<name>.git (https:// with `tls`) */
   url(repoName: string): string;
   port: number;
-  /** Every request the server answered, in order (method, path, status): lets tests count fetches. */
-  requests: { method: string; path: string; status: number }[];
+  /**
+   * Every request the server answered, in order (method, path, status, body bytes sent): lets tests count
+   * fetches, and bench/monorepo.ts the bytes a fetch cost.
+   */
+  requests: { method: string; path: string; status: number; bytes: number }[];
   stop(): Promise<void>;
 }
 
@@ -40,7 +43,13 @@ export async function startGitHttpServer(opts: GitHttpServerOptions): Promise<Gi
 
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    res.on('finish', () => requests.push({ method: req.method ?? 'GET', path, status: res.statusCode }));
+    let bytes = 0;
+    const write = res.write.bind(res) as (chunk: Buffer | string) => boolean;
+    res.write = ((chunk: Buffer | string) => {
+      bytes += Buffer.byteLength(chunk);
+      return write(chunk);
+    }) as typeof res.write;
+    res.on('finish', () => requests.push({ method: req.method ?? 'GET', path, status: res.statusCode, bytes }));
     if (!isDecodable(path)) {
       res.writeHead(400).end();
       return;
@@ -118,6 +127,12 @@ function runBackend(req: IncomingMessage, res: ServerResponse, root: string, use
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_PROJECT_ROOT: root,
     GIT_HTTP_EXPORT_ALL: '1',
+    // as GitHub and GitLab do: partial clones (--filter=blob:none) and their on-demand blob fetches
+    GIT_CONFIG_COUNT: '2',
+    GIT_CONFIG_KEY_0: 'uploadpack.allowFilter',
+    GIT_CONFIG_VALUE_0: 'true',
+    GIT_CONFIG_KEY_1: 'uploadpack.allowAnySHA1InWant',
+    GIT_CONFIG_VALUE_1: 'true',
     GATEWAY_INTERFACE: 'CGI/1.1',
     SERVER_PROTOCOL: `HTTP/${req.httpVersion}`,
     REQUEST_METHOD: req.method ?? 'GET',

@@ -1,0 +1,163 @@
+/**
+ * The clusters PackageSyncs act in through spec.kubeConfig.secretRef: one client (connection pool), one
+ * Discovery and one Objects per referenced Secret, cached by the Secret's resourceVersion, so that a fleet
+ * of PackageSyncs sharing a kubeconfig shares its connections, and an edited Secret (new server, rotated
+ * token) gets a fresh client on the next reconcile (the config watch reconciles at once). Discovery (REST
+ * mapping, Helm's --kube-version and --api-versions) is the target cluster's.
+ *
+ * Reachability is checked before a reconcile acts: one discovery refresh when the client is new, then a
+ * GET /version at most every PROBE_EVERY_MS per cluster (shared by every PackageSync using it), so an
+ * unreachable cluster is a clear RemoteClusterUnreachable before anything is read, applied or pruned.
+ */
+import type { KubeSecretRef } from '../../api/packagesync.ts';
+import { Reason } from '../../api/reasons.ts';
+import { errorText, fail, ok, type Result } from '../../core/failure.ts';
+import { isNotFound, KubeApiError, KubeClient, type KubeClientOptions } from './client.ts';
+import { Discovery } from './discovery.ts';
+import { Objects } from './objects.ts';
+import { kubeconfigFromSecret } from './remote-kubeconfig.ts';
+
+/** A reachability answer is trusted this long before asking again. */
+const PROBE_EVERY_MS = 10_000;
+/** A probe is a small request: an unreachable cluster should not hold a reconcile for the full request timeout. */
+const PROBE_TIMEOUT_MS = 5_000;
+/** Clients kept at most; the least recently used is closed beyond this. */
+const MAX_CLUSTERS = 64;
+
+interface Entry {
+  resourceVersion: string;
+  client: KubeClient;
+  objects: Objects;
+  /** When the cluster last answered. */
+  answeredAt: number;
+  usedAt: number;
+}
+
+export interface RemoteClustersOptions {
+  /** Options for each remote client (metrics hook, timeouts). */
+  client?: Omit<KubeClientOptions, 'kubeconfig'>;
+}
+
+export class RemoteClusters {
+  private readonly home: KubeClient;
+  private readonly opts: RemoteClustersOptions;
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(home: KubeClient, opts: RemoteClustersOptions = {}) {
+    this.home = home;
+    this.opts = opts;
+  }
+
+  /**
+   * The Objects of the cluster the Secret `namespace/ref.name` names, reachable now; a failure says which
+   * Secret, key or field is wrong (KubeConfigInvalid) or that the cluster did not answer
+   * (RemoteClusterUnreachable), never what the Secret holds.
+   */
+  async objectsFor(namespace: string, ref: KubeSecretRef, signal?: AbortSignal): Promise<Result<Objects>> {
+    const where = `Secret ${namespace}/${ref.name}`;
+    const secret = await this.readSecret(namespace, ref.name);
+    if (!secret) {
+      return fail(
+        Reason.KubeConfigInvalid,
+        `${where} named in spec.kubeConfig.secretRef does not exist; create it in the PackageSync's namespace`,
+      );
+    }
+    const cacheKey = `${namespace}/${ref.name}/${ref.key ?? ''}`;
+    let entry = this.entries.get(cacheKey);
+    if (entry && entry.resourceVersion !== secret.resourceVersion) {
+      this.drop(cacheKey);
+      entry = undefined;
+    }
+    if (!entry) {
+      const kc = await kubeconfigFromSecret(where, secret.data, ref.key);
+      if (!kc.ok) return kc;
+      const client = await KubeClient.fromKubeconfig(kc.value, { ...this.opts.client });
+      const discovery = new Discovery(client);
+      const cluster = `${kc.value.info.server} (kubeconfig in ${where})`;
+      entry = {
+        resourceVersion: secret.resourceVersion,
+        client,
+        objects: new Objects(client, discovery, undefined, cluster),
+        answeredAt: 0,
+        usedAt: Date.now(),
+      };
+      // first contact: discovery, which every later step needs anyway
+      try {
+        await discovery.refresh();
+        entry.answeredAt = Date.now();
+      } catch (e) {
+        void client.close();
+        return unreachable(kc.value.info.server, where, e);
+      }
+      this.entries.set(cacheKey, entry);
+      this.evict();
+    } else if (Date.now() - entry.answeredAt > PROBE_EVERY_MS) {
+      try {
+        await entry.client.request('GET', '/version', { timeoutMs: PROBE_TIMEOUT_MS, signal });
+        entry.answeredAt = Date.now();
+      } catch (e) {
+        return unreachable(entry.client.server, where, e);
+      }
+    }
+    entry.usedAt = Date.now();
+    return ok(entry.objects);
+  }
+
+  /** Closes every remote client (shutdown). */
+  async close(): Promise<void> {
+    const all = [...this.entries.keys()];
+    await Promise.all(all.map((k) => this.drop(k)));
+  }
+
+  /** How many remote clients are open (tests, metrics). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private async readSecret(
+    namespace: string,
+    name: string,
+  ): Promise<{ resourceVersion: string; data: Record<string, string> } | undefined> {
+    try {
+      const s = await this.home.request<{ metadata: { resourceVersion: string }; data?: Record<string, string> }>(
+        'GET',
+        `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`,
+      );
+      const data: Record<string, string> = {};
+      for (const [k, v] of Object.entries(s.data ?? {})) data[k] = Buffer.from(v, 'base64').toString('utf8');
+      return { resourceVersion: s.metadata.resourceVersion, data };
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+
+  /** Closes a client once its requests in flight are done (undici's close is graceful). */
+  private drop(key: string): Promise<void> {
+    const entry = this.entries.get(key);
+    this.entries.delete(key);
+    return entry ? entry.client.close().catch(() => undefined) : Promise.resolve();
+  }
+
+  private evict(): void {
+    while (this.entries.size > MAX_CLUSTERS) {
+      const oldest = [...this.entries].sort((a, b) => a[1].usedAt - b[1].usedAt)[0]!;
+      void this.drop(oldest[0]);
+    }
+  }
+}
+
+/** No answer is RemoteClusterUnreachable; an answer that refuses the credentials is the kubeconfig's fault. */
+function unreachable(server: string, where: string, e: unknown) {
+  if (e instanceof KubeApiError && (e.status === 401 || e.status === 403)) {
+    return fail(
+      Reason.KubeConfigInvalid,
+      `the cluster at ${server} refused the credentials of the kubeconfig in ${where} (${e.status} ${e.reason}); ` +
+        'nothing was applied or pruned',
+    );
+  }
+  return fail(
+    Reason.RemoteClusterUnreachable,
+    `the cluster at ${server} (kubeconfig in ${where}) did not answer: ${errorText(e)}; nothing was applied or pruned`,
+  );
+}

@@ -1,0 +1,152 @@
+/**
+ * Monorepos against a real git server: a package's checkout holds its path and the kustomize bases it reaches,
+ * nothing else is fetched, and its path revision changes only with what it reads.
+ */
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGitSource } from '../../src/adapters/git/index.ts';
+import type { FetchedSource } from '../../src/adapters/git/source-port.ts';
+import { commitFiles, startGitFixture } from '../support/git/index.ts';
+import type { GitFixture, GitHttpServer, TestRepo } from '../support/git/index.ts';
+
+const BIG = 'x'.repeat(2 << 20); // 2 MiB that no package reads
+
+/** Every file under dir, relative, sorted. */
+async function tree(dir: string, prefix = ''): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(join(dir, prefix), { withFileTypes: true })) {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (e.isDirectory()) out.push(...(await tree(dir, rel)));
+    else out.push(rel);
+  }
+  return out.sort();
+}
+
+describe('sparse checkout of a monorepo package', () => {
+  let repos: GitFixture;
+  let server: GitHttpServer;
+  let repo: TestRepo;
+  const signal = () => AbortSignal.timeout(30_000);
+
+  beforeAll(async () => {
+    repos = await startGitFixture();
+    repo = await repos.createRepo('mono');
+    await commitFiles(
+      repo,
+      'main',
+      {
+        'apps/a/kustomization.yaml': 'resources: [../../bases/web, cm.yaml]\npatches: [{path: ../../patches/p.yaml}]\n',
+        'apps/a/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n',
+        'apps/b/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n',
+        'bases/web/kustomization.yaml': 'resources: [svc.yaml]\ncomponents: [../../components/c]\n',
+        'bases/web/svc.yaml': 'apiVersion: v1\nkind: Service\nmetadata: {name: web}\n',
+        'components/c/kustomization.yaml': 'apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n',
+        'patches/p.yaml': 'apiVersion: v1\nkind: Service\nmetadata: {name: web}\n',
+        'patches/unused.yaml': 'x: 1\n',
+        'apps/escape/kustomization.yaml': 'resources: [../../../outside]\n',
+        'apps/escape/cm.yaml': 'x: 1\n',
+        'charts/web/Chart.yaml': 'apiVersion: v2\nname: web\nversion: 1.0.0\n',
+        'charts/web/templates/cm.yaml': 'x: 1\n',
+        'vendor/big.bin': BIG,
+      },
+      'monorepo',
+    );
+    server = await repos.serveHttp();
+  });
+
+  afterAll(async () => {
+    await repos?.dispose();
+  });
+
+  const source = async (cache: string) =>
+    createGitSource(
+      {
+        gitCacheDir: join(repos.cacheRoot, cache),
+        gitTimeout: '20s',
+        allowInsecureHttp: true,
+        maxFiles: 100,
+        maxFileBytes: 4 << 20,
+        maxTotalBytes: 8 << 20,
+      },
+      pino({ level: 'silent' }),
+    );
+  const fetch = async (s: Awaited<ReturnType<typeof source>>, path: string): Promise<FetchedSource> => {
+    const r = await s.fetch({ url: server.url('mono'), ref: { branch: 'main' }, path }, undefined, signal());
+    if (!r.ok) throw new Error(r.failure.message);
+    return r.value;
+  };
+
+  it('checks out the path and the bases, components and patches it reaches, and fetches no other blob', async () => {
+    const s = await source('reach');
+    const a = await fetch(s, 'apps/a');
+    expect(await tree(a.checkoutRoot)).toEqual([
+      'apps/a/cm.yaml',
+      'apps/a/kustomization.yaml',
+      'bases/web/kustomization.yaml',
+      'bases/web/svc.yaml',
+      'components/c/kustomization.yaml',
+      'patches/p.yaml',
+    ]);
+    // the 2 MiB blob never crossed the wire: the cache repo is far smaller than it
+    const bytes = await dirBytes(join(repos.cacheRoot, 'reach'));
+    expect(bytes).toBeLessThan(BIG.length / 4);
+  });
+
+  it('a plain directory is its own subtree', async () => {
+    const b = await fetch(await source('plain'), 'apps/b');
+    expect(await tree(b.checkoutRoot)).toEqual(['apps/b/cm.yaml']);
+    expect(b.files.map((f) => f.path)).toEqual(['cm.yaml']);
+  });
+
+  it.each([
+    ['a reference out of the repository', 'apps/escape'],
+    ['a Helm chart (valuesFiles are relative to the repository root)', 'charts/web'],
+  ])('%s takes the whole tree', async (_, path) => {
+    const whole = await fetch(await source(`whole-${path.replace('/', '-')}`), path);
+    expect(await tree(whole.checkoutRoot)).toContain('vendor/big.bin');
+  });
+
+  it('the path revision changes with what the package reads, not with the rest of the repository', async () => {
+    const s = await source('revision');
+    const a1 = await fetch(s, 'apps/a');
+    const b1 = await fetch(s, 'apps/b');
+
+    // a commit touching only apps/b: a's revision stands, b's moves
+    const c2 = await commitFiles(repo, 'main', { 'apps/b/cm.yaml': 'kind: ConfigMap\nmetadata: {name: b2}\n' }, 'b');
+    s.fetcher.forget(server.url('mono'));
+    const a2 = await fetch(s, 'apps/a');
+    const b2 = await fetch(s, 'apps/b');
+    expect(a2.commit).toBe(c2);
+    expect(a2.pathRevision).toBe(a1.pathRevision);
+    expect(await a2.samePackageAt!(a1.commit)).toBe(true);
+    expect(b2.pathRevision).not.toBe(b1.pathRevision);
+    expect(await b2.samePackageAt!(b1.commit)).toBe(false);
+
+    // a commit touching a base a reaches (and a file in patches/ it does not read): a moves
+    await commitFiles(repo, 'main', { 'bases/web/svc.yaml': 'kind: Service\nmetadata: {name: web2}\n' }, 'base');
+    s.fetcher.forget(server.url('mono'));
+    const a3 = await fetch(s, 'apps/a');
+    expect(a3.pathRevision).not.toBe(a2.pathRevision);
+    expect(await a3.samePackageAt!(a2.commit)).toBe(false);
+    await commitFiles(repo, 'main', { 'patches/unused.yaml': 'x: 2\n' }, 'unused');
+    s.fetcher.forget(server.url('mono'));
+    const a4 = await fetch(s, 'apps/a');
+    expect(a4.pathRevision).toBe(a3.pathRevision);
+
+    // a commit the cache never saw says nothing: not the same package
+    expect(await a4.samePackageAt!('0'.repeat(40))).toBe(false);
+  });
+});
+
+async function dirBytes(dir: string): Promise<number> {
+  const { stat } = await import('node:fs/promises');
+  let total = 0;
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) total += await dirBytes(p);
+    else if (e.isFile()) total += (await stat(p)).size;
+  }
+  return total;
+}
