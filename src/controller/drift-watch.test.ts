@@ -81,11 +81,13 @@ describe('DriftWatch', () => {
     watch.stop();
   });
 
-  it('leaves out suspended and impersonating PackageSyncs, and lets go of a deleted one', () => {
+  it('leaves out suspended, impersonating and remote-cluster PackageSyncs, and lets go of a deleted one', () => {
     const { cache, holds } = fakeCache();
     const watch = new DriftWatch(cache, new OwnWrites(), () => undefined, { minIntervalMs: 1 });
     watch.track('add', ps({ suspend: true }));
     watch.track('add', ps({ serviceAccountName: 'deployer' }));
+    // found when the drift and remote-cluster branches met: its objects are in another cluster
+    watch.track('add', ps({ kubeConfig: { secretRef: { name: 'remote' } } }));
     expect(holds.size).toBe(0);
     watch.track('update', ps());
     expect(holds.size).toBe(1);

@@ -9,7 +9,8 @@
  * `minIntervalMs`: a burst of edits is one check now and one at the end of the interval.
  *
  * PackageSyncs that act as a ServiceAccount are left to the interval: the shared watches read as the
- * controller, which may not be allowed to watch what a tenant applies.
+ * controller, which may not be allowed to watch what a tenant applies. So are those applying into another
+ * cluster (spec.kubeConfig): their objects are not in the cluster these watches read.
  */
 import type { Logger } from 'pino';
 import type { PackageSync } from '../api/packagesync.ts';
@@ -70,8 +71,8 @@ export class DriftWatch {
   }
 
   private watched(ps: PackageSync): boolean {
-    const spec = ps.spec as { suspend?: boolean; serviceAccountName?: string } | undefined;
-    if (spec?.suspend || ps.metadata.deletionTimestamp) return false;
+    const spec = ps.spec as { suspend?: boolean; serviceAccountName?: string; kubeConfig?: unknown } | undefined;
+    if (spec?.suspend || ps.metadata.deletionTimestamp || spec?.kubeConfig) return false;
     return !(spec?.serviceAccountName ?? this.opts.defaultServiceAccount);
   }
 
