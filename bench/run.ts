@@ -190,14 +190,14 @@ async function main(): Promise<void> {
           log(`kustomize fleet ${n}: PackageSync`);
           kfleet.push(await runFleetPackageSync(ctx, n, 0, 'kustomize'));
           const k = kfleet.at(-1)!;
-          log(`  ${k.seconds.toFixed(1)} s; no-op resync ${k.render?.resyncSeconds.toFixed(1)} s`);
+          log(`  ${k.seconds.toFixed(1)} s; requested resync ${k.render?.resyncSeconds.toFixed(1)} s`);
           publish();
         }
         if (flux) {
           log(`kustomize fleet ${n}: Flux`);
           kfleet.push(await runFleetFlux(ctx, n, 0, fluxCap, 'kustomize'));
           const k = kfleet.at(-1)!;
-          log(`  ${k.seconds.toFixed(1)} s; no-op resync ${k.render ? k.render.resyncSeconds.toFixed(1) : '—'} s`);
+          log(`  ${k.seconds.toFixed(1)} s; requested resync ${k.render ? k.render.resyncSeconds.toFixed(1) : '—'} s`);
           publish();
         }
       }

@@ -82,7 +82,7 @@ export interface RenderFigures {
   /** PackageSync: kustomize subprocesses and their seconds over the cold sync (packagesync_render_*). */
   coldToolRuns?: number;
   coldToolSeconds?: number;
-  /** Every unit asked to reconcile again with nothing changed: until all N handled the request. */
+  /** Every unit asked to reconcile again (the request annotation) with nothing changed: until all N handled it. */
   resyncSeconds: number;
   /** Reconciles in the resync, and their mean duration (PackageSync: packagesync_reconcile_duration_seconds;
    * Flux: controller_runtime_reconcile_time_seconds of the kustomization controller). */
@@ -306,9 +306,11 @@ export function metricValue(metrics: string, name: string, labels = ''): number 
 }
 
 /**
- * A no-op resync of the whole fleet: every unit gets its tool's reconcile-request annotation (one PATCH each,
- * by the harness), then the time until every unit's status.lastHandledReconcileAt says it handled it. Nothing
- * changed in git or the cluster, so what this costs is what a tool spends re-deciding that nothing changed.
+ * A requested resync of the whole fleet with nothing changed: every unit gets its tool's reconcile-request
+ * annotation (one PATCH each, by the harness), then the time until every unit's status.lastHandledReconcileAt
+ * says it handled it. PackageSync re-applies every object on a request (its periodic resync of a settled
+ * package does not); Flux builds and dry-run-applies as on every reconcile. Both render what did not change:
+ * PackageSync's render cache turns that into no kustomize run, which the counters show.
  */
 async function resync(
   ctx: BenchContext,

@@ -39,15 +39,19 @@ function renderKustomizeFleet(rows: FleetResult[], line: (s?: string) => void): 
   line('Each unit is a kustomize overlay (`kfleet/u-NNNN`: namePrefix, labels into selectors, a configMapGenerator');
   line('whose hashed name the Deployment’s reference follows, an image tag) over one base, in the same repository');
   line('as the plain fleet: the same four objects per unit, built by the pinned kustomize (PackageSync: the');
-  line('subprocess; Flux: kustomize-controller’s embedded kustomize, which it runs on every reconcile). Then a no-op');
-  line('resync: every unit gets its tool’s reconcile-request annotation (`packagesync.io/reconcile-requested-at`,');
-  line('`reconcile.fluxcd.io/requestedAt`) with nothing changed, timed until every status.lastHandledReconcileAt');
-  line('says it was handled. Render time per reconcile = packagesync_render_tool_seconds_total / runs over the cold');
+  line('subprocess; Flux: kustomize-controller’s embedded kustomize, which it runs on every reconcile). Then a');
+  line('requested resync with nothing changed: every unit gets its tool’s reconcile-request annotation');
+  line('(`packagesync.io/reconcile-requested-at`, `reconcile.fluxcd.io/requestedAt`), timed until every');
+  line('status.lastHandledReconcileAt says it was handled. A requested reconcile is not the periodic one: PackageSync');
+  line('then re-applies every object (a request means “now, whatever the cache thinks”), while its periodic resync');
+  line('of an unchanged, healthy package applies nothing (section 3); Flux builds and dry-run-applies every time.');
+  line('Either way the render cache spares PackageSync the kustomize run. Render time per reconcile =');
+  line('packagesync_render_tool_seconds_total / runs over the cold');
   line('sync; a render-cache hit runs no subprocess (packagesync_render_cache_hits_total). Flux has no render');
   line('metric: its whole reconcile time (controller_runtime_reconcile_time_seconds) is shown instead.');
   line();
   line(
-    '| N | tool | time to all Ready (s) | peak RSS (MiB) | kustomize runs (cold) | render per run (ms) | no-op resync (s) | reconciles | per reconcile (ms) | kustomize runs / cache hits (resync) | writes (resync) |',
+    '| N | tool | time to all Ready (s) | peak RSS (MiB) | kustomize runs (cold) | render per run (ms) | requested resync (s) | reconciles | per reconcile (ms) | kustomize runs / cache hits (resync) | writes (resync) |',
   );
   line('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const x of rows) {
