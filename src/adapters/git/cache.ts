@@ -113,12 +113,34 @@ export async function fetchCommit(
  * and an explicit work tree, so the cache repo itself is never modified and has no work tree of its own.
  */
 export async function checkoutCommit(op: GitOperation, paths: CachePaths, commit: string): Promise<Result<string>> {
-  const target = join(paths.checkouts, commit);
+  return stageCheckout(op, paths, commit, commit, async (staging) => {
+    const env = { GIT_DIR: paths.repo, GIT_WORK_TREE: staging, GIT_INDEX_FILE: join(op.dir, 'index') };
+    await op.git(staging, env).raw(['read-tree', '--reset', '-u', commit]);
+    return ok(undefined);
+  });
+}
+
+/**
+ * A checkout written into a private staging directory by `fill`, made read-only and renamed into place as
+ * `checkouts/<name>` in one step, so a reader never sees half a tree. When two operations race for the same
+ * checkout, the one that loses finds the winner's in place and uses it.
+ */
+export async function stageCheckout(
+  op: GitOperation,
+  paths: CachePaths,
+  commit: string,
+  name: string,
+  fill: (staging: string) => Promise<Result<void>>,
+): Promise<Result<string>> {
+  const target = join(paths.checkouts, name);
   const staging = join(paths.checkouts, `${STAGING_PREFIX}${commit}-${randomBytes(6).toString('hex')}`);
   await mkdir(staging, { recursive: true });
   try {
-    const env = { GIT_DIR: paths.repo, GIT_WORK_TREE: staging, GIT_INDEX_FILE: join(op.dir, 'index') };
-    await op.git(staging, env).raw(['read-tree', '--reset', '-u', commit]);
+    const filled = await fill(staging);
+    if (!filled.ok) {
+      await removeTree(staging);
+      return filled;
+    }
     await makeReadOnly(staging);
     await rename(staging, target);
     return ok(target);

@@ -13,11 +13,11 @@
  * The package's revision for the no-op decision is a digest of the object ids (`git rev-parse COMMIT:path`)
  * of the sparse set: a commit that touches nothing in it leaves it unchanged.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { ok, type Result } from '../../core/failure.ts';
-import { exists, fetchCommit, makeReadOnly, removeTree, STAGING_PREFIX, type CachePaths } from './cache.ts';
+import { fetchCommit, stageCheckout, type CachePaths } from './cache.ts';
 import type { GitOperation } from './git-command.ts';
 import { isRemote, KUSTOMIZATION_FILES, kustomizationRefs } from './kustomize-refs.ts';
 
@@ -222,10 +222,7 @@ export async function sparseCheckoutCommit(
   /** True when this operation fetched the commit whole (no filter): every blob is there already. */
   fetchedWhole: boolean,
 ): Promise<Result<string>> {
-  const target = join(paths.checkouts, checkoutName(commit, set.paths));
-  const staging = join(paths.checkouts, `${STAGING_PREFIX}${commit}-${randomBytes(6).toString('hex')}`);
-  await mkdir(staging, { recursive: true });
-  try {
+  return stageCheckout(op, paths, commit, checkoutName(commit, set.paths), async (staging) => {
     if (set.paths[0] !== WHOLE_TREE) {
       await fetchBlobs(op, paths.repo, url, set.blobs ?? (await blobsUnder(op, paths.repo, commit, set.paths)));
     } else if (!fetchedWhole) {
@@ -239,12 +236,6 @@ export async function sparseCheckoutCommit(
     await writeFile(join(paths.repo, 'info', 'sparse-checkout'), `${patterns.join('\n')}\n`);
     const env = { GIT_DIR: paths.repo, GIT_WORK_TREE: staging, GIT_INDEX_FILE: join(op.dir, 'index') };
     await op.git(staging, env).raw(['-c', 'core.sparseCheckout=true', 'read-tree', '--reset', '-u', commit]);
-    await makeReadOnly(staging);
-    await rename(staging, target);
-    return ok(target);
-  } catch (err) {
-    await removeTree(staging);
-    if (await exists(target)) return ok(target); // someone else finished the same checkout first
-    return { ok: false, failure: op.failure(err, `checking out commit ${commit} of`) };
-  }
+    return ok(undefined);
+  });
 }
