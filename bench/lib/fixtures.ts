@@ -51,8 +51,8 @@ export async function startGitFixtures(): Promise<GitFixtures> {
   };
 }
 
-type Doc = Record<string, unknown>;
-const yaml = (docs: Doc[]) => docs.map((d) => JSON.stringify(d)).join('\n---\n') + '\n';
+export type Doc = Record<string, unknown>;
+export const yaml = (docs: Doc[]): string => docs.map((d) => JSON.stringify(d)).join('\n---\n') + '\n';
 
 /** The four objects of fleet unit `name`; the ConfigMap carries the unit's own data, so every unit differs. */
 export function fleetUnit(name: string, index: number): Doc[] {

@@ -88,6 +88,10 @@ export interface PackageSyncOptions {
   /** Extra node flags, e.g. --cpu-prof. */
   nodeArgs?: string[];
   tag: string;
+  /** More controller flags (the soak: --leader-elect, --git-cache-max-bytes). */
+  extraArgs?: string[];
+  /** Use and keep the git cache of an earlier process (a restart keeps its emptyDir); default: a fresh one. */
+  sharedCache?: string;
 }
 
 /** The node flags of the image's ENTRYPOINT (between "node" and the script): the bench runs what ships. */
@@ -99,9 +103,11 @@ export function imageNodeFlags(): string[] {
   return argv.slice(1, -1);
 }
 
+export const gitCacheDir = (tag: string): string => join(workDir, `git-cache-${tag}`);
+
 export function startPackageSync(o: PackageSyncOptions): Proc {
-  const cache = join(workDir, `git-cache-${o.tag}`);
-  rmSync(cache, { recursive: true, force: true });
+  const cache = gitCacheDir(o.sharedCache ?? o.tag);
+  if (!o.sharedCache) rmSync(cache, { recursive: true, force: true });
   const args = [
     ...imageNodeFlags(),
     ...(o.nodeArgs ?? []),
@@ -125,6 +131,7 @@ export function startPackageSync(o: PackageSyncOptions): Proc {
     ...(o.webhookPort ? ['--webhook-bind-address', `127.0.0.1:${o.webhookPort}`] : []),
     '--log-level',
     'warn',
+    ...(o.extraArgs ?? []),
   ];
   return launch(`packagesync-${o.tag}`, process.execPath, args, { ...process.env }, o.metricsPort);
 }
