@@ -79,6 +79,36 @@ describe('the informer', () => {
     }
   });
 
+  it('metadata-only: syncs on an empty collection (the server sends items: null) and sees the first object', async () => {
+    // Found by the churn soak (bench/soak.ts): on a cluster with no Secret the config watch's list threw
+    // "page.items is not iterable" every 30 s, never synced, and so ignored the first Secret created.
+    const ns = await fx.namespace('inf-empty');
+    const errors: unknown[] = [];
+    const added: string[] = [];
+    const informer = new Informer(await kube(), {
+      path: `/api/v1/namespaces/${ns}/secrets`,
+      metadataOnly: { keep: (o) => o },
+      onError: (e) => errors.push(e),
+    });
+    informer.on((event, o) => event === 'add' && added.push(o.metadata.name));
+    try {
+      let synced = false;
+      void informer.synced.then(() => (synced = true));
+      informer.start();
+      await eventually('the first list', async () => synced, { timeoutMs: 20_000 });
+      expect(informer.cache.size).toBe(0);
+      await (
+        await kube()
+      ).request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+        body: { metadata: { name: 'first' }, stringData: { k: 'v' } },
+      });
+      await eventually('the first Secret', async () => added.includes('first'), { timeoutMs: 10_000 });
+      expect(errors).toEqual([]);
+    } finally {
+      informer.stop();
+    }
+  });
+
   it('caches objects without managedFields, from the list and from the watch, indexed by namespace', async () => {
     const ns = await fx.namespace('inf-slim');
     // a field set, or the server records no managedFields at all

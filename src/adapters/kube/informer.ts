@@ -139,7 +139,8 @@ export class Informer {
     let rv: string;
     do {
       const page = await this.client.request<{
-        items: KubeObject[];
+        // null, not [], in an empty PartialObjectMetadataList (metadata-only: e.g. a cluster with no Secrets)
+        items: KubeObject[] | null;
         metadata: { continue?: string; resourceVersion: string };
       }>('GET', this.opts.path, {
         query: { labelSelector: this.opts.labelSelector, limit: 500, continue: cont },
@@ -147,7 +148,7 @@ export class Informer {
         accept: this.opts.metadataOnly ? METADATA_LIST : undefined,
       });
       const type = this.opts.objectType;
-      for (const item of page.items) seen.set(keyOf(item), this.trim(type ? { ...item, ...type } : item));
+      for (const item of page.items ?? []) seen.set(keyOf(item), this.trim(type ? { ...item, ...type } : item));
       cont = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion;
     } while (cont);
