@@ -35,8 +35,12 @@ export interface ExpectedUnit {
   name: string;
   /** Inventory id → the content it should have (undefined: existence only). */
   objects: Map<string, string | undefined>;
-  /** `main@sha1:<commit>` of the last commit that changed the unit's path. */
-  revision: string;
+  /**
+   * `main@sha1:<commit>` of the commit that last changed the unit's path, then of every later one: a unit
+   * reports the commit at which it saw its package change (or was created), and keeps it while later commits
+   * leave its path alone (docs/monorepos.md), so any of them is its latest revision.
+   */
+  revisions: readonly string[];
 }
 
 export interface SoakState {
@@ -88,11 +92,11 @@ export function checkSoak(s: SoakState): Violation[] {
         unit: e.name,
         detail: `observedGeneration ${u.observedGeneration ?? 'unset'} ≠ generation ${u.generation}`,
       });
-    else if (u.lastAppliedRevision !== e.revision)
+    else if (!e.revisions.includes(u.lastAppliedRevision ?? ''))
       out.push({
         kind: 'not-ready',
         unit: e.name,
-        detail: `lastAppliedRevision ${u.lastAppliedRevision ?? 'unset'}, latest is ${e.revision}`,
+        detail: `lastAppliedRevision ${u.lastAppliedRevision ?? 'unset'}: its package last changed at ${e.revisions[0]}`,
       });
     for (const [id, content] of e.objects) {
       const o = liveById.get(id);

@@ -3,8 +3,8 @@
  * objects, lib/fixtures.ts) with two things a commit may change: the ConfigMap's `rev` (content changes on
  * an object that stays) and an optional fifth object, `<name>-extra` (a ConfigMap that comes and goes, so
  * prune is exercised). The model remembers, per unit, what its package renders and the commit that last
- * changed it: PackageSync's lastAppliedRevision stays at that commit when later commits do not touch the
- * path (docs/monorepos.md), so that is the revision every unit must end Ready at.
+ * changed it: PackageSync's lastAppliedRevision is the commit at which a unit saw its package change (that
+ * one or a later one) and stays there while later commits do not touch the path (docs/monorepos.md).
  */
 import { inventoryId } from '../../src/core/inventory.ts';
 import { commitFiles, type TestRepo } from '../../test/support/git/index.ts';
@@ -39,6 +39,8 @@ export function seededRandom(seed: number): () => number {
 
 export class SoakRepo {
   private readonly units = new Map<number, UnitModel>();
+  /** Every commit, oldest first. */
+  private readonly commits: string[] = [];
 
   private readonly repo: TestRepo;
   private readonly namespace: string;
@@ -56,6 +58,7 @@ export class SoakRepo {
       files[`${unitPath(i)}/app.yaml`] = yaml(this.docs(i));
     }
     const sha = await commitFiles(this.repo, 'main', files, `soak: ${count} units`);
+    this.commits.push(sha);
     for (const m of this.units.values()) m.changedAt = sha;
     return sha;
   }
@@ -93,6 +96,7 @@ export class SoakRepo {
     // an empty commit still moves the branch: every unit's ref moves without its path changing
     files['soak/tick'] = `${Date.now()}\n`;
     const sha = await commitFiles(this.repo, 'main', files, `soak: ${touched.length} units changed`);
+    this.commits.push(sha);
     for (const m of touched) m.changedAt = sha;
     return { sha, ...summary };
   }
@@ -108,7 +112,8 @@ export class SoakRepo {
       const id = inventoryId({ group, kind, namespace: this.namespace, name });
       objects.set(id, kind === 'ConfigMap' ? contentOf(d.data as Record<string, string>) : undefined);
     }
-    return { name: unitName(i), objects, revision: `main@sha1:${m.changedAt}` };
+    const since = this.commits.slice(this.commits.indexOf(m.changedAt)).map((c) => `main@sha1:${c}`);
+    return { name: unitName(i), objects, revisions: since };
   }
 
   private docs(i: number): Doc[] {

@@ -17,7 +17,11 @@ const ids = (name: string) => [`ns_${name}__ConfigMap`, `ns_${name}__Service`, `
 
 function expected(name: string, content = 'rev1'): ExpectedUnit {
   const [cm, ...rest] = ids(name);
-  return { name, revision: REV, objects: new Map([[cm!, content], ...rest.map((id) => [id, undefined] as const)]) };
+  return {
+    name,
+    revisions: [REV, 'main@sha1:cccc'],
+    objects: new Map([[cm!, content], ...rest.map((id) => [id, undefined] as const)]),
+  };
 }
 function unit(name: string, over: Partial<UnitState> = {}): UnitState {
   return {
@@ -47,6 +51,11 @@ function clean(): SoakState {
 describe('checkSoak', () => {
   it('finds nothing wrong in a clean end state', () => {
     expect(checkSoak(clean())).toEqual([]);
+  });
+
+  it('takes a commit after the last change of the package as its latest revision (seen later, or created later)', () => {
+    const s = clean();
+    expect(checkSoak({ ...s, units: [unit('a', { lastAppliedRevision: 'main@sha1:cccc' }), unit('b')] })).toEqual([]);
   });
 
   const cases: { name: string; mutate: (s: SoakState) => SoakState; want: [string, string, string?][] }[] = [
@@ -100,7 +109,7 @@ describe('checkSoak', () => {
         expected: [...s.expected, expected('d')],
         units: [
           unit('a', { ready: false, readyReason: 'ApplyFailed: boom' }),
-          unit('b', { lastAppliedRevision: 'main@sha1:aaaa' }),
+          unit('b', { lastAppliedRevision: 'main@sha1:aaaa' }), // before its package last changed
           unit('d', { observedGeneration: 1 }),
         ],
         live: [...s.live, ...liveOf('d')],

@@ -2,8 +2,10 @@
  * The git cache stays inside its bound through 50 revisions of a real repository (smart HTTP), never removes
  * the checkout just handed out, and a revision evicted earlier is fetched again when asked for.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGitFetcher } from '../../src/adapters/git/index.ts';
@@ -63,5 +65,22 @@ describe('git cache eviction', () => {
     const again = await fetcher.fetchRevision(server.url('big'), commits[0]!, undefined);
     expect(again.ok).toBe(true);
     expect(existsSync(join(again.ok ? again.value.dir : '', 'blob.yaml'))).toBe(true);
+  });
+
+  it('counts what a tree takes on disk, as du does, not the length of its files', async () => {
+    // Found by the churn soak (bench/soak.ts): 500 sparse checkouts of one small package each held 0.6 MiB of
+    // files in 7 MiB of disk; a bound on file lengths let the cache grow 10× past it on the emptyDir.
+    const dir = mkdtempSync(join(tmpdir(), 'psync-du-'));
+    try {
+      for (let i = 0; i < 20; i++) {
+        mkdirSync(join(dir, `c${i}`, 'pkg'), { recursive: true });
+        writeFileSync(join(dir, `c${i}`, 'pkg', 'app.yaml'), 'a: 1\n');
+      }
+      const du = Number(execFileSync('du', ['-s', '-B1', dir], { encoding: 'utf8' }).split('\t')[0]);
+      expect(await diskUsage(dir)).toBe(du);
+      expect(await diskUsage(dir)).toBeGreaterThan(20 * 5);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

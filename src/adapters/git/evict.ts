@@ -87,12 +87,16 @@ async function mtime(path: string): Promise<number> {
   return (await stat(path).catch(() => undefined))?.mtimeMs ?? 0;
 }
 
-/** Bytes of the files under `path` (symlinks counted as links, never followed). */
+/**
+ * Bytes `path` takes on disk, as du counts them (allocated blocks of files and directories; symlinks counted
+ * as links, never followed). Not the files' lengths: a sparse checkout of a small package is a few hundred
+ * bytes of files in several directories, 10× that on disk, and an emptyDir's size limit counts the disk.
+ */
 export async function diskUsage(path: string): Promise<number> {
   const info = await lstat(path).catch(() => undefined);
   if (!info) return 0;
-  if (!info.isDirectory()) return info.size;
-  let total = 0;
+  if (!info.isDirectory()) return info.blocks * 512;
+  let total = info.blocks * 512;
   for (const entry of await names(path)) total += await diskUsage(join(path, entry));
   return total;
 }
