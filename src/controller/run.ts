@@ -75,6 +75,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     watchNamespace: config.watchNamespace,
     labelSelector: config.watchLabelSelector,
     concurrency: config.concurrency,
+    intervalJitterPercent: config.intervalJitterPercentage,
     applyConcurrency: config.applyConcurrency,
     defaultServiceAccount: config.defaultServiceAccount,
     strictSubstitutions: config.strictSubstitutions,
