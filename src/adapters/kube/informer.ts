@@ -139,7 +139,6 @@ export class Informer {
     let rv: string;
     do {
       const page = await this.client.request<{
-        // null, not [], in an empty PartialObjectMetadataList (metadata-only: e.g. a cluster with no Secrets)
         items: KubeObject[] | null;
         metadata: { continue?: string; resourceVersion: string };
       }>('GET', this.opts.path, {
@@ -148,6 +147,7 @@ export class Informer {
         accept: this.opts.metadataOnly ? METADATA_LIST : undefined,
       });
       const type = this.opts.objectType;
+      // an empty PartialObjectMetadataList comes as `"items": null` (Go's nil slice), not []
       for (const item of page.items ?? []) seen.set(keyOf(item), this.trim(type ? { ...item, ...type } : item));
       cont = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion;
