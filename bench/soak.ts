@@ -168,7 +168,8 @@ async function main(): Promise<number> {
           } catch (e) {
             log(`harness step failed (continuing): ${String(e)}`);
           }
-          while (!stopping.now && performance.now() < next) await sleep(Math.max(0, Math.min(1000, next - performance.now())));
+          while (!stopping.now && performance.now() < next)
+            await sleep(Math.max(0, Math.min(1000, next - performance.now())));
         }
       })(),
     );
