@@ -280,8 +280,12 @@ async function main(): Promise<number> {
     stopping.now = false;
     every(10_000, async () => {
       const pid = proc?.child.pid;
-      if (pid && proc!.child.exitCode === null)
-        lifetimes.at(-1)!.samples.push({ t: now(), rssMiB: memoryOf(pid).rssMiB });
+      if (pid && proc!.child.exitCode === null) {
+        const m = memoryOf(pid);
+        const l = lifetimes.at(-1)!;
+        l.samples.push({ t: now(), rssMiB: m.rssMiB });
+        l.peakMiB = Math.max(l.peakMiB, m.peakMiB);
+      }
       load.push(loadavg()[0]!);
     });
     every(30_000, sampleCache);
