@@ -138,6 +138,15 @@ program
     ).default(256),
   )
   .addOption(
+    new Option(
+      '--inventory-spill-threshold <n>',
+      'an inventory of more objects than this moves from status into shard ConfigMaps (docs/inventory.md)',
+    ).default(4000),
+  )
+  .addOption(
+    new Option('--inventory-shard-entries <n>', 'objects per inventory shard ConfigMap, on average').default(8192),
+  )
+  .addOption(
     new Option('--metrics-bind-address <addr>', 'serve /metrics here (host:port, :port; 0 disables)').default(':8080'),
   )
   .addOption(

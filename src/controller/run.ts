@@ -57,7 +57,10 @@ export async function runController(config: ControllerConfig): Promise<void> {
   const ports: Ports = {
     objects,
     clusters,
-    packageSyncs: new PackageSyncs(client),
+    packageSyncs: new PackageSyncs(client, undefined, {
+      spillAbove: config.inventorySpillThreshold,
+      shardEntries: config.inventoryShardEntries,
+    }),
     secrets,
     configMaps: new ConfigMaps(client),
     source: metrics.instrumentSource(sourceBySpec(await createGitSource(config, log), createOciSource(config, log))),
@@ -96,7 +99,18 @@ export async function runController(config: ControllerConfig): Promise<void> {
         onCheck: () => metrics.driftCheck(),
       })
     : undefined;
-  if (driftWatch) manager.informer.on((event, obj) => driftWatch.track(event, obj as unknown as PackageSync));
+  if (driftWatch) {
+    // an inventory in shards (ADR 0027) is read (cached by shard) before its kinds are known
+    manager.informer.on((event, obj) => {
+      const ps = obj as unknown as PackageSync;
+      if (event === 'delete' || !ps.status?.inventory?.shards?.length) return driftWatch.track(event, ps);
+      ports.packageSyncs.expand(ps).then(
+        // deleted while its shards were read: the delete event already let its watches go
+        (whole) => manager.informer.get(ps.metadata.namespace, ps.metadata.name) && driftWatch.track(event, whole),
+        (e: unknown) => log.warn({ err: String(e), packageSync: ps.metadata.name }, 'drift watch: inventory unreadable'),
+      );
+    });
+  }
   // packagesync_condition mirrors the watch: every status write comes back as an update event.
   manager.informer.on((event, obj) => {
     if (event === 'delete') metrics.forget(obj.metadata.namespace ?? '', obj.metadata.name);
