@@ -210,6 +210,11 @@ async function main(): Promise<void> {
         log(`  floor ${b.floorSeconds.toFixed(1)} s, PackageSync ${b.seconds.toFixed(1)} s`);
         if (b.noop)
           log(`  no-op: ${b.noop.seconds.toFixed(2)} s, ${b.noop.requests} requests, ${b.noop.writes} writes`);
+        if (b.inventory) log(`  inventory: ${JSON.stringify(b.inventory)}`);
+        if (b.prune)
+          log(
+            `  prune ${b.prune.pruned}: ${b.prune.seconds.toFixed(1)} s, left behind ${b.prune.leftBehind}, wrongly deleted ${b.prune.wronglyDeleted}, inventory = live: ${b.prune.inventoryMatchesLive}`,
+          );
         publish();
       }
     }

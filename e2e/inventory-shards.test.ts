@@ -83,9 +83,7 @@ describe('an inventory past the spill threshold', () => {
     const controller = await env.startController({ args: [...SPILL, ...METRICS] });
     const ns = await env.namespace('e2e-shards');
     const { repo, url } = await env.repo('shards', files(0, 60));
-    await createPackageSync(
-      packageSync(ns, 'big', controller.shard, { source: { url }, interval: '2s', wait: false }),
-    );
+    await createPackageSync(packageSync(ns, 'big', controller.shard, { source: { url }, interval: '2s', wait: false }));
     const ready = await waitReady(ns, 'big', (ps) => inventoryIds(ps).length === 60);
     expect(inventoryIds(ready)).toEqual(Array.from({ length: 60 }, (_, i) => `${ns}_${name(i)}__ConfigMap`));
 
@@ -122,7 +120,14 @@ describe('an inventory past the spill threshold', () => {
     expect((await stored(ns, 'big')).metadata.resourceVersion).toBe(resourceVersion);
 
     // prune half: exactly those gone, the rest there, inventory = live, no shard left that status does not name
-    await env.commit(repo, files(0, 0, Array.from({ length: 30 }, (_, i) => 2 * i)));
+    await env.commit(
+      repo,
+      files(
+        0,
+        0,
+        Array.from({ length: 30 }, (_, i) => 2 * i),
+      ),
+    );
     await trigger(ns, 'big');
     const pruned = await waitReady(ns, 'big', (ps) => inventoryIds(ps).length === 30);
     const kept = Array.from({ length: 30 }, (_, i) => name(2 * i + 1));

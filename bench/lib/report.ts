@@ -173,6 +173,31 @@ export function renderResults(r: Results): string {
       );
   line();
 
+  if (r.big.some((b) => b.prune || b.inventory)) {
+    line('### Inventory storage and the prune of half the package');
+    line();
+    line('Past 4,000 objects the inventory moves from status into shard ConfigMaps (docs/adr/0027). Prune: every');
+    line('other file of the package removed from git, a reconcile requested, until Ready at that revision; then');
+    line('live objects vs expected, and the inventory (read through the controller’s reader) vs live.');
+    line();
+    line(
+      '| objects | inventory stored as | status (KiB) | pruned | prune time (s) | requests | left behind | wrongly deleted | inventory = live |',
+    );
+    line('|---|---|---|---|---|---|---|---|---|');
+    for (const b of r.big) {
+      const inv = b.inventory;
+      const where = !inv ? '—' : inv.shards ? `${inv.shards} shards, ${inv.count} objects` : `${inv.entries} entries`;
+      const kib = inv ? f1(inv.statusBytes / 1024) : '—';
+      const p = b.prune;
+      line(
+        p
+          ? `| ${b.n} | ${where} | ${kib} | ${p.pruned} | ${f1(p.seconds)} | ${total(p.client)} (${verbs(p.client)}) | ${p.leftBehind} | ${p.wronglyDeleted} | ${p.inventoryMatchesLive ? 'yes' : '**no**'} |`
+          : `| ${b.n} | ${where} | ${kib} | — | — | — | — | — | — |`,
+      );
+    }
+    line();
+  }
+
   if (r.latency) {
     const l = r.latency;
     line('## 4. Change latency: commit → applied, 10 objects');

@@ -350,7 +350,7 @@ export const InventoryEntrySchema = z.object({ id: z.string(), v: z.string() });
 
 /** An inventory past the spill threshold lives in shards: ConfigMaps this names (docs/adr/0027). */
 export const ShardRefSchema = z.object({
-  name: z.string().meta({ description: 'The ConfigMap, in the PackageSync\'s namespace.' }),
+  name: z.string().meta({ description: "The ConfigMap, in the PackageSync's namespace." }),
   digest: z.string().meta({ description: 'sha256 of its content: a shard never changes.' }),
   count: z.number().int().meta({ description: 'How many objects it lists.' }),
 });

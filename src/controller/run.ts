@@ -107,7 +107,8 @@ export async function runController(config: ControllerConfig): Promise<void> {
       ports.packageSyncs.expand(ps).then(
         // deleted while its shards were read: the delete event already let its watches go
         (whole) => manager.informer.get(ps.metadata.namespace, ps.metadata.name) && driftWatch.track(event, whole),
-        (e: unknown) => log.warn({ err: String(e), packageSync: ps.metadata.name }, 'drift watch: inventory unreadable'),
+        (e: unknown) =>
+          log.warn({ err: String(e), packageSync: ps.metadata.name }, 'drift watch: inventory unreadable'),
       );
     });
   }

@@ -104,7 +104,12 @@ describe('chunkEntries', () => {
 describe('planInventoryWrite', () => {
   it('keeps a small inventory inline, in the order given, and lets go of shards named before', () => {
     const entries = many(10);
-    const write = planInventoryWrite({ entries: [], shards: [{ name: 'x', digest: 'd', count: 11 }] }, entries, owner, opts);
+    const write = planInventoryWrite(
+      { entries: [], shards: [{ name: 'x', digest: 'd', count: 11 }] },
+      entries,
+      owner,
+      opts,
+    );
     expect(write.inventory).toEqual({ entries });
     expect(write.create).toEqual([]);
     expect(write.removeAfter).toEqual(['x']);

@@ -144,7 +144,6 @@ export class PackageSyncs {
     return undefined;
   }
 
-
   async setAnnotation(namespace: string, name: string, key: string, value: string | null): Promise<void> {
     await this.client.request('PATCH', objectPath(namespace, name), {
       contentType: 'application/merge-patch+json',
