@@ -169,4 +169,40 @@ describe('an inventory past the spill threshold', () => {
     expect(raw.status?.inventory?.count).toBe(27);
     expect(await shardsOf(ns, raw.metadata.uid!)).toEqual(raw.status!.inventory!.shards!.map((s) => s.name).sort());
   });
+
+  it('a late write from a stale copy keeps the entries written meanwhile, shards and all', async () => {
+    const ns = await env.namespace('e2e-shards-rv');
+    // no controller watches this shard: only the test writes
+    const ps = await createPackageSync(
+      packageSync(ns, 'rv', 'nobody', { source: { url: 'https://example.com/x.git' } }),
+    );
+    const syncs = new PackageSyncs(await kube(), 'e2e', { spillAbove: 5, shardEntries: 4 });
+    const entries = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => ({ id: `${ns}_${name(from + i)}__ConfigMap`, v: 'v1' }));
+    // one writer saves old ∪ new (0..40, spilled) …
+    const first = (await syncs.writeStatus(ps, { inventory: { entries: entries(0, 40) } })) as PackageSync;
+    expect(first.status?.inventory?.shards?.length).toBeGreaterThan(1);
+    // … and a write built from the copy read before it (0..10 and 40..50) arrives afterwards: the guard refuses
+    // it, the retry reads the other writer's shards and keeps every entry
+    const late = await syncs.writeStatus(ps, { inventory: { entries: [...entries(0, 10), ...entries(40, 50)] } });
+    expect(inventoryIds(late)).toEqual(entries(0, 50).map((e) => e.id));
+    // what another reader (a fresh cache) sees, and only the shards status names are left
+    expect(inventoryIds(await getPackageSync(ns, 'rv'))).toEqual(entries(0, 50).map((e) => e.id));
+    const raw = await stored(ns, 'rv');
+    expect(raw.status?.inventory?.count).toBe(50);
+    expect(await shardsOf(ns, raw.metadata.uid!)).toEqual(raw.status!.inventory!.shards!.map((s) => s.name).sort());
+
+    // back under the threshold: inline again (Flux's format), and no shard left behind
+    const small = await syncs.writeStatus(late!, { inventory: { entries: entries(0, 3) } });
+    expect(inventoryIds(small)).toEqual(entries(0, 3).map((e) => e.id));
+    const inline = await stored(ns, 'rv');
+    expect(inline.status?.inventory).toEqual({ entries: entries(0, 3) });
+    expect(await shardsOf(ns, raw.metadata.uid!)).toEqual([]);
+
+    // a shard someone deleted: the reader refuses the inventory instead of returning a shorter one
+    const again = (await syncs.writeStatus(small!, { inventory: { entries: entries(0, 20) } })) as PackageSync;
+    const victim = again.status!.inventory!.shards![0]!.name;
+    await (await kube()).request('DELETE', `/api/v1/namespaces/${ns}/configmaps/${victim}`);
+    await expect(new PackageSyncs(await kube()).get(ns, 'rv')).rejects.toThrow(/InventoryUnreadable|does not exist/);
+  });
 });

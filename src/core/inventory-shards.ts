@@ -62,6 +62,8 @@ export interface InventoryWrite {
   inventory: StoredInventory;
   /** Shards to create before the status write (those the previous status did not name). */
   create: EncodedShard[];
+  /** Every shard the new status names (a retry after a conflict makes sure each exists). */
+  shards: EncodedShard[];
   /** Shards to delete once the status write succeeded (named before, no longer named). */
   removeAfter: string[];
 }
@@ -93,13 +95,14 @@ export function planInventoryWrite(
 ): InventoryWrite {
   const before = new Set((previous?.shards ?? []).map((s) => s.name));
   if (!shouldSpill(entries, opts)) {
-    return { inventory: { entries: [...entries] }, create: [], removeAfter: [...before] };
+    return { inventory: { entries: [...entries] }, create: [], shards: [], removeAfter: [...before] };
   }
   const shards = chunkEntries(sortEntries(entries), opts).map((chunk) => encodeShard(chunk, owner));
   const after = new Set(shards.map((s) => s.ref.name));
   return {
     inventory: { entries: [], shards: shards.map((s) => s.ref), count: entries.length },
     create: shards.filter((s) => !before.has(s.ref.name)),
+    shards,
     removeAfter: [...before].filter((n) => !after.has(n)),
   };
 }

@@ -73,15 +73,21 @@ export class InventoryShards {
 
   /**
    * Step one of a save: decides what status.inventory becomes and creates the shards it names that the
-   * previous status did not (an existing one is the same content: its name is its digest). Only after this
-   * returns may the status naming them be written.
+   * previous status did not (`everyShard`: all it names, for a retry after a conflict, when another writer may
+   * have deleted one meanwhile). An existing shard is the same content: its name is its digest. Only after this
+   * returns may the status naming them be written. `created`: the shards this call created (201).
    */
-  async prepare(ps: PackageSync, entries: readonly InventoryEntry[]): Promise<InventoryWrite> {
+  async prepare(
+    ps: PackageSync,
+    entries: readonly InventoryEntry[],
+    everyShard = false,
+  ): Promise<{ write: InventoryWrite; created: string[] }> {
     const { name, namespace, uid = '' } = ps.metadata;
     const previous: StoredInventory | undefined = ps.status?.inventory;
     const write = planInventoryWrite(previous, entries, { name, uid }, this.options);
+    const created: string[] = [];
     await Promise.all(
-      write.create.map(async (shard) => {
+      (everyShard ? write.shards : write.create).map(async (shard) => {
         try {
           await this.client.request('POST', configMapPath(namespace), {
             body: {
@@ -98,13 +104,14 @@ export class InventoryShards {
               binaryData: { [SHARD_DATA_KEY]: compressShard(shard.text) },
             },
           });
+          created.push(shard.ref.name);
         } catch (e) {
           if (!isConflict(e)) throw e; // AlreadyExists: the same content, written earlier
         }
         this.remember(shard.ref.name, shard.entries);
       }),
     );
-    return write;
+    return { write, created };
   }
 
   /** Step three: shards the status no longer names (it was written). A shard already gone is fine. */

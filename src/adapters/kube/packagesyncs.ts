@@ -82,10 +82,17 @@ export class PackageSyncs {
   async writeStatus(ps: PackageSync, status: Status): Promise<PackageSync | undefined> {
     let current = ps;
     let next = status;
+    // shards this call created for an attempt that lost a conflict: removed once the status no longer can name them
+    const created = new Set<string>();
     for (let attempt = 0; ; attempt++) {
       const { namespace, name, resourceVersion } = current.metadata;
-      // each attempt against the status it is based on: a conflict may have removed shards we rely on
-      const write = next.inventory ? await this.shards.prepare(current, next.inventory.entries) : undefined;
+      // each attempt against the status it is based on; a retry makes sure every shard it names exists (the
+      // other writer may have deleted one it no longer needed)
+      const prepared = next.inventory
+        ? await this.shards.prepare(current, next.inventory.entries, attempt > 0)
+        : undefined;
+      const write = prepared?.write;
+      prepared?.created.forEach((n) => created.add(n));
       const inventory = write && {
         ...write.inventory,
         // a merge patch keeps what it does not name: back inline, the shards must be nulled to go
@@ -101,7 +108,11 @@ export class PackageSyncs {
           },
         });
         if (!write || !written.status?.inventory) return written;
-        await this.shards.remove(namespace, write.removeAfter);
+        const named = new Set((write.inventory.shards ?? []).map((r) => r.name));
+        await this.shards.remove(namespace, [
+          ...write.removeAfter,
+          ...[...created].filter((n) => !named.has(n) && !write.removeAfter.includes(n)),
+        ]);
         // the caller goes on with the whole inventory, as it sent it
         const entries = write.inventory.shards ? next.inventory!.entries : written.status.inventory.entries;
         return { ...written, status: { ...written.status, inventory: { ...write.inventory, entries } } };
