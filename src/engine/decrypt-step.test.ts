@@ -4,7 +4,7 @@
  * object, file and recipients but never a value.
  */
 import { describe, expect, it } from 'vitest';
-import type { Decryptor, SopsRequest } from '../adapters/render/sops.ts';
+import type { Decryptor, SopsOutcome, SopsRequest } from '../adapters/render/sops.ts';
 import type { LocatedObject } from '../core/render/manifests.ts';
 import { cipherDigest, decryptionKeys, decryptObjects, holdsEncrypted } from './decrypt-step.ts';
 
@@ -29,13 +29,16 @@ const generated: LocatedObject = {
 };
 const keys = { identities: ['AGE-SECRET-KEY-1X'], from: 'Secret ns/sops-age' };
 
-function stub(answer: (req: SopsRequest) => Awaited<ReturnType<Decryptor['decrypt']>>) {
+type Answer = { ok: true; plaintext: string } | (SopsOutcome & { ok: false });
+
+function stub(answer: (req: SopsRequest) => Answer) {
   const seen: SopsRequest[] = [];
   const decryptor: Decryptor = {
     bin: '/usr/local/bin/sops',
     decrypt: (req) => {
       seen.push(req);
-      return Promise.resolve(answer(req));
+      const a = answer(req);
+      return Promise.resolve(a.ok ? { ...a, bytes: Buffer.from(a.plaintext, 'utf8') } : a);
     },
   };
   return { decryptor, seen };
