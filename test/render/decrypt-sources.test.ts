@@ -202,6 +202,25 @@ describe('encrypted kustomize sources (spec.decryption, as Flux decrypts them be
     expect(built.failure.message).not.toContain(SECRET);
   });
 
+  it('fails DecryptionFailed naming the file when it carries the marker but is no sops document', async () => {
+    const garbage = join(base, 'garbage');
+    await put(garbage, {
+      'kustomization.yaml': 'secretGenerator:\n- name: s\n  envs: [a.env]\n',
+      'a.env': `A=${SECRET}\nsops_mac=ENC[not-really]\n`,
+    });
+    const r = createRenderer({ kustomizePath: tools.kustomize, helmPath: tools.helm, limits, scratchDir: scratch });
+    const built = await r.build(
+      request({ checkoutRoot: garbage, packagePath: '.', decrypt: decryption(right.identity) }),
+    );
+    expect(built.ok).toBe(false);
+    if (built.ok) return;
+    expect(built.failure.reason).toBe('DecryptionFailed');
+    expect(built.failure.message).toMatch(
+      /^kustomization\.yaml: secretGenerator envs entry "a\.env" \(a\.env\) cannot be decrypted with the identities of the test keys: /,
+    );
+    expect(built.failure.message).not.toContain(SECRET);
+  });
+
   it("withholds kustomize's error output once it read decrypted files (it may quote them)", async () => {
     const failing = join(base, 'failing');
     await put(failing, {
