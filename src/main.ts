@@ -77,6 +77,13 @@ program
     ).default('5s'),
   )
   .addOption(
+    new Option(
+      '--interval-jitter-percentage <percent>',
+      'spread each requeue after a success by ± this percent of spec.interval, so units synced together do not ' +
+        'come due together (Flux: the same flag)',
+    ).default('5'),
+  )
+  .addOption(
     new Option('--git-cache-dir <dir>', 'where fetched revisions are cached (default: $TMPDIR/packagesync-git)'),
   )
   .addOption(new Option('--git-timeout <duration>', 'deadline for one git fetch').default('90s'))

@@ -23,6 +23,7 @@ export const ControllerConfigSchema = z.object({
   watchConfigsLabelSelector: z.string().optional(),
   driftWatch: z.boolean().default(true),
   driftCheckMinInterval: z.string().default('5s'),
+  intervalJitterPercentage: z.coerce.number().int().min(0).max(99).default(5),
   gitCacheDir: z.string().default(join(tmpdir(), 'packagesync-git')),
   gitTimeout: z.string().default('90s'),
   gitRefCacheTtl: z.string().default('2s'),

@@ -49,6 +49,11 @@ export class OwnWrites {
     while (this.inFlight.has(keyOf(obj))) await this.inFlight.get(keyOf(obj))!.done;
   }
 
+  /** The resourceVersion our newest apply of this object (by uid) produced, if remembered. */
+  latest(uid: string): string | undefined {
+    return this.byUid.get(uid);
+  }
+
   isOwn(obj: KubeObject): boolean {
     const { uid, resourceVersion } = obj.metadata;
     return uid !== undefined && resourceVersion !== undefined && this.byUid.get(uid) === resourceVersion;
