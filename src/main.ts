@@ -131,6 +131,13 @@ program
     ),
   )
   .addOption(
+    new Option(
+      '--sops-age-secret <name>',
+      "a Secret in the controller's namespace (--controller-namespace) whose .agekey entries decrypt for every " +
+        "PackageSync with spec.decryption but no secretRef, as Flux's --sops-age-secret (default: none)",
+    ),
+  )
+  .addOption(
     new Option('--render-timeout <duration>', 'longest one kustomize build or helm template may run').default('60s'),
   )
   .addOption(

@@ -63,6 +63,9 @@ export const ControllerConfigSchema = z.object({
     .string()
     .min(1)
     .default(() => defaultToolPaths().sops),
+  // Flux's --sops-age-secret: a Secret of the controller's namespace with .agekey entries, for spec.decryption
+  // without a secretRef
+  sopsAgeSecret: z.string().min(1).max(253).optional(),
   renderTimeout: z.string().default('60s'),
   renderMaxOutputBytes: z.coerce
     .number()

@@ -75,6 +75,9 @@ export async function runController(config: ControllerConfig): Promise<void> {
       timeoutMs: durationMs(config.renderTimeout),
       maxOutputBytes: config.renderMaxOutputBytes,
     }),
+    ...(config.sopsAgeSecret
+      ? { sopsAgeSecret: { namespace: config.controllerNamespace, name: config.sopsAgeSecret } }
+      : {}),
     observe: metrics.objects,
     watches,
   };
