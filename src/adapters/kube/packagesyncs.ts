@@ -51,8 +51,16 @@ export class PackageSyncs {
     return ps && this.expand(ps);
   }
 
-  /** As stored: a spilled inventory's entries are empty (enough for conditions, spec, metadata). */
+  /**
+   * As stored: a spilled inventory's entries are empty (enough for conditions, spec, metadata). A subclass may
+   * answer from a watch (controller/watched-package-syncs.ts).
+   */
   async getStored(namespace: string, name: string): Promise<PackageSync | undefined> {
+    return this.read(namespace, name);
+  }
+
+  /** Always a GET: what a conflict retry must see, whatever `get` may answer from (controller/watched-package-syncs.ts). */
+  protected async read(namespace: string, name: string): Promise<PackageSync | undefined> {
     try {
       return await this.client.request<PackageSync>('GET', objectPath(namespace, name));
     } catch (e) {
@@ -121,8 +129,10 @@ export class PackageSyncs {
         if (!isConflict(e) || attempt >= 10) throw e;
         // several writers racing (a test, a CLI next to the controller): spread the retries out
         if (attempt > 0) await new Promise((r) => setTimeout(r, Math.random() * 50 * attempt));
-        const fresh = await this.get(namespace, name);
-        if (!fresh) return undefined;
+        // the other writer's inventory, shards read: the union needs its entries
+        const stored = await this.read(namespace, name);
+        if (!stored) return undefined;
+        const fresh = await this.expand(stored);
         next = rebaseStatus(next, current.status, fresh.status);
         current = fresh;
       }
@@ -149,7 +159,8 @@ export class PackageSyncs {
       } catch (e) {
         if (isNotFound(e)) return undefined;
         if (!isConflict(e) || attempt >= 5) throw e;
-        current = await this.get(current.metadata.namespace, current.metadata.name);
+        const stored = await this.read(current.metadata.namespace, current.metadata.name);
+        current = stored && (await this.expand(stored));
       }
     }
     return undefined;
