@@ -105,7 +105,8 @@ describe('an inventory past the spill threshold', () => {
     expect(shard.immutable).toBe(true);
     expect(shard.metadata.ownerReferences).toMatchObject([{ kind: 'PackageSync', uid }]);
 
-    // a resync of the unchanged package (interval 2s): reconciles, writes nothing
+    // a resync of the unchanged package (interval 2s): reconciles, writes nothing (and reads no shard: the
+    // PackageSync and the live objects come from the watches, the shards from the cache)
     const before = await metric(controller, 'packagesync_api_requests_total', 'verb');
     const reconciles = sum(await metric(controller, 'packagesync_reconcile_total', 'result'));
     const resourceVersion = raw.metadata.resourceVersion;
@@ -115,7 +116,6 @@ describe('an inventory past the spill threshold', () => {
       { timeoutMs: 30_000 },
     );
     const after = await metric(controller, 'packagesync_api_requests_total', 'verb');
-    expect(sum(after) - sum(before)).toBeGreaterThan(0); // the resync did read
     expect(sum(after, WRITES) - sum(before, WRITES)).toBe(0);
     expect((await stored(ns, 'big')).metadata.resourceVersion).toBe(resourceVersion);
 
