@@ -40,6 +40,11 @@ export interface RestartFigures {
   meanRequestsPerSecond: number;
   cpuSeconds: number;
   peakMiB: number;
+  /** Mean reconcile and git fetch (ref resolution included) in the restarted process. */
+  meanReconcileSeconds?: number;
+  meanGitFetchSeconds?: number;
+  /** Objects its live reads took from the watches vs from the API server. */
+  liveReads?: { watch: number; api: number };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -100,6 +105,8 @@ export async function measureRestart(
   const seconds = (performance.now() - t0) / 1000;
   const m = await scrape(next);
   const writesByResource = diff(await apiserverFleetWrites(apiserver), writesBefore);
+  const mean = (name: string) =>
+    metricValue(m, `${name}_sum`) / Math.max(1, metricValue(m, `${name}_count`));
   return {
     proc: next,
     figures: {
@@ -113,6 +120,12 @@ export async function measureRestart(
       meanRequestsPerSecond: total(requests) / seconds,
       cpuSeconds: cpuSeconds(m),
       peakMiB: memoryOf(next.child.pid!).peakMiB,
+      meanReconcileSeconds: mean('packagesync_reconcile_duration_seconds'),
+      meanGitFetchSeconds: mean('packagesync_git_fetch_duration_seconds'),
+      liveReads: {
+        watch: metricValue(m, 'packagesync_live_reads_total', 'source="watch"'),
+        api: metricValue(m, 'packagesync_live_reads_total', 'source="api"'),
+      },
     },
   };
 }
