@@ -16,6 +16,8 @@
  *   --flux-cap <seconds>    stop waiting for Flux's fleet then (its time is reported as a lower bound)
  *   --tools packagesync,flux  which tools the fleet runs (with --merge, a Flux-only rerun keeps the rest)
  *   --keep-cluster          leave the bench control plane up when this run started it (for repeated runs)
+ *   --idle <seconds>        how long the largest PackageSync fleet idles before its CPU and requests are read (60)
+ *   --skip-restart          do not SIGKILL and restart the controller after the largest fleet
  *   --render-only           rewrite the report from the last results (bench/.work/results-latest.json)
  */
 import { execFileSync } from 'node:child_process';
@@ -58,6 +60,8 @@ const { values: args } = parseArgs({
     'render-only': { type: 'boolean', default: false },
     tools: { type: 'string', default: 'packagesync,flux' },
     'keep-cluster': { type: 'boolean', default: false },
+    idle: { type: 'string' },
+    'skip-restart': { type: 'boolean', default: false },
   },
 });
 
@@ -168,11 +172,13 @@ async function main(): Promise<void> {
   try {
     if (only.has('fleet')) {
       const largest = Math.max(...fleetSizes);
-      const idle = quick ? 5 : 30;
+      const idle = Number(args.idle ?? (quick ? 5 : 60));
       for (const n of fleetSizes) {
         if (tools.has('packagesync')) {
           log(`fleet ${n}: PackageSync`);
-          fleet.push(await runFleetPackageSync(ctx, n, n === largest ? idle : 0));
+          // the largest fleet also idles (CPU, requests) and survives a SIGKILL (issue 18.2)
+          const last = n === largest;
+          fleet.push(await runFleetPackageSync(ctx, n, last ? idle : 0, 'plain', last && !args['skip-restart']));
           log(`  ${fleet.at(-1)!.seconds.toFixed(1)} s, peak ${fleet.at(-1)!.peakMiB.toFixed(0)} MiB`);
           publish();
         }

@@ -46,6 +46,29 @@ describe('the informer', () => {
   // 410 Gone handling is unit-tested (test/safety/informer.test.ts): on a freshly started control plane the API
   // server still serves an old resourceVersion, so a 410 cannot be provoked here deterministically.
 
+  it('syncs on an empty collection listed as metadata only (the API server sends "items": null)', async () => {
+    // seen in the bench: a cluster with no Secret at all kept the config watch from ever syncing
+    const ns = await fx.namespace('inf-empty');
+    const errors: string[] = [];
+    const informer = new Informer(await kube(), {
+      path: `/api/v1/namespaces/${ns}/secrets`,
+      metadataOnly: { keep: (o) => o },
+      onError: (e) => errors.push(String(e)),
+    });
+    try {
+      informer.start();
+      const synced = await Promise.race([
+        informer.synced.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), 20_000)),
+      ]);
+      expect(errors).toEqual([]);
+      expect(synced).toBe(true);
+      expect(informer.cache.size).toBe(0);
+    } finally {
+      informer.stop();
+    }
+  });
+
   it('notices a watch that went silent (a frozen connection) and restarts it', async () => {
     const ns = await fx.namespace('inf-dead');
     const server = new URL((await kube()).server);

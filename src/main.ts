@@ -77,6 +77,13 @@ program
     ).default('5s'),
   )
   .addOption(
+    new Option(
+      '--interval-jitter-percentage <percent>',
+      'spread each requeue after a success by ± this percent of spec.interval, so units synced together do not ' +
+        'come due together (Flux: the same flag)',
+    ).default('5'),
+  )
+  .addOption(
     new Option('--git-cache-dir <dir>', 'where fetched revisions are cached (default: $TMPDIR/packagesync-git)'),
   )
   .addOption(new Option('--git-timeout <duration>', 'deadline for one git fetch').default('90s'))
@@ -121,6 +128,13 @@ program
     new Option(
       '--sops-path <path>',
       'the sops binary for spec.decryption (default: $SOPS_BIN, the pinned build of hack/build-cluster.sh, or /usr/local/bin/sops)',
+    ),
+  )
+  .addOption(
+    new Option(
+      '--sops-age-secret <name>',
+      "a Secret in the controller's namespace (--controller-namespace) whose .agekey entries decrypt for every " +
+        "PackageSync with spec.decryption but no secretRef, as Flux's --sops-age-secret (default: none)",
     ),
   )
   .addOption(

@@ -3,6 +3,7 @@ import type { BigResult } from './big.ts';
 import { total, writes, type VerbCounts } from './cluster.ts';
 import type { FleetResult } from './fleet.ts';
 import type { LatencyResult } from './latency.ts';
+import { renderScale, scaleTargets } from './report-scale.ts';
 
 export interface Results {
   date: string;
@@ -94,8 +95,8 @@ export function renderResults(r: Results): string {
   for (const [k, v] of Object.entries({ ...r.machine, ...r.versions, ...r.settings })) line(`| ${k} | ${v} |`);
   line();
 
-  const targets = summary(r);
-  line('## Targets (issue 7)');
+  const targets = [...summary(r), ...scaleTargets(r.fleet)];
+  line('## Targets (issues 7 and 18)');
   line();
   line('| measure | target | measured | |');
   line('|---|---|---|---|');
@@ -140,6 +141,7 @@ export function renderResults(r: Results): string {
   }
 
   if (r.kfleet?.length) renderKustomizeFleet(r.kfleet, line);
+  renderScale(r.fleet, line);
 
   line('## 2. Big package: cold apply vs the floor');
   line();

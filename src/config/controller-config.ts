@@ -23,6 +23,7 @@ export const ControllerConfigSchema = z.object({
   watchConfigsLabelSelector: z.string().optional(),
   driftWatch: z.boolean().default(true),
   driftCheckMinInterval: z.string().default('5s'),
+  intervalJitterPercentage: z.coerce.number().int().min(0).max(99).default(5),
   gitCacheDir: z.string().default(join(tmpdir(), 'packagesync-git')),
   gitTimeout: z.string().default('90s'),
   gitRefCacheTtl: z.string().default('2s'),
@@ -62,6 +63,9 @@ export const ControllerConfigSchema = z.object({
     .string()
     .min(1)
     .default(() => defaultToolPaths().sops),
+  // Flux's --sops-age-secret: a Secret of the controller's namespace with .agekey entries, for spec.decryption
+  // without a secretRef
+  sopsAgeSecret: z.string().min(1).max(253).optional(),
   renderTimeout: z.string().default('60s'),
   renderMaxOutputBytes: z.coerce
     .number()

@@ -21,6 +21,8 @@ export interface ManagerOptions {
   watchNamespace?: string;
   labelSelector?: string;
   concurrency: number;
+  /** --interval-jitter-percentage */
+  intervalJitterPercent?: number;
   applyConcurrency: number;
   defaultServiceAccount?: string;
   namespacePolicy: NamespacePolicy;
@@ -54,6 +56,7 @@ export class Manager {
     });
     this.queue = new WorkQueue((key, signal, superseded) => this.reconcileKey(key, signal, superseded), {
       concurrency: opts.concurrency,
+      intervalJitterPercent: opts.intervalJitterPercent,
       onDepthChange: opts.onQueueDepth,
     });
     this.configWatch =

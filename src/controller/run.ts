@@ -5,7 +5,9 @@ import { KubeClient } from '../adapters/kube/client.ts';
 import { Discovery } from '../adapters/kube/discovery.ts';
 import { Objects } from '../adapters/kube/objects.ts';
 import { RemoteClusters } from '../adapters/kube/remote-clusters.ts';
-import { packageSyncCollectionPath, PackageSyncs } from '../adapters/kube/packagesyncs.ts';
+import { packageSyncCollectionPath } from '../adapters/kube/packagesyncs.ts';
+import { WatchedLive } from '../adapters/kube/live-cache.ts';
+import { WatchedPackageSyncs } from './watched-package-syncs.ts';
 import { Secrets } from '../adapters/kube/secrets.ts';
 import { ConfigMaps } from '../adapters/kube/configmaps.ts';
 import { WatchCache } from '../adapters/kube/watch-cache.ts';
@@ -53,11 +55,16 @@ export async function runController(config: ControllerConfig): Promise<void> {
   const objects = new Objects(client, discovery);
   const ownWrites = new OwnWrites();
   objects.ownWrites = ownWrites;
+  // a settled unit's check reads its objects from the watches the drift watch holds (live-cache.ts)
+  const liveCache = new WatchedLive(watches, ownWrites);
+  objects.liveCache = liveCache;
+  metrics.observeLiveCache(() => liveCache.stats);
+  const packageSyncs = new WatchedPackageSyncs(client);
   const clusters = new RemoteClusters(client, { client: { onRequest: metrics.onApiRequest } });
   const ports: Ports = {
     objects,
     clusters,
-    packageSyncs: new PackageSyncs(client),
+    packageSyncs,
     secrets,
     configMaps: new ConfigMaps(client),
     source: metrics.instrumentSource(sourceBySpec(await createGitSource(config, log), createOciSource(config, log))),
@@ -68,6 +75,9 @@ export async function runController(config: ControllerConfig): Promise<void> {
       timeoutMs: durationMs(config.renderTimeout),
       maxOutputBytes: config.renderMaxOutputBytes,
     }),
+    ...(config.sopsAgeSecret
+      ? { sopsAgeSecret: { namespace: config.controllerNamespace, name: config.sopsAgeSecret } }
+      : {}),
     observe: metrics.objects,
     watches,
   };
@@ -75,6 +85,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     watchNamespace: config.watchNamespace,
     labelSelector: config.watchLabelSelector,
     concurrency: config.concurrency,
+    intervalJitterPercent: config.intervalJitterPercentage,
     applyConcurrency: config.applyConcurrency,
     defaultServiceAccount: config.defaultServiceAccount,
     strictSubstitutions: config.strictSubstitutions,
@@ -87,6 +98,8 @@ export async function runController(config: ControllerConfig): Promise<void> {
     onQueueDepth: metrics.setQueue,
     onReconciled: metrics.observeReconcile,
   });
+  // the reconcile's load step reads the manager's watch when its copy is current (watched-package-syncs.ts)
+  packageSyncs.readFrom(manager.informer.cache);
   // self-heal: a managed object changed by someone else queues its PackageSync within seconds (drift-watch.ts)
   const driftWatch = config.driftWatch
     ? new DriftWatch(watches, ownWrites, (key) => manager.queue.add(key), {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WorkQueue } from './work-queue.ts';
+import { jittered, WorkQueue } from './work-queue.ts';
 
 const tick = (ms = 10) => new Promise((r) => setTimeout(r, ms));
 
@@ -126,5 +126,36 @@ describe('WorkQueue', () => {
     await tick(10);
     expect(run).toBe(3);
     await q.shutdown(50);
+  });
+});
+
+describe('jittered (--interval-jitter-percentage)', () => {
+  it.each([
+    { ms: 600_000, fraction: 0.05, random: 0, want: 570_000 },
+    { ms: 600_000, fraction: 0.05, random: 0.5, want: 600_000 },
+    { ms: 600_000, fraction: 0.05, random: 0.999999, want: 630_000 },
+    { ms: 600_000, fraction: 0, random: 0.9, want: 600_000 },
+    { ms: 0, fraction: 0.05, random: 0.9, want: 0 },
+  ])('$ms ms ± $fraction at $random → $want', ({ ms, fraction, random, want }) => {
+    expect(jittered(ms, fraction, () => random)).toBe(want);
+  });
+
+  it('spreads a fleet requeued together over the window instead of one instant', async () => {
+    const due: number[] = [];
+    const q = new WorkQueue(async () => ({ failed: false, requeueAfterMs: 1_000 }), {
+      concurrency: 50,
+      intervalJitterPercent: 20,
+    });
+    const spy = (q as unknown as { schedule: (k: string, e: unknown, ms: number) => void }).schedule.bind(q);
+    (q as unknown as { schedule: (k: string, e: unknown, ms: number) => void }).schedule = (k, e, ms) => {
+      if (ms > 0) due.push(ms);
+      spy(k, e, ms);
+    };
+    for (let i = 0; i < 50; i++) q.add(`k${i}`);
+    await until(() => due.length === 50);
+    expect(Math.min(...due)).toBeGreaterThanOrEqual(800);
+    expect(Math.max(...due)).toBeLessThanOrEqual(1_200);
+    expect(new Set(due).size).toBeGreaterThan(10);
+    await q.shutdown(100);
   });
 });

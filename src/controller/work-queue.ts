@@ -28,6 +28,11 @@ export interface WorkQueueOptions {
   concurrency: number;
   /** Upper bound for back-off delays. */
   maxBackoffMs?: number;
+  /**
+   * ±this percent of random jitter on every requeue after a success (--interval-jitter-percentage, Flux's
+   * flag and default of 5): units created or restarted together do not all come due in the same second.
+   */
+  intervalJitterPercent?: number;
   onDepthChange?: (queued: number, inFlight: number) => void;
 }
 
@@ -37,6 +42,7 @@ export class WorkQueue {
   private readonly worker: Worker;
   private readonly abort = new AbortController();
   private readonly maxBackoffMs: number;
+  private readonly jitter: number;
   private readonly onDepthChange: WorkQueueOptions['onDepthChange'];
   private stopped = false;
 
@@ -44,6 +50,7 @@ export class WorkQueue {
     this.worker = worker;
     this.pool = new PQueue({ concurrency: opts.concurrency });
     this.maxBackoffMs = opts.maxBackoffMs ?? 10 * 60_000;
+    this.jitter = (opts.intervalJitterPercent ?? 0) / 100;
     this.onDepthChange = opts.onDepthChange;
   }
 
@@ -132,7 +139,7 @@ export class WorkQueue {
         next = this.backoff(res.requeueAfterMs ?? 30_000, e.failures);
       } else {
         e.failures = 0;
-        next = res.requeueAfterMs;
+        next = res.requeueAfterMs === undefined ? undefined : jittered(res.requeueAfterMs, this.jitter);
       }
     } catch {
       e.failures++;
@@ -156,4 +163,9 @@ export class WorkQueue {
     const exp = Math.min(baseMs * 2 ** Math.min(failures - 1, 20), Math.max(this.maxBackoffMs, baseMs));
     return Math.round(exp * (0.8 + Math.random() * 0.4));
   }
+}
+
+/** `ms` ± `fraction` of it, uniformly (0 stays 0: "now" is never postponed). */
+export function jittered(ms: number, fraction: number, random: () => number = Math.random): number {
+  return Math.round(ms * (1 + fraction * (2 * random() - 1)));
 }

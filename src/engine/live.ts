@@ -7,6 +7,8 @@
  *   This includes objects already in the inventory: one another PackageSync took over (both applied it
  *   at once) carries its labels, not ours, and must be seen as a conflict, not re-taken by our next
  *   apply — otherwise the two would take it from each other on every reconcile.
+ * The controller answers what it can from its shared watches first (objects.liveCache, adapters/kube/live-cache.ts):
+ * a settled package's periodic check then costs no request. What the watches do not hold is read as above.
  * Nothing here decides; src/core/plan does.
  */
 import { refOfEntry } from '../core/inventory.ts';
@@ -16,6 +18,7 @@ import type { PackageObjects } from '../adapters/kube/objects.ts';
 import type { ResourceMapping } from '../adapters/kube/discovery.ts';
 import { errorText, fail, ok, type Result } from '../core/failure.ts';
 import { refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
+import { ownershipOf } from '../core/plan/ownership.ts';
 
 /** Above this many new objects in one (kind, namespace), one LIST is cheaper than GETs. */
 const LIST_INSTEAD_OF_GETS = 20;
@@ -77,9 +80,11 @@ export async function readLiveState(
         }
         const ns = m.namespaced ? g.namespace : '';
         // The labelled LIST finds what the inventory lists; a kind and namespace the inventory has nothing
-        // in (a new package, a new kind) holds nothing to find that the reads below would not.
+        // in (a new package, a new kind) holds nothing to find that the reads below would not. The watches'
+        // copies stand in for it when they hold every inventoried object that left the package (see above).
         const inventoried = g.refs.length > g.fresh.length;
-        const owned = inventoried ? await objects.listOwned(m, ns, opts) : [];
+        const listNeeded = inventoried && !(await fromCache(objects, m, ns, g, byKey));
+        const owned = listNeeded ? await objects.listOwned(m, ns, opts) : [];
         for (const o of owned)
           byKey.set(refKey(refOf({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? '' } })), o);
         const unseen = g.desired.filter((r) => !byKey.has(refKey(r)));
@@ -111,4 +116,37 @@ export async function readLiveState(
     return fail(Reason.ApplyFailed, `reading live objects: ${errorText(e)}`);
   }
   return ok({ byKey, unknownKinds });
+}
+
+/**
+ * Fills `byKey` with what the controller's watches hold of this group's objects: a desired object whatever its
+ * owner (as a GET would find it), an inventoried one no longer desired only when it is ours (as the labelled LIST
+ * would). True when that leaves nothing the labelled LIST must find; desired objects the cache lacks are read
+ * by the caller either way.
+ */
+async function fromCache(
+  objects: PackageObjects,
+  m: ResourceMapping,
+  namespace: string,
+  g: { refs: ObjectRef[]; desired: ObjectRef[] },
+  byKey: Map<string, KubeObject>,
+): Promise<boolean> {
+  if (!objects.liveCache) return false;
+  const desired = new Set(g.desired.map(refKey));
+  const cached = await objects.liveCache.lookup(m, namespace, [
+    ...g.desired,
+    ...g.refs.filter((r) => !desired.has(refKey(r))),
+  ]);
+  let complete = true;
+  for (const r of g.desired) {
+    const o = cached.get(refKey(r));
+    if (o) byKey.set(refKey(r), o);
+  }
+  for (const r of g.refs) {
+    if (desired.has(refKey(r))) continue;
+    const o = cached.get(refKey(r));
+    if (!o) complete = false;
+    else if (ownershipOf(o, objects.owner) === 'ours') byKey.set(refKey(r), o);
+  }
+  return complete;
 }

@@ -27,6 +27,8 @@ export interface ControllerMetrics {
   driftCheck(): void;
   /** Exposes a renderer's counters: tool runs and render-cache hits (a no-op resync adds only hits). */
   observeRenderer(stats: () => { toolRuns: number; toolSeconds: number; cacheHits: number }): void;
+  /** Live reads answered by the shared watches vs left to the API server (adapters/kube/live-cache.ts). */
+  observeLiveCache(stats: () => { hits: number; misses: number }): void;
   /** Wraps a SourcePort so every fetch is timed, without the git adapter knowing about metrics. */
   instrumentSource(source: SourcePort): SourcePort;
   /** Mirrors a PackageSync's Ready/Reconciling/Stalled conditions (call on every watch add/update). */
@@ -154,6 +156,19 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     },
   });
 
+  let liveStats: () => { hits: number; misses: number } = () => ({ hits: 0, misses: 0 });
+  new Counter({
+    name: 'packagesync_live_reads_total',
+    help: 'Objects the planner read before applying, by where the copy came from: the shared watches, or the API server.',
+    labelNames: ['source'],
+    registers,
+    collect() {
+      this.reset();
+      this.inc({ source: 'watch' }, liveStats().hits);
+      this.inc({ source: 'api' }, liveStats().misses);
+    },
+  });
+
   const observeGitFetch = (seconds: number) => gitFetch.observe(seconds);
 
   return {
@@ -178,6 +193,9 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     observeGitFetch,
     observeRenderer(stats) {
       renderStats = stats;
+    },
+    observeLiveCache(stats) {
+      liveStats = stats;
     },
     instrumentSource(source) {
       return {

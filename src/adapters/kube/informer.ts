@@ -150,7 +150,7 @@ export class Informer {
     let rv: string;
     do {
       const page = await this.client.request<{
-        items: KubeObject[];
+        items: KubeObject[] | null;
         metadata: { continue?: string; resourceVersion: string };
       }>('GET', this.opts.path, {
         query: { labelSelector: this.opts.labelSelector, limit: 500, continue: cont },
@@ -158,7 +158,8 @@ export class Informer {
         accept: this.opts.metadataOnly ? METADATA_LIST : undefined,
       });
       const type = this.opts.objectType;
-      for (const item of page.items) seen.set(keyOf(item), this.trim(type ? { ...item, ...type } : item));
+      // an empty PartialObjectMetadataList comes as `"items": null` (Go's nil slice), not []
+      for (const item of page.items ?? []) seen.set(keyOf(item), this.trim(type ? { ...item, ...type } : item));
       cont = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion;
     } while (cont);

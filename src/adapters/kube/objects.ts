@@ -11,6 +11,7 @@ import { groupOf, versionOf, type KubeObject, type ObjectRef } from '../../core/
 import { ownerSelector, type Owner } from '../../core/plan/ownership.ts';
 import { KubeApiError, isNotFound, type KubeClient } from './client.ts';
 import { resourcePath, type Discovery, type ResourceMapping } from './discovery.ts';
+import type { LiveCache } from './live-cache.ts';
 import type { OwnWrites } from './own-writes.ts';
 
 export { applyFailure, fieldConflicts } from './failures.ts';
@@ -26,6 +27,11 @@ export class Objects {
   readonly identity: string | undefined;
   /** Where applies record the resourceVersions they produced (the controller's drift watch); optional. */
   ownWrites: OwnWrites | undefined;
+  /**
+   * The controller's shared watches, for live reads (live-cache.ts); optional. A package view gets it only when
+   * it reads as the controller in the controller's cluster: a ServiceAccount's reads must be its own.
+   */
+  liveCache: LiveCache | undefined;
   /**
    * Undefined: the controller's own cluster. Otherwise the remote cluster these objects live in (spec.kubeConfig,
    * remote-clusters.ts), described for messages: its server and the Secret its kubeconfig came from.
@@ -48,6 +54,7 @@ export class Objects {
     const identity = serviceAccount ? `system:serviceaccount:${owner.namespace}:${serviceAccount}` : undefined;
     const view = new PackageObjects(this.client, this.discovery, owner, identity, this.cluster);
     view.ownWrites = this.ownWrites;
+    if (!identity && !this.cluster) view.liveCache = this.liveCache;
     return view;
   }
 

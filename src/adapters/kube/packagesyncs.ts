@@ -37,6 +37,11 @@ export class PackageSyncs {
   }
 
   async get(namespace: string, name: string): Promise<PackageSync | undefined> {
+    return this.read(namespace, name);
+  }
+
+  /** Always a GET: what a conflict retry must see, whatever `get` may answer from (controller/watched-package-syncs.ts). */
+  protected async read(namespace: string, name: string): Promise<PackageSync | undefined> {
     try {
       return await this.client.request<PackageSync>('GET', objectPath(namespace, name));
     } catch (e) {
@@ -71,7 +76,7 @@ export class PackageSyncs {
         if (!isConflict(e) || attempt >= 10) throw e;
         // several writers racing (a test, a CLI next to the controller): spread the retries out
         if (attempt > 0) await new Promise((r) => setTimeout(r, Math.random() * 50 * attempt));
-        const fresh = await this.get(namespace, name);
+        const fresh = await this.read(namespace, name);
         if (!fresh) return undefined;
         next = rebaseStatus(next, current.status, fresh.status);
         current = fresh;
@@ -98,7 +103,7 @@ export class PackageSyncs {
       } catch (e) {
         if (isNotFound(e)) return undefined;
         if (!isConflict(e) || attempt >= 5) throw e;
-        current = await this.get(current.metadata.namespace, current.metadata.name);
+        current = await this.read(current.metadata.namespace, current.metadata.name);
       }
     }
     return undefined;

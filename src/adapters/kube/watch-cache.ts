@@ -136,6 +136,26 @@ export class WatchCache {
     return { synced: true, items: names.flatMap((n) => informer.get(n.namespace, n.name) ?? []) };
   }
 
+  /**
+   * The copies an owned-objects watch that already runs holds of these objects (found by name), waiting up to
+   * `waitMs` for its first list; undefined when no such watch runs (nothing is started here) or it has not
+   * synced by then. For live reads (live-cache.ts), which must not cost a watch of their own.
+   */
+  async peekOwned(
+    group: string,
+    kind: string,
+    namespace: string,
+    names: readonly { namespace: string; name: string }[],
+    waitMs: number,
+  ): Promise<KubeObject[] | undefined> {
+    const key = await this.watchKey({ group, kind, namespace, objects: 'owned' });
+    if (!key || !this.watches.has(key)) return undefined;
+    if (!this.watches.get(key)!.synced) await this.synced([key], waitMs);
+    const w = this.watches.get(key);
+    if (!w?.synced) return undefined;
+    return names.flatMap((n) => w.informer.get(n.namespace, n.name) ?? []);
+  }
+
   /** Resolves once each of these watches has delivered its first list, or after `timeoutMs`. */
   async synced(keys: readonly (string | undefined)[], timeoutMs: number): Promise<void> {
     const pending = keys.flatMap((k) => {

@@ -1,0 +1,63 @@
+/**
+ * Live reads from the controller's shared watches (issue 18): a settled unit's periodic check, and every unit's
+ * check after a restart, read their objects from the owned-objects watches the drift watch and the health wait
+ * already hold, instead of a labelled LIST per kind. Only copies we may trust are returned:
+ * - the watch runs and has synced (waiting a little for its first list: at a restart, one LIST of each kind for
+ *   the whole fleet beats one per unit);
+ * - the copy carries the resourceVersion our own newest apply of it produced, or we remember none, or the watch
+ *   has already delivered that write (then the copy is newer: a controller's status on top of it). A copy that
+ *   differs before the watch delivered our write is read from the API server instead: lagging behind our apply
+ *   or newer than it, an opaque resourceVersion cannot say.
+ * What the cache does not hold is not taken as absent: live.ts asks the API server for it (an object without
+ * our label, one created a moment ago). Reads are the controller's own: objects.ts hands this only to a
+ * PackageSync that acts as the controller in the controller's cluster.
+ */
+import type { KubeObject, ObjectRef } from '../../core/object.ts';
+import { refKey } from '../../core/object.ts';
+import type { ResourceMapping } from './discovery.ts';
+import type { OwnWrites } from './own-writes.ts';
+import type { WatchCache } from './watch-cache.ts';
+
+export interface LiveCache {
+  /** refKey → the trusted cached copy, for those of `refs` (one kind, one scope) the cache can answer for. */
+  lookup(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>>;
+}
+
+export interface LiveCacheStats {
+  /** Objects answered from a watch, and objects left to the API server. */
+  hits: number;
+  misses: number;
+}
+
+export class WatchedLive implements LiveCache {
+  readonly stats: LiveCacheStats = { hits: 0, misses: 0 };
+  private readonly watches: WatchCache;
+  private readonly ownWrites: OwnWrites;
+  private readonly syncWaitMs: number;
+
+  constructor(watches: WatchCache, ownWrites: OwnWrites, syncWaitMs = 10_000) {
+    this.watches = watches;
+    this.ownWrites = ownWrites;
+    this.syncWaitMs = syncWaitMs;
+    // the drift watch does the same wait: an event can overtake the response of the apply that caused it
+    watches.subscribeObjects((_event, obj) => void ownWrites.settled(obj).then(() => ownWrites.watched(obj)));
+  }
+
+  async lookup(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>> {
+    const found = new Map<string, KubeObject>();
+    const names = refs.map((r) => ({ namespace: m.namespaced ? r.namespace : '', name: r.name }));
+    const copies = await this.watches.peekOwned(m.group, m.kind, namespace, names, this.syncWaitMs);
+    for (const o of copies ?? []) {
+      const { uid, resourceVersion } = o.metadata;
+      const ours = uid ? this.ownWrites.latest(uid) : undefined;
+      if (ours !== undefined && ours !== resourceVersion && !this.ownWrites.caughtUp(uid!)) continue;
+      found.set(
+        refKey({ group: m.group, kind: m.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name }),
+        o,
+      );
+    }
+    this.stats.hits += found.size;
+    this.stats.misses += refs.length - found.size;
+    return found;
+  }
+}
