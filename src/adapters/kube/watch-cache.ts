@@ -151,9 +151,9 @@ export class WatchCache {
     const key = await this.watchKey({ group, kind, namespace, objects: 'owned' });
     if (!key || !this.watches.has(key)) return undefined;
     if (!this.watches.get(key)!.synced) await this.synced([key], waitMs);
-    const w = this.watches.get(key);
-    if (!w?.synced) return undefined;
-    return names.flatMap((n) => w.informer.get(n.namespace, n.name) ?? []);
+    const informer = this.watches.get(key)?.synced ? this.watches.get(key)?.informer : undefined;
+    if (!informer) return undefined; // not synced, or refused (403): the API server is asked instead
+    return names.flatMap((n) => informer.get(n.namespace, n.name) ?? []);
   }
 
   /** Resolves once each of these watches has delivered its first list, or after `timeoutMs`. */
