@@ -105,8 +105,7 @@ export async function measureRestart(
   const seconds = (performance.now() - t0) / 1000;
   const m = await scrape(next);
   const writesByResource = diff(await apiserverFleetWrites(apiserver), writesBefore);
-  const mean = (name: string) =>
-    metricValue(m, `${name}_sum`) / Math.max(1, metricValue(m, `${name}_count`));
+  const mean = (name: string) => metricValue(m, `${name}_sum`) / Math.max(1, metricValue(m, `${name}_count`));
   return {
     proc: next,
     figures: {
