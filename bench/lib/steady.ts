@@ -19,6 +19,9 @@ export interface IdleFigures {
   /** The controller's own requests over the window, by verb, and per second. */
   requests: VerbCounts;
   requestsPerSecond: number;
+  /** Reconciles and watch-triggered drift checks in the window (what the CPU went on). */
+  reconciles?: number;
+  driftChecks?: number;
 }
 
 export interface RestartFigures {
@@ -58,12 +61,15 @@ export async function measureIdle(proc: Proc, seconds: number): Promise<IdleFigu
   const window = (performance.now() - t0) / 1000;
   // the two scrapes are the harness's: /metrics is not an API request, so nothing to subtract
   const requests = diff(packageSyncRequests(after), packageSyncRequests(before));
+  const delta = (name: string) => metricValue(after, name) - metricValue(before, name);
   return {
     seconds: window,
     rssMiB: memoryOf(proc.child.pid!).rssMiB,
     cpuPercent: (100 * (cpuSeconds(after) - cpuSeconds(before))) / window,
     requests,
     requestsPerSecond: total(requests) / window,
+    reconciles: delta('packagesync_reconcile_duration_seconds_count'),
+    driftChecks: delta('packagesync_drift_checks_total'),
   };
 }
 
