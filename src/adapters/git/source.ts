@@ -4,23 +4,21 @@ import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { credentialFingerprint, loadFingerprintKey } from './auth.ts';
 import type { GitAuth } from './auth.ts';
-import { cachePaths, ensureCacheRepo, exists, fetchCommit, hasCommit, removeTree, type CachePaths } from './cache.ts';
+import { cachePaths, ensureCacheRepo, exists, fetchCommit, hasCommit, removeTree } from './cache.ts';
 import { chooseEvictions, listCache, type EvictionPolicy } from './evict.ts';
-import { withGitOperation, type GitOperation } from './git-command.ts';
+import { withGitOperation } from './git-command.ts';
 import { formatRevision, lsRemoteArgs, parseLsRemote, selectRef } from './refs.ts';
 import {
   checkoutName,
   forgetPromisor,
   pathRevision,
-  listTree,
-  plainDirectorySet,
   sparseCheckoutCommit,
   sparseSet,
   whole,
   WHOLE_TREE,
   type SparseSet,
-  type TreeListing,
 } from './sparse-checkout.ts';
+import { WholeCheckouts, wholeCheckoutDir } from './whole-checkouts.ts';
 import type { ResolvedRef } from './refs.ts';
 import { validateRef, validateSourceURL } from './validate.ts';
 import type { RefSpec, SourceRef, SourceURL } from './validate.ts';
@@ -127,14 +125,6 @@ interface SharedResolve {
 }
 
 const DEFAULT_TIMEOUT_MS = 120_000;
-/** Commits whose tree listing (and paths asked) are kept in memory: the followed refs' newest ones. */
-const LISTINGS_KEPT = 4;
-/**
- * Past this many package paths of one commit, they are read from one checkout of the whole commit: a fleet of
- * PackageSyncs in one repository then costs one fetch and one checkout per commit, not one per package (a
- * monorepo's few packages keep their sparse checkouts; bench/RESULTS-monorepo.md).
- */
-const WHOLE_TREE_AFTER = 16;
 /** Eviction walks the whole cache: after a new checkout, not more often than this. */
 const EVICTION_EVERY_MS = 30_000;
 
@@ -157,10 +147,8 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
    * and the checkout that serves it when that is the commit's whole tree.
    */
   const sparse = new Map<string, { set: SparseSet; revision: string | undefined; dir?: string }>();
-  /** `<cache base>\n<commit>` → its tree listing, the newest few: every package path of a commit reads the same one. */
-  const listings = new Map<string, Promise<TreeListing>>();
-  /** `<cache base>\n<commit>` → the package paths asked for at it: past WHOLE_TREE_AFTER, one whole checkout serves all. */
-  const pathsAsked = new Map<string, Set<string>>();
+  /** A fleet's packages of one commit, read from its whole checkout (whole-checkouts.ts). */
+  const fleet = new WholeCheckouts();
   const repoLocks = new Map<string, Promise<unknown>>();
   const resolves = new Map<string, SharedResolve>();
   const refCacheTtlMs = options.refCacheTtlMs ?? 0;
@@ -176,50 +164,6 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     timeoutMs: opts.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
-
-  /** The commit's tree listing, listed once while it is among the newest few (LISTINGS_KEPT). */
-  function listingOf(op: GitOperation, repo: string, key: string, commit: string): Promise<TreeListing> {
-    let listed = listings.get(key);
-    if (listed) {
-      listings.delete(key); // re-inserted last: the least recently used goes first
-    } else {
-      listed = listTree(op, repo, commit);
-      listed.catch(() => listings.delete(key));
-    }
-    listings.set(key, listed);
-    while (listings.size > LISTINGS_KEPT) listings.delete(listings.keys().next().value!);
-    return listed;
-  }
-
-  /**
-   * A plain-directory package of a commit whose whole checkout and listing are here already, without git or the
-   * repo's lock; undefined when anything else is the case (sparseSet and the locked path work it out).
-   */
-  async function fromWholeCheckout(paths: CachePaths, commit: string, path: string): Promise<Checkout | undefined> {
-    const key = `${paths.base}\n${commit}`;
-    const listed = listings.get(key);
-    if (!listed || path === WHOLE_TREE) return undefined;
-    const wholeDir = join(paths.checkouts, checkoutName(commit, [WHOLE_TREE]));
-    const listing = await listed.catch(() => undefined);
-    const set = listing && plainDirectorySet(listing, path);
-    if (!set?.revision || !(await exists(wholeDir))) return undefined;
-    sparse.set(`${key}\n${path}`, { set, revision: set.revision, dir: wholeDir });
-    touch(wholeDir, paths.repo);
-    counters.cacheHits++;
-    return { dir: wholeDir, commit, paths: set.paths, pathRevision: set.revision };
-  }
-
-  /** Whether this package path is read from the commit's whole checkout: it exists, or enough paths want it. */
-  async function servedWhole(key: string, path: string, wholeDir: string): Promise<boolean> {
-    let asked = pathsAsked.get(key);
-    if (!asked) {
-      asked = new Set();
-      pathsAsked.set(key, asked);
-      while (pathsAsked.size > LISTINGS_KEPT) pathsAsked.delete(pathsAsked.keys().next().value!);
-    }
-    if (asked.size <= WHOLE_TREE_AFTER) asked.add(path);
-    return asked.size > WHOLE_TREE_AFTER || (await exists(wholeDir));
-  }
 
   /** Runs `fn` after every earlier task on the same cache repo has settled. */
   async function serialised<T>(key: string, fn: () => Promise<T>): Promise<T> {
@@ -252,8 +196,17 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
       return ok({ dir: known, commit, paths: memo.set.paths, pathRevision: memo.revision });
     }
     // a fleet's next package of a commit already checked out whole: no git, no lock (a restart's 10,000 reads)
-    const served = await fromWholeCheckout(paths, commit, path);
-    if (served) return ok(served);
+    const served = await fleet.plainPackage(paths, commit, path);
+    if (served) {
+      sparse.set(`${paths.base}\n${commit}\n${path}`, {
+        set: served.set,
+        revision: served.pathRevision,
+        dir: served.dir,
+      });
+      touch(served.dir, paths.repo);
+      counters.cacheHits++;
+      return ok({ dir: served.dir, commit, paths: served.set.paths, pathRevision: served.pathRevision });
+    }
     return serialised(paths.base, () =>
       withGitOperation(operation(source, auth, opts), async (op) => {
         try {
@@ -273,8 +226,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
         }
         let set: SparseSet;
         try {
-          const listed =
-            path === WHOLE_TREE ? undefined : await listingOf(op, paths.repo, `${paths.base}\n${commit}`, commit);
+          const listed = path === WHOLE_TREE ? undefined : await fleet.listing(op, paths, commit);
           set = await sparseSet(op, paths.repo, source.url, commit, path, listed);
         } catch (err) {
           return { ok: false, failure: op.failure(err, `reading the package's kustomizations at ${commit} from`) };
@@ -282,8 +234,8 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
         const revision = set.revision ?? (await pathRevision(op, paths.repo, commit, set.paths));
         // many packages of one commit (a fleet in one repository): one whole checkout serves them all, instead of
         // a fetch of blobs and a checkout per package
-        const wholeDir = join(paths.checkouts, checkoutName(commit, [WHOLE_TREE]));
-        if (set.paths[0] !== WHOLE_TREE && (await servedWhole(`${paths.base}\n${commit}`, path, wholeDir))) {
+        const wholeDir = wholeCheckoutDir(paths, commit);
+        if (set.paths[0] !== WHOLE_TREE && (await fleet.servedWhole(paths, commit, path))) {
           if (!(await exists(wholeDir))) {
             const made = await sparseCheckoutCommit(
               op,
