@@ -18,6 +18,7 @@
  *   --keep-cluster          leave the bench control plane up when this run started it (for repeated runs)
  *   --idle <seconds>        how long the largest PackageSync fleet idles before its CPU and requests are read (60)
  *   --skip-restart          do not SIGKILL and restart the controller after the largest fleet
+ *   --flux-fleet 1000       the fleet sizes Flux runs at (default: every one)
  *   --render-only           rewrite the report from the last results (bench/.work/results-latest.json)
  */
 import { execFileSync } from 'node:child_process';
@@ -61,6 +62,7 @@ const { values: args } = parseArgs({
     tools: { type: 'string', default: 'packagesync,flux' },
     'keep-cluster': { type: 'boolean', default: false },
     idle: { type: 'string' },
+    'flux-fleet': { type: 'string' },
     'skip-restart': { type: 'boolean', default: false },
   },
 });
@@ -74,6 +76,8 @@ const samples = Number(args.samples ?? (quick ? 3 : 10));
 const only = new Set(args.only.split(','));
 const tools = new Set(args.tools.split(','));
 const fluxCap = Number(args['flux-cap']);
+// issue 18: Flux stays the anchor at 1,000 while PackageSync goes to 10,000 in the same run
+const fluxFleet = args['flux-fleet'] ? sizes(args['flux-fleet'], []) : undefined;
 const started = Date.now();
 const log = (msg: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
@@ -182,7 +186,7 @@ async function main(): Promise<void> {
           log(`  ${fleet.at(-1)!.seconds.toFixed(1)} s, peak ${fleet.at(-1)!.peakMiB.toFixed(0)} MiB`);
           publish();
         }
-        if (flux) {
+        if (flux && (!fluxFleet || fluxFleet.includes(n))) {
           log(`fleet ${n}: Flux`);
           fleet.push(await runFleetFlux(ctx, n, n === largest ? idle : 0, fluxCap));
           log(`  ${fleet.at(-1)!.seconds.toFixed(1)} s, peak ${fleet.at(-1)!.peakMiB.toFixed(0)} MiB`);

@@ -185,7 +185,7 @@ export async function runFleetPackageSync(
       proc = r.proc;
       result.restart = r.figures;
       ctx.log(
-        `  restart: ${r.figures.seconds.toFixed(1)} s, ${r.figures.writes} writes, peak ${r.figures.peakRequestsPerSecond} requests/s`,
+        `  restart: ${r.figures.seconds.toFixed(1)} s, ${r.figures.writes} writes, peak ${r.figures.peakRequestsPerSecond} requests/s, reconcile ${r.figures.meanReconcileSeconds?.toFixed(2)} s (git ${r.figures.meanGitFetchSeconds?.toFixed(2)} s)`,
       );
     }
     return result;

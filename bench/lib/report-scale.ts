@@ -37,8 +37,10 @@ export function renderScale(fleet: readonly FleetResult[], line: (s?: string) =>
     line('At rest: every unit Ready, `interval: 10m` (±5 % jitter), nothing changing; the controller’s CPU as a');
     line('share of one core and its own requests over the window.');
     line();
-    line('| N | window (s) | RSS (MiB) | CPU (% of a core) | requests/s | requests by verb |');
-    line('|---|---|---|---|---|---|');
+    line(
+      '| N | window (s) | RSS (MiB) | CPU (% of a core) | requests/s | requests by verb | reconciles (drift checks) |',
+    );
+    line('|---|---|---|---|---|---|---|');
     for (const x of idle) {
       const i = x.idle!;
       line(
@@ -46,7 +48,7 @@ export function renderScale(fleet: readonly FleetResult[], line: (s?: string) =>
           Object.entries(i.requests)
             .map(([k, v]) => `${k} ${v}`)
             .join(', ') || '—'
-        } |`,
+        } | ${i.reconciles ?? '—'} (${i.driftChecks ?? '—'}) |`,
       );
     }
     line();

@@ -19,6 +19,9 @@ export interface IdleFigures {
   /** The controller's own requests over the window, by verb, and per second. */
   requests: VerbCounts;
   requestsPerSecond: number;
+  /** Reconciles and watch-triggered drift checks in the window (what the CPU went on). */
+  reconciles?: number;
+  driftChecks?: number;
 }
 
 export interface RestartFigures {
@@ -40,6 +43,11 @@ export interface RestartFigures {
   meanRequestsPerSecond: number;
   cpuSeconds: number;
   peakMiB: number;
+  /** Mean reconcile and git fetch (ref resolution included) in the restarted process. */
+  meanReconcileSeconds?: number;
+  meanGitFetchSeconds?: number;
+  /** Objects its live reads took from the watches vs from the API server. */
+  liveReads?: { watch: number; api: number };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -53,12 +61,15 @@ export async function measureIdle(proc: Proc, seconds: number): Promise<IdleFigu
   const window = (performance.now() - t0) / 1000;
   // the two scrapes are the harness's: /metrics is not an API request, so nothing to subtract
   const requests = diff(packageSyncRequests(after), packageSyncRequests(before));
+  const delta = (name: string) => metricValue(after, name) - metricValue(before, name);
   return {
     seconds: window,
     rssMiB: memoryOf(proc.child.pid!).rssMiB,
     cpuPercent: (100 * (cpuSeconds(after) - cpuSeconds(before))) / window,
     requests,
     requestsPerSecond: total(requests) / window,
+    reconciles: delta('packagesync_reconcile_duration_seconds_count'),
+    driftChecks: delta('packagesync_drift_checks_total'),
   };
 }
 
@@ -100,6 +111,7 @@ export async function measureRestart(
   const seconds = (performance.now() - t0) / 1000;
   const m = await scrape(next);
   const writesByResource = diff(await apiserverFleetWrites(apiserver), writesBefore);
+  const mean = (name: string) => metricValue(m, `${name}_sum`) / Math.max(1, metricValue(m, `${name}_count`));
   return {
     proc: next,
     figures: {
@@ -113,6 +125,12 @@ export async function measureRestart(
       meanRequestsPerSecond: total(requests) / seconds,
       cpuSeconds: cpuSeconds(m),
       peakMiB: memoryOf(next.child.pid!).peakMiB,
+      meanReconcileSeconds: mean('packagesync_reconcile_duration_seconds'),
+      meanGitFetchSeconds: mean('packagesync_git_fetch_duration_seconds'),
+      liveReads: {
+        watch: metricValue(m, 'packagesync_live_reads_total', 'source="watch"'),
+        api: metricValue(m, 'packagesync_live_reads_total', 'source="api"'),
+      },
     },
   };
 }

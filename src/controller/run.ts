@@ -107,7 +107,6 @@ export async function runController(config: ControllerConfig): Promise<void> {
   const driftWatch = config.driftWatch
     ? new DriftWatch(watches, ownWrites, (key) => manager.queue.add(key), {
         minIntervalMs: durationMs(config.driftCheckMinInterval),
-        defaultServiceAccount: config.defaultServiceAccount,
         log,
         onCheck: () => metrics.driftCheck(),
       })
