@@ -1,6 +1,7 @@
 /** The fleet at scale (issue 18.1–2): per-unit costs, the fleet at rest, and a restart — rendered for RESULTS.md. */
 import { total, type VerbCounts } from './cluster.ts';
 import type { FleetResult } from './fleet.ts';
+import type { RestartFigures } from './steady.ts';
 
 const f1 = (n: number) => n.toFixed(1);
 const f2 = (n: number) => n.toFixed(2);
@@ -58,12 +59,15 @@ export function renderScale(fleet: readonly FleetResult[], line: (s?: string) =>
     line('Restart: the controller SIGKILLed and started again (a cold process, an empty git cache). Time until it');
     line('has reconciled every unit once; the writes the API server counted meanwhile to the fleet’s objects, their');
     line('PackageSyncs and events (nothing changed: the target is 0); the controller’s own requests (its POSTs are');
-    line('access reviews, which write nothing), peak per second (sampled each second) and mean.');
+    line('access reviews, which write nothing), peak per second (sampled each second) and mean. "CPU per check" =');
+    line('the CPU after start over the reconciles (it includes the first LIST of every watch: an upper bound); at');
+    line('rest, each unit is checked once per `interval`, so N × that / 600 s is the steady share of a core a 10 m');
+    line('interval costs (the at-rest window above is shorter than one interval).');
     line();
     line(
-      '| N | to every unit checked (s) | of which start (s) | reconciles | writes | requests | peak req/s | mean req/s | CPU (s) | peak RSS (MiB) |',
+      '| N | to every unit checked (s) | of which start (s) | reconciles | writes | requests | peak req/s | mean req/s | CPU (s) | CPU per check (ms) | steady CPU at 10 m (% of a core) | peak RSS (MiB) |',
     );
-    line('|---|---|---|---|---|---|---|---|---|---|');
+    line('|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const x of restarted) {
       const r = x.restart!;
       line(
@@ -77,7 +81,7 @@ export function renderScale(fleet: readonly FleetResult[], line: (s?: string) =>
           .map(([k, v]) => `${k} ${v}`)
           .join(
             ', ',
-          )}) | ${r.peakRequestsPerSecond} | ${f1(r.meanRequestsPerSecond)} | ${f1(r.cpuSeconds)} | ${f1(r.peakMiB)} |`,
+          )}) | ${r.peakRequestsPerSecond} | ${f1(r.meanRequestsPerSecond)} | ${f1(r.cpuSeconds)} | ${perCheck(r) === undefined ? '—' : f1(1000 * perCheck(r)!)} | ${perCheck(r) === undefined ? '—' : f2((100 * x.n * perCheck(r)!) / 600)} | ${f1(r.peakMiB)} |`,
       );
     }
     line();
@@ -111,13 +115,18 @@ export function scaleTargets(fleet: readonly FleetResult[]): ScaleTarget[] {
       ok: total(big.client) / big.n <= 10,
     },
   ];
-  if (big.idle)
+  if (big.idle) {
+    // the window after Ready is shorter than one interval: the checks each unit gets every 10 m are projected
+    // from the restart pass's CPU per check (an upper bound: it includes the watches' first LISTs)
+    const check = big.restart && perCheck(big.restart);
+    const steady = check === undefined ? undefined : (100 * big.n * check) / 600;
     out.push({
       measure: `fleet ${big.n} at rest: controller CPU`,
       target: '≤ 5 % of a core',
-      measured: `${f2(big.idle.cpuPercent)} %, ${f2(big.idle.requestsPerSecond)} requests/s`,
-      ok: big.idle.cpuPercent <= 5,
+      measured: `${f2(big.idle.cpuPercent)} % over ${f1(big.idle.seconds)} s after Ready, ${f2(big.idle.requestsPerSecond)} requests/s${steady === undefined ? '' : `; with every unit's 10 m check: ${f2(steady)} % (projected)`}`,
+      ok: Math.max(big.idle.cpuPercent, steady ?? 0) <= 5,
     });
+  }
   if (big.restart)
     out.push({
       measure: `fleet ${big.n}: restart`,
@@ -126,4 +135,10 @@ export function scaleTargets(fleet: readonly FleetResult[]): ScaleTarget[] {
       ok: big.restart.writes === 0,
     });
   return out;
+}
+
+/** CPU seconds per check in a restart's first pass (after start-up), or undefined when not recorded. */
+function perCheck(r: RestartFigures): number | undefined {
+  if (r.startCpuSeconds === undefined || r.reconciles === 0) return undefined;
+  return (r.cpuSeconds - r.startCpuSeconds) / r.reconciles;
 }

@@ -42,6 +42,8 @@ export interface RestartFigures {
   peakRequestsPerSecond: number;
   meanRequestsPerSecond: number;
   cpuSeconds: number;
+  /** CPU spent by the time it served /metrics (module load, flags): not the checks'. */
+  startCpuSeconds?: number;
   peakMiB: number;
   /** Mean reconcile and git fetch (ref resolution included) in the restarted process. */
   meanReconcileSeconds?: number;
@@ -90,6 +92,7 @@ export async function measureRestart(
   const next = start();
   await waitServing(next);
   const startSeconds = (performance.now() - t0) / 1000;
+  const startCpuSeconds = cpuSeconds(await scrape(next));
   let requests: VerbCounts = {};
   let reconciles = 0;
   let peak = 0;
@@ -124,6 +127,7 @@ export async function measureRestart(
       peakRequestsPerSecond: peak,
       meanRequestsPerSecond: total(requests) / seconds,
       cpuSeconds: cpuSeconds(m),
+      startCpuSeconds,
       peakMiB: memoryOf(next.child.pid!).peakMiB,
       meanReconcileSeconds: mean('packagesync_reconcile_duration_seconds'),
       meanGitFetchSeconds: mean('packagesync_git_fetch_duration_seconds'),
