@@ -16,6 +16,9 @@
  *   --flux-cap <seconds>    stop waiting for Flux's fleet then (its time is reported as a lower bound)
  *   --tools packagesync,flux  which tools the fleet runs (with --merge, a Flux-only rerun keeps the rest)
  *   --keep-cluster          leave the bench control plane up when this run started it (for repeated runs)
+ *   --idle <seconds>        how long the largest PackageSync fleet idles before its CPU and requests are read (60)
+ *   --skip-restart          do not SIGKILL and restart the controller after the largest fleet
+ *   --flux-fleet 1000       the fleet sizes Flux runs at (default: every one)
  *   --render-only           rewrite the report from the last results (bench/.work/results-latest.json)
  */
 import { execFileSync } from 'node:child_process';
@@ -58,6 +61,9 @@ const { values: args } = parseArgs({
     'render-only': { type: 'boolean', default: false },
     tools: { type: 'string', default: 'packagesync,flux' },
     'keep-cluster': { type: 'boolean', default: false },
+    idle: { type: 'string' },
+    'flux-fleet': { type: 'string' },
+    'skip-restart': { type: 'boolean', default: false },
   },
 });
 
@@ -70,6 +76,8 @@ const samples = Number(args.samples ?? (quick ? 3 : 10));
 const only = new Set(args.only.split(','));
 const tools = new Set(args.tools.split(','));
 const fluxCap = Number(args['flux-cap']);
+// issue 18: Flux stays the anchor at 1,000 while PackageSync goes to 10,000 in the same run
+const fluxFleet = args['flux-fleet'] ? sizes(args['flux-fleet'], []) : undefined;
 const started = Date.now();
 const log = (msg: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
@@ -168,15 +176,17 @@ async function main(): Promise<void> {
   try {
     if (only.has('fleet')) {
       const largest = Math.max(...fleetSizes);
-      const idle = quick ? 5 : 30;
+      const idle = Number(args.idle ?? (quick ? 5 : 60));
       for (const n of fleetSizes) {
         if (tools.has('packagesync')) {
           log(`fleet ${n}: PackageSync`);
-          fleet.push(await runFleetPackageSync(ctx, n, n === largest ? idle : 0));
+          // the largest fleet also idles (CPU, requests) and survives a SIGKILL (issue 18.2)
+          const last = n === largest;
+          fleet.push(await runFleetPackageSync(ctx, n, last ? idle : 0, 'plain', last && !args['skip-restart']));
           log(`  ${fleet.at(-1)!.seconds.toFixed(1)} s, peak ${fleet.at(-1)!.peakMiB.toFixed(0)} MiB`);
           publish();
         }
-        if (flux) {
+        if (flux && (!fluxFleet || fluxFleet.includes(n))) {
           log(`fleet ${n}: Flux`);
           fleet.push(await runFleetFlux(ctx, n, n === largest ? idle : 0, fluxCap));
           log(`  ${fleet.at(-1)!.seconds.toFixed(1)} s, peak ${fleet.at(-1)!.peakMiB.toFixed(0)} MiB`);
@@ -210,6 +220,11 @@ async function main(): Promise<void> {
         log(`  floor ${b.floorSeconds.toFixed(1)} s, PackageSync ${b.seconds.toFixed(1)} s`);
         if (b.noop)
           log(`  no-op: ${b.noop.seconds.toFixed(2)} s, ${b.noop.requests} requests, ${b.noop.writes} writes`);
+        if (b.inventory) log(`  inventory: ${JSON.stringify(b.inventory)}`);
+        if (b.prune)
+          log(
+            `  prune ${b.prune.pruned}: ${b.prune.seconds.toFixed(1)} s, left behind ${b.prune.leftBehind}, wrongly deleted ${b.prune.wronglyDeleted}, inventory = live: ${b.prune.inventoryMatchesLive}`,
+          );
         publish();
       }
     }

@@ -52,10 +52,16 @@ it('runs every benchmark at tiny sizes and writes the report', async () => {
     '--out',
     out,
     '--no-wait-cleanup',
+    '--idle',
+    '2',
   ];
   await run(process.execPath, args, { timeout: 280_000, maxBuffer: 16 << 20 });
   const report = readFileSync(out, 'utf8');
   expect(report).toMatch(/\| 3 \| PackageSync \| [0-9.]+ \|/);
+  // issue 18: per unit, at rest, and a SIGKILL restart that checks every unit again and writes nothing
+  expect(report).toMatch(/\| 3 \| PackageSync \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| (GET|PATCH)/);
+  expect(report).toMatch(/\| 3 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| .* \| \d+ \(\d+\) \|/);
+  expect(report).toMatch(/\| 3 \| [0-9.]+ \| [0-9.]+ \| [3-9]\d* \| 0 \| /);
   // the kustomize fleet: two kustomize runs on the cold sync, none on the no-op resync (two cache hits)
   expect(report).toMatch(
     /\| 2 \| PackageSync \| [0-9.]+ \| [0-9.]+ \| 2 \| [0-9.]+ \| [0-9.]+ \| \d+ \| [0-9.]+ \| 0 \/ 2 \| \d+ \|/,

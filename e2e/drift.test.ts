@@ -208,9 +208,13 @@ describe.concurrent('drift', () => {
     const psVersion = (await getPackageSync(ns, 'ps'))!.metadata.resourceVersion;
     expect(ready).toBeDefined();
 
+    // someone keeps a field of their own on it (an annotation added is not even a reason to look: it cannot be
+    // a field the package sets), then changes it: an event on a managed object, no drift
+    await editAs('someone', cmPath(ns, 'settings'), { metadata: { annotations: { note: 'mine' } } });
     const checks = sample(await scrape(), 'packagesync_drift_checks_total') ?? 0;
-    // someone adds a field of their own: an event on a managed object, no drift
-    const cmVersion = await editAs('someone', cmPath(ns, 'settings'), { metadata: { annotations: { note: 'mine' } } });
+    const cmVersion = await editAs('someone', cmPath(ns, 'settings'), {
+      metadata: { annotations: { note: 'theirs' } },
+    });
     await eventually(
       'the watch queued a check',
       async () => (sample(await scrape(), 'packagesync_drift_checks_total') ?? 0) > checks,

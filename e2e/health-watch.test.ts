@@ -1,12 +1,13 @@
 /**
  * The shared watches behind the health wait (src/adapters/kube/watch-cache.ts) against the real API
  * server: one watch per kind however many PackageSyncs hold it, stopped when the last lets go; one watch
- * per namespace when RBAC forbids a cluster-wide one; and a PackageSync that impersonates a ServiceAccount
+ * per namespace when RBAC forbids a cluster-wide one; a watch RBAC refuses stopped and remembered, not retried; and a PackageSync that impersonates a ServiceAccount
  * waits on LISTs made as that ServiceAccount, not on the controller's watches.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeClient } from '../src/adapters/kube/client.ts';
 import { Discovery } from '../src/adapters/kube/discovery.ts';
@@ -14,6 +15,7 @@ import { WatchCache } from '../src/adapters/kube/watch-cache.ts';
 import { eventually, kube, kubectl } from './support/cluster.ts';
 import { createPackageSync, packageSync } from './support/controller.ts';
 import { deployment, stalledOnHealth, watchStatus } from './support/health.ts';
+import { sleep } from './support/safety.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 
 let env: GitEnvWithController;
@@ -86,6 +88,85 @@ describe('WatchCache', () => {
     } finally {
       cache.stop();
       await limited.close();
+    }
+  });
+});
+
+describe('a watch RBAC refuses (issue 16: it was retried with back-off forever)', () => {
+  /** A ServiceAccount that may watch ConfigMaps in `ns` but not Secrets; its client counts refused requests. */
+  async function limitedCache(ns: string, retryMs: number, recheckMinMs: number) {
+    await kubectl('create', 'serviceaccount', 'reader', '-n', ns);
+    await kubectl('create', 'role', 'reader', '-n', ns, '--verb=get,list,watch', '--resource=configmaps');
+    await kubectl('create', 'rolebinding', 'reader', '-n', ns, '--role=reader', `--serviceaccount=${ns}:reader`);
+    const refused = { count: 0 };
+    const warnings: unknown[] = [];
+    const limited = await KubeClient.create({
+      kubeconfig: await tokenKubeconfig(ns, 'reader'),
+      onRequest: (_verb, status) => void (status === 403 && refused.count++),
+    });
+    const log = { warn: (o: unknown) => warnings.push(o), info: () => undefined, debug: () => undefined };
+    const cache = new WatchCache(limited, new Discovery(await kube()), {
+      lingerMs: 0,
+      log: log as unknown as Logger,
+      refusalTimes: { retryMs, recheckMinMs },
+    });
+    const want = { group: '', kind: 'Secret', namespace: ns, objects: 'owned' as const };
+    return { cache, limited, refused, warnings, want };
+  }
+  const grantSecrets = async (ns: string) => {
+    await kubectl('create', 'role', 'secrets', '-n', ns, '--verb=list,watch', '--resource=secrets');
+    await kubectl('create', 'rolebinding', 'secrets', '-n', ns, '--role=secrets', `--serviceaccount=${ns}:reader`);
+  };
+
+  it('stops at the first 403, is logged once and remembered across holds, and is not retried', async () => {
+    const ns = await env.namespace('e2e-watch-refused');
+    const { cache, limited, refused, warnings, want } = await limitedCache(ns, 3_600_000, 3_600_000);
+    try {
+      const [key] = await cache.hold('a', [want]);
+      await cache.synced([key], 60_000); // a refused watch settles: the health wait does not sit out its timeout
+      expect(cache.refused()).toEqual([key]);
+      expect(cache.read(key!, ns)).toEqual({ synced: false }); // readers fall back to direct reads
+      await cache.hold('a', [want], { recheckRefused: true }); // too soon to re-ask
+      cache.release('a');
+      await cache.hold('b', [want]); // a new holder, the watch restarted: still remembered
+      await sleep(3_000); // the old back-off would have asked four more times by now
+      expect(refused.count).toBe(1);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({ kind: 'Secret', namespace: ns });
+    } finally {
+      cache.stop();
+      await limited.close();
+    }
+  });
+
+  it('is asked again once its refusal lapses, or on an inventory change, and then watches', async () => {
+    const ns = await env.namespace('e2e-watch-regrant');
+    const lapses = await limitedCache(ns, 1_000, 3_600_000);
+    const ns2 = await env.namespace('e2e-watch-recheck');
+    const recheck = await limitedCache(ns2, 3_600_000, 0);
+    try {
+      const [k1] = await lapses.cache.hold('a', [lapses.want]);
+      const [k2] = await recheck.cache.hold('a', [recheck.want]);
+      await lapses.cache.synced([k1], 60_000);
+      await recheck.cache.synced([k2], 60_000);
+      expect([lapses.cache.refused(), recheck.cache.refused()]).toEqual([[k1], [k2]]);
+      await grantSecrets(ns);
+      await grantSecrets(ns2);
+      await eventually('the lapsed refusal asked again, and allowed', async () => {
+        await lapses.cache.synced([k1], 10_000);
+        return lapses.cache.read(k1!, ns).synced;
+      });
+      await eventually('an inventory change asks again, and is allowed', async () => {
+        await recheck.cache.hold('a', [recheck.want], { recheckRefused: true });
+        await recheck.cache.synced([k2], 10_000);
+        return recheck.cache.read(k2!, ns2).synced;
+      });
+      expect([lapses.cache.refused(), recheck.cache.refused()]).toEqual([[], []]);
+    } finally {
+      for (const c of [lapses, recheck]) {
+        c.cache.stop();
+        await c.limited.close();
+      }
     }
   });
 });

@@ -39,7 +39,11 @@ beforeAll(async () => {
   asController = await KubeClient.create({ kubeconfig: path });
   controller = await env.startController({
     kubeconfig: path,
-    args: ['--leader-elect', '--leader-election-namespace', systemNs, '--leader-election-id', LEASE],
+    args: [
+      ...['--leader-elect', '--leader-election-namespace', systemNs, '--leader-election-id', LEASE],
+      // every inventory past one object spills into shard ConfigMaps: the deploy RBAC must cover them (ADR 0027)
+      ...['--inventory-spill-threshold', '1'],
+    ],
   });
 });
 

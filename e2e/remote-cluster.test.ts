@@ -2,7 +2,7 @@
  * spec.kubeConfig.secretRef against a second real control plane (hack/cluster.sh on its own ports and
  * directory, started here and stopped in teardown): objects, prune, health and deletion happen in cluster 2,
  * status and events stay in cluster 1; a kubeconfig that would run a program or read the controller's disk is
- * refused; an unreachable cluster is a clear condition with nothing pruned.
+ * refused; an unreachable cluster is a clear condition with nothing pruned; `packagesync why` and `plan` read cluster 2.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
@@ -10,9 +10,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify, parse } from 'yaml';
 import { KubeClient, isNotFound } from '../src/adapters/kube/client.ts';
 import { Reason } from '../src/api/reasons.ts';
+import type { PlanDocument } from '../src/core/plan/plan-render.ts';
+import { packagesync } from './support/cli.ts';
 import { eventually, eventReasons, get, kube } from './support/cluster.ts';
-import { createPackageSync, getPackageSync, packageSync, waitCondition, waitReady } from './support/controller.ts';
+import {
+  createPackageSync,
+  getPackageSync,
+  packageSync,
+  patchPackageSync,
+  waitCondition,
+  waitReady,
+} from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
+import { deployment as failingDeployment, stalledOnHealth, watchStatus } from './support/health.ts';
 import { startPrivateCluster, type PrivateCluster } from './support/private-cluster.ts';
 import { cmPath, configMap, deployment, inventoryIds, trigger } from './support/safety.ts';
 
@@ -286,6 +296,65 @@ describe('spec.kubeConfig: a PackageSync in cluster 1 acting in cluster 2', () =
     await trigger(ns, 'app'); // the commit: what ls-remote said a moment ago may still be cached
     await waitReady(ns, 'app', (p) => !inventoryIds(p).includes(`${ns}_b__ConfigMap`));
     expect(await remoteGet(cmPath(ns, 'b'))).toBeUndefined();
+  });
+});
+
+// Issue 17: `packagesync why` and `plan` read cluster 1 for such a PackageSync (no workload found, everything "to
+// create"); they now read the cluster its Secret names, as the controller does (src/cli/target-objects.ts).
+describe('the CLI on a PackageSync with spec.kubeConfig reads cluster 2', () => {
+  it('why follows the Pod in cluster 2; plan compares with cluster 2; a refused kubeconfig is a clear error', async () => {
+    const ns = await fx.namespace('remote-cli');
+    await remoteNamespace(ns);
+    await kubeconfigSecret(ns, 'cluster-2', kubeconfigText);
+    const { url } = await fx.repo('remote-cli', {
+      'a.yaml': configMap('a', { k: 'v' }),
+      'web.yaml': failingDeployment('web', { failure: 'ImagePullBackOff' }),
+    });
+    // no retry after the health failure, so the drift below stays for plan to see
+    const spec = {
+      source: { url },
+      interval: '1h',
+      retryInterval: '1h',
+      timeout: '20s',
+      kubeConfig: { secretRef: { name: 'cluster-2' } },
+    };
+    await createPackageSync(packageSync(ns, 'app', fx.controller.shard, spec));
+    await watchStatus(ns, 'app', stalledOnHealth, 100_000);
+
+    const why = await packagesync('why', 'app', '-n', ns);
+    expect(why.code).toBe(1);
+    const lines = why.stdout.trim().split('\n');
+    expect(lines[1]).toMatch(new RegExp(`^└ Deployment/${ns}/web  `));
+    expect(lines[3]).toMatch(new RegExp(`^    └ Pod/${ns}/web-[a-z0-9]+-[a-z0-9]+  (ErrImagePull|ImagePullBackOff)`));
+
+    const plan = async () => {
+      const r = await packagesync('plan', 'app', '-n', ns, '--allow-insecure-http', '-o', 'json');
+      if (!r.stdout) throw new Error(`plan printed nothing (exit ${r.code}): ${r.stderr}`);
+      return { code: r.code, doc: JSON.parse(r.stdout) as PlanDocument };
+    };
+    const inSync = await plan(); // against cluster 1 both objects would be "create"
+    expect(inSync.doc.actions.map((a) => [a.action, a.id])).toEqual([]);
+    expect(inSync.code).toBe(0);
+    await remote.request('PATCH', cmPath(ns, 'a'), {
+      query: { fieldManager: 'kubectl-edit' },
+      contentType: 'application/merge-patch+json',
+      body: { data: { k: 'edited' } },
+    });
+    const drifted = await plan();
+    // taken back, as the reconcile would (plan said `conflict`: its dry run did not force what Correct takes back)
+    expect(drifted.doc.actions.map((a) => [a.action, a.id])).toEqual([['update', `ConfigMap/${ns}/a`]]);
+    await patchPackageSync(ns, 'app', { spec: { driftPolicy: 'Detect' } });
+    // Detect only reports drift (plan said `update`: it did not pass driftPolicy or spec.ignore to the planner)
+    expect((await plan()).doc.actions).toEqual([]);
+
+    // the controller's rules for the Secret hold for the CLI too: an exec plugin is refused, never run
+    const kc = parse(kubeconfigText) as KubeconfigDoc;
+    kc.users[0]!.user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: '/bin/sh' } };
+    await kubeconfigSecret(ns, 'cluster-2', stringify(kc));
+    const refused = await packagesync('why', 'app', '-n', ns);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(Reason.KubeConfigInvalid);
+    expect(refused.stderr).toContain(`Secret ${ns}/cluster-2`);
   });
 });
 

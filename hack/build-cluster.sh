@@ -21,7 +21,7 @@ k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 # kstatus-check: cli-utils' kstatus as a command, so tests can prove kstatus readers agree with us
 kstatus_src="$here/kstatus-check"
 kstatus_dir="$cache/bin/kstatus-check-$CLI_UTILS_VERSION-$(cat "$kstatus_src/main.go" "$kstatus_src/go.mod" | sha256sum | cut -c1-12)"
-# oci-registry: the CNCF distribution registry with only filesystem/inmemory storage and htpasswd auth
+# oci-registry: the CNCF distribution registry with only filesystem/inmemory storage, htpasswd and token auth
 # (issue 17; the OCI source e2e tests push to and pull from it). Keyed by version and by our small main.
 registry_src="$here/oci-registry"
 registry_dir="$cache/bin/oci-registry-$DISTRIBUTION_VERSION-$(cat "$registry_src/main.go" "$registry_src/go.mod" | sha256sum | cut -c1-12)"

@@ -131,6 +131,13 @@ program
     ),
   )
   .addOption(
+    new Option(
+      '--sops-age-secret <name>',
+      "a Secret in the controller's namespace (--controller-namespace) whose .agekey entries decrypt for every " +
+        "PackageSync with spec.decryption but no secretRef, as Flux's --sops-age-secret (default: none)",
+    ),
+  )
+  .addOption(
     new Option('--render-timeout <duration>', 'longest one kustomize build or helm template may run').default('60s'),
   )
   .addOption(
@@ -143,6 +150,15 @@ program
       '--render-cache-entries <n>',
       'tool builds kept in memory, so a no-op resync runs no tool (0: none)',
     ).default(256),
+  )
+  .addOption(
+    new Option(
+      '--inventory-spill-threshold <n>',
+      'an inventory of more objects than this moves from status into shard ConfigMaps (docs/inventory.md)',
+    ).default(4000),
+  )
+  .addOption(
+    new Option('--inventory-shard-entries <n>', 'objects per inventory shard ConfigMap, on average').default(8192),
   )
   .addOption(
     new Option('--metrics-bind-address <addr>', 'serve /metrics here (host:port, :port; 0 disables)').default(':8080'),

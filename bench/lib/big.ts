@@ -13,7 +13,10 @@ import {
   total,
   type VerbCounts,
 } from './cluster.ts';
-import { bigObjects, bigPath } from './fixtures.ts';
+import { bigObjects, bigPath, bigPrunedNames, commitBigHalf } from './fixtures.ts';
+import { PackageSyncs } from '../../src/adapters/kube/packagesyncs.ts';
+import type { KubeClient } from '../../src/adapters/kube/client.ts';
+import type { PackageSync } from '../../src/api/packagesync.ts';
 import { dropFinalizers, type BenchContext } from './fleet.ts';
 import { applyFloor } from './floor.ts';
 import { memoryOf, packageSyncRequests, scrape, startPackageSync, waitServing, type Proc } from './procs.ts';
@@ -28,6 +31,21 @@ export interface BigResult {
   /** The controller's own requests during the cold apply, by verb. */
   client: VerbCounts;
   noop?: NoopResult;
+  prune?: PruneResult;
+  /** How the inventory was stored once the package was applied: inline entries, or shards (ADR 0027). */
+  inventory?: { entries: number; shards: number; count: number; statusBytes: number };
+}
+
+/** Half the package removed from git: the reconcile that prunes it, and whether it was right. */
+export interface PruneResult {
+  pruned: number;
+  seconds: number;
+  client: VerbCounts;
+  /** Objects of the package still there that should be gone, and gone that should be there. */
+  leftBehind: number;
+  wronglyDeleted: number;
+  /** The inventory (read through the same reader as the controller) equals the live objects. */
+  inventoryMatchesLive: boolean;
 }
 
 export interface NoopResult {
@@ -76,7 +94,11 @@ export async function runBig(ctx: BenchContext, n: number, noop: boolean): Promi
       peakMiB: memoryOf(proc.child.pid!).peakMiB,
       client: diff(packageSyncRequests(await scrape(proc)), before),
     };
-    if (noop) result.noop = await measureNoop(ctx, proc);
+    result.inventory = await storedInventory(client, ns);
+    if (noop) {
+      result.noop = await measureNoop(ctx, proc);
+      result.prune = await measurePrune(ctx, proc, ns, n);
+    }
     return result;
   } finally {
     await proc.stop();
@@ -102,6 +124,77 @@ async function measureNoop(ctx: BenchContext, proc: Proc): Promise<NoopResult> {
     requests: total(client),
     apiserver: diff(apiAfter, apiBefore, { GET: 1 }),
   };
+}
+
+async function storedInventory(client: KubeClient, ns: string): Promise<BigResult['inventory']> {
+  const ps = await new PackageSyncs(client).getStored(ns, 'big');
+  const inv = ps?.status?.inventory;
+  return {
+    entries: inv?.entries.length ?? 0,
+    shards: inv?.shards?.length ?? 0,
+    count: inv?.count ?? inv?.entries.length ?? 0,
+    statusBytes: JSON.stringify(ps?.status ?? {}).length,
+  };
+}
+
+/**
+ * Removes half the package from git (every other file), asks for a reconcile and waits for the new revision to
+ * be Ready; then checks what is live against what should be, and the inventory against what is live.
+ */
+async function measurePrune(ctx: BenchContext, proc: Proc, ns: string, n: number): Promise<PruneResult> {
+  const { client } = ctx.harness;
+  const syncs = new PackageSyncs(client);
+  const sha = await commitBigHalf(ctx.git.big.repo, n);
+  const gone = bigPrunedNames(n);
+  const before = packageSyncRequests(await scrape(proc));
+  const started = performance.now();
+  await client.request('PATCH', `${PS_PATH(ns)}/big`, {
+    contentType: 'application/merge-patch+json',
+    body: { metadata: { annotations: { 'packagesync.io/reconcile-requested-at': `bench-${Date.now()}` } } },
+  });
+  const deadline = Date.now() + 30 * 60_000;
+  for (;;) {
+    const ps = await syncs.getStored(ns, 'big');
+    if (ps && isReady(ps as never) && ps.status?.lastAppliedRevision?.endsWith(sha)) break;
+    if (Date.now() > deadline) throw new Error('the prune of half the big package did not finish in 30 minutes');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const clientCounts = diff(packageSyncRequests(await scrape(proc)), before);
+  const live = await liveNames(client, ns);
+  const expected = bigObjects(n)
+    .map((d) => (d as { metadata: { name: string } }).metadata.name)
+    .filter((name) => !gone.has(name));
+  const expectedSet = new Set(expected);
+  const ps = (await syncs.get(ns, 'big')) as PackageSync;
+  const inventory = new Set(ps.status?.inventory?.entries.map((e) => e.id.split('_')[1]!) ?? []);
+  return {
+    pruned: gone.size,
+    seconds,
+    client: clientCounts,
+    leftBehind: [...live].filter((name) => gone.has(name)).length,
+    wronglyDeleted: expected.filter((name) => !live.has(name)).length,
+    inventoryMatchesLive:
+      inventory.size === live.size && [...live].every((name) => inventory.has(name) && expectedSet.has(name)),
+  };
+}
+
+/** The package's objects that exist, by name (ConfigMaps and Deployments carrying its owner label). */
+async function liveNames(client: KubeClient, ns: string): Promise<Set<string>> {
+  const names = new Set<string>();
+  for (const path of [`/api/v1/namespaces/${ns}/configmaps`, `/apis/apps/v1/namespaces/${ns}/deployments`]) {
+    let next: string | undefined;
+    do {
+      const page = await client.request<{ items: { metadata: { name: string } }[]; metadata: { continue?: string } }>(
+        'GET',
+        path,
+        { query: { labelSelector: 'packagesync.io/name=big', limit: 5000, ...(next ? { continue: next } : {}) } },
+      );
+      for (const item of page.items) names.add(item.metadata.name);
+      next = page.metadata.continue || undefined;
+    } while (next);
+  }
+  return names;
 }
 
 const reconciles = (metrics: string) => sumCounter(metrics, 'packagesync_reconcile_total', 'result');

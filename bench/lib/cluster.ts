@@ -93,6 +93,23 @@ export async function apiserverRequests(client: KubeClient): Promise<VerbCounts>
   return sumCounter(text, 'apiserver_request_total', 'verb');
 }
 
+/** The API server's write requests (`verb resource`) to the kinds a fleet unit is made of, and to its status and events. */
+export async function apiserverFleetWrites(client: KubeClient): Promise<VerbCounts> {
+  const res = await client.stream('/metrics', { accept: 'text/plain', timeoutMs: 30_000 });
+  const text = await res.body.text();
+  const out: VerbCounts = {};
+  const resources = new Set(['packagesyncs', 'configmaps', 'services', 'serviceaccounts', 'deployments', 'events']);
+  for (const m of text.matchAll(/^apiserver_request_total\{([^}]*)\} ([0-9.e+]+)$/gm)) {
+    const label = (k: string) => new RegExp(`(?:^|,)${k}="([^"]*)"`).exec(m[1]!)?.[1] ?? '';
+    const verb = label('verb');
+    if (!['APPLY', 'PATCH', 'POST', 'PUT', 'UPDATE', 'CREATE', 'DELETE'].includes(verb)) continue;
+    if (!resources.has(label('resource'))) continue;
+    const key = `${verb} ${label('resource')}${label('subresource') ? `/${label('subresource')}` : ''}`;
+    out[key] = (out[key] ?? 0) + Number(m[2]);
+  }
+  return out;
+}
+
 /** Sums a Prometheus counter's samples by one label, e.g. controller-runtime's rest_client_requests_total by method. */
 export function sumCounter(text: string, metric: string, label: string): VerbCounts {
   const out: VerbCounts = {};

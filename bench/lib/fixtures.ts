@@ -183,6 +183,21 @@ export async function commitKustomizeFleet(repo: TestRepo, count: number): Promi
 
 export const bigPath = (count: number) => `big/n-${count}`;
 
+/** The objects in every other part file of the big package (parts 1, 3, 5, …): half of it. */
+export function bigPrunedNames(count: number): Set<string> {
+  const names = new Set<string>();
+  for (let f = 1; f * 100 < count; f += 2)
+    for (let i = f * 100; i < Math.min(count, f * 100 + 100); i++) names.add(`obj-${String(i).padStart(5, '0')}`);
+  return names;
+}
+
+/** Removes every other part file (bigPrunedNames): the prune of half the package. */
+export async function commitBigHalf(repo: TestRepo, count: number): Promise<string> {
+  const files: Record<string, null> = {};
+  for (let f = 1; f * 100 < count; f += 2) files[`${bigPath(count)}/part-${String(f).padStart(3, '0')}.yaml`] = null;
+  return commitFiles(repo, 'main', files, `big package of ${count}: half removed`);
+}
+
 /** The big package as files of 100 documents each, as a real package is split. */
 export async function commitBig(repo: TestRepo, count: number): Promise<string> {
   const docs = bigObjects(count);

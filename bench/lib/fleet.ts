@@ -37,6 +37,7 @@ import {
   PS_PATH,
   watchUntil,
 } from './units.ts';
+import { cpuSeconds, measureIdle, measureRestart, type IdleFigures, type RestartFigures } from './steady.ts';
 import { RECONCILE_REQUESTED_AT } from '../../src/api/packagesync.ts';
 import type { KubeObject } from '../../src/core/object.ts';
 
@@ -64,6 +65,12 @@ export interface FleetResult {
   /** RSS after idling `idleSeconds` with everything Ready (only when asked). */
   idleMiB?: number;
   idleSeconds?: number;
+  /** Controller CPU seconds from start to all Ready (process_cpu_seconds_total; Flux: both controllers). */
+  cpuSeconds?: number;
+  /** PackageSync, at rest afterwards: CPU share and request rate (issue 18.2). */
+  idle?: IdleFigures;
+  /** PackageSync, killed and started again: its first pass over every unit (issue 18.2). */
+  restart?: RestartFigures;
   /** apiserver_request_total delta by verb, minus the harness's own requests. */
   apiserver: VerbCounts;
   /** The controller's own client-side request count by verb/method. */
@@ -106,17 +113,20 @@ export async function runFleetPackageSync(
   n: number,
   idleSeconds = 0,
   shape: FleetShape = 'plain',
+  restart = false,
 ): Promise<FleetResult> {
   const ns = fleetNs(ctx, shape, 'ps', n);
   const { client } = ctx.harness;
   await createNamespace(client, ns);
-  const proc = startPackageSync({
-    kubeconfig: ctx.kubeconfig,
-    concurrency: ctx.concurrency,
-    metricsPort: ctx.portBase,
-    tag: `fleet-${n}`,
-    nodeArgs: ctx.nodeArgs,
-  });
+  const start = (tag = `fleet-${n}`) =>
+    startPackageSync({
+      kubeconfig: ctx.kubeconfig,
+      concurrency: ctx.concurrency,
+      metricsPort: ctx.portBase,
+      tag,
+      nodeArgs: ctx.nodeArgs,
+    });
+  let proc = start();
   try {
     await waitServing(proc);
     const units = Array.from({ length: n }, (_, i) => ({
@@ -134,6 +144,7 @@ export async function runFleetPackageSync(
       );
     });
     const mem: Memory = memoryOf(proc.child.pid!);
+    const atReady = await scrape(proc);
     const result: FleetResult = {
       tool: 'PackageSync',
       n,
@@ -141,7 +152,8 @@ export async function runFleetPackageSync(
       peakMiB: mem.peakMiB,
       perProcessPeakMiB: { packagesync: mem.peakMiB },
       apiserver: m.apiserver,
-      client: packageSyncRequests(await scrape(proc)),
+      client: packageSyncRequests(atReady),
+      cpuSeconds: cpuSeconds(atReady),
       shape,
     };
     if (shape === 'kustomize') {
@@ -160,9 +172,21 @@ export async function runFleetPackageSync(
       };
     }
     if (idleSeconds > 0) {
-      await new Promise((r) => setTimeout(r, idleSeconds * 1000));
-      result.idleMiB = memoryOf(proc.child.pid!).rssMiB;
+      result.idle = await measureIdle(proc, idleSeconds);
+      result.idleMiB = result.idle.rssMiB;
       result.idleSeconds = idleSeconds;
+      ctx.log(
+        `  idle: ${result.idle.cpuPercent.toFixed(1)} % CPU, ${result.idle.requestsPerSecond.toFixed(2)} requests/s`,
+      );
+    }
+    if (restart) {
+      ctx.log(`  restart: SIGKILL, then a new controller checks all ${n}`);
+      const r = await measureRestart(client, proc, n, () => start(`fleet-${n}-restart`), ctx.log);
+      proc = r.proc;
+      result.restart = r.figures;
+      ctx.log(
+        `  restart: ${r.figures.seconds.toFixed(1)} s, ${r.figures.writes} writes, peak ${r.figures.peakRequestsPerSecond} requests/s, reconcile ${r.figures.meanReconcileSeconds?.toFixed(2)} s (git ${r.figures.meanGitFetchSeconds?.toFixed(2)} s)`,
+      );
     }
     return result;
   } finally {
@@ -203,9 +227,12 @@ export async function runFleetFlux(
     });
     const perProcessPeakMiB: Record<string, number> = {};
     const clientCounts: VerbCounts = {};
+    let fluxCpu = 0;
     for (const p of all) {
       perProcessPeakMiB[p.name.replace(/-fleet-\d+$/, '')] = memoryOf(p.child.pid!).peakMiB;
-      for (const [k, v] of Object.entries(fluxRequests(await scrape(p)))) clientCounts[k] = (clientCounts[k] ?? 0) + v;
+      const metrics = await scrape(p);
+      fluxCpu += cpuSeconds(metrics);
+      for (const [k, v] of Object.entries(fluxRequests(metrics))) clientCounts[k] = (clientCounts[k] ?? 0) + v;
     }
     const result: FleetResult = {
       tool: 'Flux',
@@ -215,6 +242,7 @@ export async function runFleetFlux(
       perProcessPeakMiB,
       apiserver: m.apiserver,
       client: clientCounts,
+      cpuSeconds: fluxCpu,
       ...(m.readyAtCap !== undefined ? { readyAtCap: m.readyAtCap } : {}),
       shape,
     };

@@ -3,6 +3,7 @@ import type { BigResult } from './big.ts';
 import { total, writes, type VerbCounts } from './cluster.ts';
 import type { FleetResult } from './fleet.ts';
 import type { LatencyResult } from './latency.ts';
+import { renderScale, scaleTargets } from './report-scale.ts';
 
 export interface Results {
   date: string;
@@ -94,8 +95,8 @@ export function renderResults(r: Results): string {
   for (const [k, v] of Object.entries({ ...r.machine, ...r.versions, ...r.settings })) line(`| ${k} | ${v} |`);
   line();
 
-  const targets = summary(r);
-  line('## Targets (issue 7)');
+  const targets = [...summary(r), ...scaleTargets(r.fleet)];
+  line('## Targets (issues 7 and 18)');
   line();
   line('| measure | target | measured | |');
   line('|---|---|---|---|');
@@ -140,6 +141,7 @@ export function renderResults(r: Results): string {
   }
 
   if (r.kfleet?.length) renderKustomizeFleet(r.kfleet, line);
+  renderScale(r.fleet, line);
 
   line('## 2. Big package: cold apply vs the floor');
   line();
@@ -172,6 +174,31 @@ export function renderResults(r: Results): string {
         `| ${b.n} | ${f2(b.noop.seconds)} | ${b.noop.requests} | ${b.noop.writes} | ${f2((100 * b.noop.requests) / b.n)} | ${verbs(b.noop.client)} | ${total(b.noop.apiserver)} (writes ${writes(b.noop.apiserver)}: ${verbs(b.noop.apiserver)}) |`,
       );
   line();
+
+  if (r.big.some((b) => b.prune || b.inventory)) {
+    line('### Inventory storage and the prune of half the package');
+    line();
+    line('Past 4,000 objects the inventory moves from status into shard ConfigMaps (docs/adr/0027). Prune: every');
+    line('other file of the package removed from git, a reconcile requested, until Ready at that revision; then');
+    line('live objects vs expected, and the inventory (read through the controller’s reader) vs live.');
+    line();
+    line(
+      '| objects | inventory stored as | status (KiB) | pruned | prune time (s) | requests | left behind | wrongly deleted | inventory = live |',
+    );
+    line('|---|---|---|---|---|---|---|---|---|');
+    for (const b of r.big) {
+      const inv = b.inventory;
+      const where = !inv ? '—' : inv.shards ? `${inv.shards} shards, ${inv.count} objects` : `${inv.entries} entries`;
+      const kib = inv ? f1(inv.statusBytes / 1024) : '—';
+      const p = b.prune;
+      line(
+        p
+          ? `| ${b.n} | ${where} | ${kib} | ${p.pruned} | ${f1(p.seconds)} | ${total(p.client)} (${verbs(p.client)}) | ${p.leftBehind} | ${p.wronglyDeleted} | ${p.inventoryMatchesLive ? 'yes' : '**no**'} |`
+          : `| ${b.n} | ${where} | ${kib} | — | — | — | — | — | — |`,
+      );
+    }
+    line();
+  }
 
   if (r.latency) {
     const l = r.latency;

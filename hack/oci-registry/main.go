@@ -1,7 +1,8 @@
 // oci-registry is the CNCF distribution registry (github.com/distribution/distribution/v3) with only the
-// pieces the tests use: the filesystem and in-memory storage drivers and htpasswd auth. Upstream's
-// cmd/registry also links the S3, GCS and Azure drivers, the pull-through proxy and token auth, which
-// more than double a cold build for code the tests never run. The serving code is upstream's own
+// pieces the tests use: the filesystem and in-memory storage drivers, htpasswd auth, and token auth (the
+// `WWW-Authenticate: Bearer realm=…` flow Docker Hub, GHCR and ECR use; the tests run a small token
+// server). Upstream's cmd/registry also links the S3, GCS and Azure drivers and the pull-through proxy,
+// which more than double a cold build for code the tests never run. The serving code is upstream's own
 // `registry` package, unchanged.
 //
 // `oci-registry htpasswd USER` reads a password on stdin and prints one bcrypt htpasswd line, so test
@@ -16,6 +17,7 @@ import (
 
 	"github.com/distribution/distribution/v3/registry"
 	_ "github.com/distribution/distribution/v3/registry/auth/htpasswd"
+	_ "github.com/distribution/distribution/v3/registry/auth/token"
 	_ "github.com/distribution/distribution/v3/registry/storage/driver/filesystem"
 	_ "github.com/distribution/distribution/v3/registry/storage/driver/inmemory"
 	"golang.org/x/crypto/bcrypt"

@@ -348,6 +348,23 @@ export const ConditionSchema = z.object({
 /** One inventory entry, in Flux's (cli-utils ObjMetadata) format: `<namespace>_<name>_<group>_<kind>` and the apiVersion's version. */
 export const InventoryEntrySchema = z.object({ id: z.string(), v: z.string() });
 
+/** An inventory past the spill threshold lives in shards: ConfigMaps this names (docs/adr/0027). */
+export const ShardRefSchema = z.object({
+  name: z.string().meta({ description: "The ConfigMap, in the PackageSync's namespace." }),
+  digest: z.string().meta({ description: 'sha256 of its content: a shard never changes.' }),
+  count: z.number().int().meta({ description: 'How many objects it lists.' }),
+});
+
+export const InventorySchema = z.object({
+  entries: z.array(InventoryEntrySchema).meta({
+    description: "Flux's format (cli-utils ObjMetadata). Empty when the inventory spilled into shards.",
+  }),
+  shards: z.array(ShardRefSchema).optional().meta({
+    description: 'Past the spill threshold (4,000 objects by default): the ConfigMaps that list the objects.',
+  }),
+  count: z.number().int().optional().meta({ description: 'How many objects the shards list in all.' }),
+});
+
 export const ObjectCountsSchema = z.object({
   total: z.number().int(),
   current: z.number().int(),
@@ -391,7 +408,7 @@ export const StatusSchema = z.object({
   lastAttemptedRevision: z.string().optional(),
   lastAppliedRevision: z.string().optional(),
   lastHandledReconcileAt: z.string().optional(),
-  inventory: z.object({ entries: z.array(InventoryEntrySchema) }).optional(),
+  inventory: InventorySchema.optional(),
   objects: ObjectCountsSchema.optional(),
   history: z.array(HistoryEntrySchema).optional(),
   failures: z.array(ObjectFailureSchema).optional().meta({
@@ -425,6 +442,7 @@ export type SpecInput = z.input<typeof SpecSchema>;
 export type Status = z.infer<typeof StatusSchema>;
 export type Condition = z.infer<typeof ConditionSchema>;
 export type InventoryEntry = z.infer<typeof InventoryEntrySchema>;
+export type ShardRef = z.infer<typeof ShardRefSchema>;
 export type HistoryEntry = z.infer<typeof HistoryEntrySchema>;
 export type ObjectFailure = z.infer<typeof ObjectFailureSchema>;
 export type ObjectCounts = z.infer<typeof ObjectCountsSchema>;

@@ -60,6 +60,8 @@ export const Reason = {
   UnknownKind: 'UnknownKind',
   PruneFailed: 'PruneFailed',
   PruneBudgetExceeded: 'PruneBudgetExceeded',
+  /** status.inventory names a shard ConfigMap that is missing or altered (docs/adr/0027): nothing applied or pruned. */
+  InventoryUnreadable: 'InventoryUnreadable',
   // dependency graph
   InvalidDependency: 'InvalidDependency',
   DependencyFailed: 'DependencyFailed',

@@ -17,7 +17,7 @@ import type { Substitution } from '../core/render/index.ts';
 import { renderBuiltForCluster } from '../engine/package-plan.ts';
 import { defaultToolPaths } from '../config/tool-paths.ts';
 import type { FetchedSource } from '../engine/ports.ts';
-import { decryptBuilt } from './decrypt.ts';
+import { decryptBuilt, sourceDecryption } from './decrypt.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
 
 /** The controller's defaults (--max-files, --max-file-bytes, --max-total-bytes). */
@@ -76,6 +76,8 @@ export async function renderDir(dir: string, opts: RenderDirOptions): Promise<Re
     capabilities: tool === 'helm' && opts.discovery ? await opts.discovery.capabilities() : undefined,
     // decrypting: substitution runs after decryption, as in the controller (engine/render-step.ts)
     ...(opts.substitution && !opts.decrypt ? { substitution: opts.substitution } : {}),
+    // and encrypted kustomize sources (secretGenerator files/envs, patches) are decrypted before the build
+    ...(opts.decrypt ? { decrypt: sourceDecryption(opts.decrypt, tools.sops) } : {}),
   });
   if (!built.ok) throw new CliError(ExitCode.Invalid, `${built.failure.reason}: ${built.failure.message}`);
   const objects = opts.decrypt

@@ -16,6 +16,7 @@ import { CliError, ExitCode } from './exit-codes.ts';
 import { openInventory, type InventoryStore } from './inventory-store.ts';
 import { renderDir, type RenderedDir } from './local-package.ts';
 import { substituteOptions, substitutionFromFlags, type SubstituteFlags } from './substitute-flags.ts';
+import { decryptOptions, identitiesFromFile } from './decrypt.ts';
 
 export interface PackageFlags extends SubstituteFlags {
   name: string;
@@ -25,6 +26,7 @@ export interface PackageFlags extends SubstituteFlags {
   prune: boolean;
   pruneProtectedKinds: boolean;
   force: boolean;
+  ageKeyFile?: string;
 }
 
 /** spec.targetNamespace, for every command that renders a package. */
@@ -55,6 +57,7 @@ export const packageOptions = (): Option[] => [
   ).default(false),
   new Option('--force', "spec.force: take over fields other managers own (server-side apply's force)").default(false),
   ...substituteOptions(),
+  ...decryptOptions(),
 ];
 
 export interface PackagePlan {
@@ -83,6 +86,7 @@ export async function planPackage(
     discovery: cluster.discovery,
     allowEmpty: flags.allowEmpty,
     substitution: await substitutionFromFlags(flags),
+    decrypt: await identitiesFromFile(flags.ageKeyFile),
   });
   const inventory = await openInventory(cluster, owner, forWrite);
   const planned = await planAgainstLive(objects, rendered.desired, inventory.entries, {

@@ -9,7 +9,8 @@
  * Exit codes (docs/cli.md#plan): 0 no changes, 1 changes, 2 bad input or render, 3 cluster, 5 would fail.
  */
 import { Option, type Command } from 'commander';
-import { PRUNE_APPROVED } from '../api/packagesync.ts';
+import { PRUNE_APPROVED, type PackageSync } from '../api/packagesync.ts';
+import type { Objects } from '../adapters/kube/objects.ts';
 import { parseSpec } from '../core/spec.ts';
 import { checkPruneBudget } from '../core/plan/prune-budget.ts';
 import { hasPlannedChanges } from '../core/plan/plan-report.ts';
@@ -20,6 +21,7 @@ import { kubeconfigOption, namespaceOption, withCluster, type Cluster } from './
 import { CliError, ExitCode } from './exit-codes.ts';
 import { planFailure } from './package-plan.ts';
 import { renderForPlan, type PlanSourceFlags } from './plan-source.ts';
+import { withTargetObjects } from './target-objects.ts';
 
 interface PlanFlags extends PlanSourceFlags {
   namespace?: string;
@@ -68,7 +70,11 @@ export function registerPlan(program: Command): void {
     .addOption(kubeconfigOption())
     .action(async (name: string, flags: PlanFlags) => {
       process.exitCode = await withCluster(flags.kubeconfig, async (cluster) => {
-        const doc = await computePlan(cluster, name, flags);
+        const namespace = flags.namespace ?? cluster.contextNamespace;
+        const ps = await cluster.packageSyncs.get(namespace, name);
+        if (!ps) throw new CliError(ExitCode.Invalid, `PackageSync ${namespace}/${name} not found`);
+        // spec.kubeConfig: live objects, dry runs and discovery are the target cluster's (target-objects.ts)
+        const doc = await withTargetObjects(cluster, ps, (target) => computePlan(cluster, ps, target, flags));
         const render = { text: renderPlanText, markdown: renderPlanMarkdown, json: renderJson }[flags.output];
         process.stdout.write(render(doc));
         if (doc.wouldFail) return ExitCode.WouldFail;
@@ -79,22 +85,28 @@ export function registerPlan(program: Command): void {
 
 const renderJson = (doc: PlanDocument) => `${JSON.stringify(doc, null, 2)}\n`;
 
-async function computePlan(cluster: Cluster, name: string, flags: PlanFlags): Promise<PlanDocument> {
-  const namespace = flags.namespace ?? cluster.contextNamespace;
-  const ps = await cluster.packageSyncs.get(namespace, name);
-  if (!ps) throw new CliError(ExitCode.Invalid, `PackageSync ${namespace}/${name} not found`);
+async function computePlan(
+  cluster: Cluster,
+  ps: PackageSync,
+  target: Objects,
+  flags: PlanFlags,
+): Promise<PlanDocument> {
+  const { name, namespace } = ps.metadata;
   const parsed = parseSpec(ps.spec);
   if (!parsed.ok) throw new CliError(ExitCode.Invalid, `${parsed.failure.reason}: ${parsed.failure.message}`);
   const spec = parsed.value;
   const owner = { name, namespace };
-  await cluster.discovery.refresh();
+  await target.discovery.refresh();
   // the identity the controller's reconcile binds (run.actAs): every read and dry run goes through it
-  const objects = cluster.objects.forPackage(owner, spec.serviceAccountName);
+  const objects = target.forPackage(owner, spec.serviceAccountName);
   const { revision, rendered } = await renderForPlan(cluster, ps, spec, objects, flags);
   const inventory = ps.status?.inventory?.entries ?? [];
+  // the same options the reconcile plans with (engine/reconcile.ts): drift policy and ignore rules included
   const planned = await planAgainstLive(objects, rendered.objects, inventory, {
     sources: rendered.sources,
     pruneProtectedKinds: spec.pruneProtectedKinds,
+    driftPolicy: spec.driftPolicy,
+    ...(spec.ignore ? { ignore: spec.ignore } : {}),
   });
   if (!planned.ok) throw planFailure(planned.failure);
   const { plan, live } = planned.value;

@@ -68,6 +68,13 @@ describe('summarize', () => {
     expect(s.history).toHaveLength(1);
   });
 
+  it('counts an inventory kept in shards from status.inventory.count (a listed PackageSync is not expanded)', () => {
+    const spilled = ps({
+      inventory: { entries: [], count: 50_000, shards: [{ name: 'web.inventory.0', digest: 'd', count: 50_000 }] },
+    });
+    expect(summarize(spilled).inventoryCount).toBe(50_000);
+  });
+
   it('is not up to date when Ready is for an older generation', () => {
     expect(summarize(ps({ observedGeneration: 3 })).upToDate).toBe(false);
   });

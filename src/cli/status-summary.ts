@@ -54,7 +54,8 @@ export function summarize(ps: PackageSync): StatusSummary {
     lastAttemptedRevision: ps.status?.lastAttemptedRevision,
     lastHandledReconcileAt: ps.status?.lastHandledReconcileAt,
     objects: ps.status?.objects,
-    inventoryCount: ps.status?.inventory?.entries.length ?? 0,
+    // a spilled inventory (ADR 0027) says its size in count: a listed PackageSync's shards are not read
+    inventoryCount: ps.status?.inventory?.count ?? ps.status?.inventory?.entries.length ?? 0,
     conditions: (ps.status?.conditions ?? []).map(({ type, status, reason, message }) => ({
       type,
       status,

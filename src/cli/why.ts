@@ -2,16 +2,19 @@
  * `packagesync why NAME`: the chain from a PackageSync to the first real cause of it not being Ready, one
  * line a step (a dependsOn not Ready; a workload, its ReplicaSet, the Pod and its reason: ImagePullBackOff on
  * image X). Reads as the CLI's identity: the PackageSync, its dependencies, the inventory's workloads and their
- * ReplicaSets and Pods; core/health/cause-chain.ts decides what to say.
+ * ReplicaSets and Pods; core/health/cause-chain.ts decides what to say. The workloads are read in the cluster
+ * the PackageSync applies to: with spec.kubeConfig.secretRef, the one that Secret names (target-objects.ts).
  */
 import { Option, type Command } from 'commander';
 import type { PackageSync } from '../api/packagesync.ts';
+import type { Objects } from '../adapters/kube/objects.ts';
 import { causeChain, computeHealth, isWorkload } from '../core/health/index.ts';
 import { refOfEntry } from '../core/inventory.ts';
 import type { KubeObject } from '../core/object.ts';
 import { conditionOf, isReadyFor } from '../core/status.ts';
 import { kubeconfigOption, namespaceOption, withCluster, type Cluster } from './cluster.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
+import { withTargetObjects } from './target-objects.ts';
 
 interface WhyFlags {
   namespace?: string;
@@ -39,7 +42,7 @@ export function registerWhy(program: Command): void {
         const chain = causeChain({
           packageSync: { name: `${namespace}/${name}`, ready: conditionOf(ps.status, 'Ready') },
           dependencies: await dependencies(cluster, ps),
-          workloads: await unhealthyWorkloads(cluster, ps),
+          workloads: await withTargetObjects(cluster, ps, (objects) => unhealthyWorkloads(objects, ps)),
         });
         const upToDate = isReadyFor(ps.status, ps.metadata.generation);
         process.stdout.write(
@@ -63,12 +66,12 @@ async function dependencies(cluster: Cluster, ps: PackageSync) {
 }
 
 /** The inventory's workloads that are not Current, each with the ReplicaSets and Pods of its namespace. */
-async function unhealthyWorkloads(cluster: Cluster, ps: PackageSync) {
+async function unhealthyWorkloads(objects: Objects, ps: PackageSync) {
   const refs = (ps.status?.inventory?.entries ?? []).flatMap((e) => {
     const r = refOfEntry(e);
     return r.ok ? [r.value] : [];
   });
-  const live = await Promise.all(refs.map((ref) => cluster.objects.get(ref)));
+  const live = await Promise.all(refs.map((ref) => objects.get(ref)));
   const workloads = live.filter(
     (o): o is KubeObject => o !== undefined && isWorkload(o) && computeHealth(o).status !== 'Current',
   );
@@ -80,8 +83,8 @@ async function unhealthyWorkloads(cluster: Cluster, ps: PackageSync) {
           ['', 'Pod'],
           ['apps', 'ReplicaSet'],
         ].map(async ([group, kind]) => {
-          const m = await cluster.objects.discovery.mapping(group!, kind!);
-          return m ? cluster.objects.list(m, ns, '') : [];
+          const m = await objects.discovery.mapping(group!, kind!);
+          return m ? objects.list(m, ns, '') : [];
         }),
       );
       children.set(ns, lists.flat());

@@ -63,6 +63,9 @@ export const ControllerConfigSchema = z.object({
     .string()
     .min(1)
     .default(() => defaultToolPaths().sops),
+  // Flux's --sops-age-secret: a Secret of the controller's namespace with .agekey entries, for spec.decryption
+  // without a secretRef
+  sopsAgeSecret: z.string().min(1).max(253).optional(),
   renderTimeout: z.string().default('60s'),
   renderMaxOutputBytes: z.coerce
     .number()
@@ -73,6 +76,9 @@ export const ControllerConfigSchema = z.object({
   // kustomize again for every unit on each resync when this was 256. The cache's byte bound (64 MiB,
   // adapters/render/build.ts) is what keeps memory in check; the count only caps bookkeeping.
   renderCacheEntries: z.coerce.number().int().min(0).default(8192),
+  // ADR 0027: past this many objects the inventory lives in shard ConfigMaps, not in status
+  inventorySpillThreshold: z.coerce.number().int().min(0).default(4000),
+  inventoryShardEntries: z.coerce.number().int().min(1).default(8192),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
   shutdownGrace: z.string().default('20s'),
   metricsBindAddress: z.string().default(':8080'),

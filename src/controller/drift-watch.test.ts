@@ -8,10 +8,12 @@ import { DriftWatch } from './drift-watch.ts';
 /** The two things DriftWatch uses of the watch cache: holds, and the object events it is sent. */
 function fakeCache() {
   const holds = new Map<string, WatchWant[]>();
+  const calls: unknown[] = [];
   let listener: ObjectListener = () => undefined;
   const cache = {
-    hold: (holder: string, wants: WatchWant[]) => {
+    hold: (holder: string, wants: WatchWant[], opts: unknown) => {
       holds.set(holder, wants);
+      calls.push(opts);
       return Promise.resolve([]);
     },
     release: (holder: string) => void holds.delete(holder),
@@ -20,7 +22,12 @@ function fakeCache() {
       return () => undefined;
     },
   };
-  return { cache: cache as unknown as WatchCache, holds, emit: (...a: Parameters<ObjectListener>) => listener(...a) };
+  return {
+    cache: cache as unknown as WatchCache,
+    holds,
+    calls,
+    emit: (...a: Parameters<ObjectListener>) => listener(...a),
+  };
 }
 
 const ps = (spec: Record<string, unknown> = {}): PackageSync =>
@@ -81,11 +88,10 @@ describe('DriftWatch', () => {
     watch.stop();
   });
 
-  it('leaves out suspended, impersonating and remote-cluster PackageSyncs, and lets go of a deleted one', () => {
+  it('leaves out suspended and remote-cluster PackageSyncs, and lets go of a deleted one', () => {
     const { cache, holds } = fakeCache();
     const watch = new DriftWatch(cache, new OwnWrites(), () => undefined, { minIntervalMs: 1 });
     watch.track('add', ps({ suspend: true }));
-    watch.track('add', ps({ serviceAccountName: 'deployer' }));
     // found when the drift and remote-cluster branches met: its objects are in another cluster
     watch.track('add', ps({ kubeConfig: { secretRef: { name: 'remote' } } }));
     expect(holds.size).toBe(0);
@@ -93,11 +99,29 @@ describe('DriftWatch', () => {
     expect(holds.size).toBe(1);
     watch.track('delete', ps());
     expect(holds.size).toBe(0);
-    const tenant = new DriftWatch(cache, new OwnWrites(), () => undefined, {
-      minIntervalMs: 1,
-      defaultServiceAccount: 'sa',
-    });
-    tenant.track('add', ps());
-    expect(holds.size).toBe(0);
+  });
+
+  // Issue 16: a tenant's PackageSync was left to the interval, so in a multi-tenant install nothing self-healed.
+  it('watches a PackageSync that acts as a ServiceAccount (as the controller: a trigger only)', () => {
+    const { cache, holds } = fakeCache();
+    const watch = new DriftWatch(cache, new OwnWrites(), () => undefined, { minIntervalMs: 1 });
+    watch.track('add', ps({ serviceAccountName: 'deployer' }));
+    expect(holds.get('team-a/web#drift')).toEqual([
+      { group: 'apps', kind: 'Deployment', namespace: 'team-a', objects: 'owned' },
+    ]);
+  });
+
+  it('asks the cache to re-check refused watches when the inventory changes, not on every status update', () => {
+    const { cache, calls } = fakeCache();
+    const watch = new DriftWatch(cache, new OwnWrites(), () => undefined, { minIntervalMs: 1 });
+    const at = (revision: string) => {
+      const p = ps({ serviceAccountName: 'deployer' });
+      p.status = { ...p.status, lastAppliedRevision: revision };
+      return p;
+    };
+    watch.track('add', at('main@sha1:a'));
+    watch.track('update', at('main@sha1:a')); // a status write (conditions): nothing to ask
+    watch.track('update', at('main@sha1:b'));
+    expect(calls).toEqual([{ recheckRefused: false }, { recheckRefused: true }]);
   });
 });

@@ -8,9 +8,13 @@
  * whose resourceVersion our own apply produced (OwnWrites). Per PackageSync at most one check per
  * `minIntervalMs`: a burst of edits is one check now and one at the end of the interval.
  *
- * PackageSyncs that act as a ServiceAccount are left to the interval: the shared watches read as the
- * controller, which may not be allowed to watch what a tenant applies. So are those applying into another
- * cluster (spec.kubeConfig): their objects are not in the cluster these watches read.
+ * PackageSyncs that act as a ServiceAccount are watched too, as the controller (Argo CD's cluster cache does
+ * the same): a watch is only a trigger, the reconcile it queues still reads and writes as the ServiceAccount,
+ * and nothing read through these watches reaches the tenant. Where the controller's RBAC does not allow
+ * watching a kind in a namespace, the API server refuses the watch and the cache remembers that instead of
+ * retrying (watch-cache.ts): drift of that (kind, namespace) waits for the interval. An inventory change asks
+ * again (rate-limited in core/plan/watch-refusal.ts). PackageSyncs applying into another cluster
+ * (spec.kubeConfig) are left to the interval: their objects are not in the cluster these watches read.
  */
 import type { Logger } from 'pino';
 import type { PackageSync } from '../api/packagesync.ts';
@@ -23,8 +27,6 @@ import { changedOutsideStatus, ownerKeyOf } from '../core/plan/drift-event.ts';
 export interface DriftWatchOptions {
   /** At most one check per PackageSync this often (--drift-check-min-interval). */
   minIntervalMs: number;
-  /** --default-service-account: every PackageSync without its own acts as it. */
-  defaultServiceAccount?: string;
   log?: Logger;
   /** Called for each check queued (metrics, tests). */
   onCheck?: (key: string) => void;
@@ -35,7 +37,7 @@ export class DriftWatch {
   private readonly ownWrites: OwnWrites;
   private readonly enqueue: (key: string) => void;
   private readonly opts: DriftWatchOptions;
-  /** PackageSync key → the watches it holds, as a string to compare. */
+  /** PackageSync key → the watches it holds and the revision its inventory is of, as a string to compare. */
   private readonly tracked = new Map<string, string>();
   private readonly last = new Map<string, number>();
   private readonly pending = new Map<string, NodeJS.Timeout>();
@@ -53,14 +55,19 @@ export class DriftWatch {
   track(event: 'add' | 'update' | 'delete', ps: PackageSync): void {
     const key = `${ps.metadata.namespace}/${ps.metadata.name}`;
     const wants = event === 'delete' || !this.watched(ps) ? [] : wantsOf(ps);
-    const id = JSON.stringify(wants);
-    if ((this.tracked.get(key) ?? '[]') === id) return;
     if (wants.length === 0) {
-      this.forget(key);
+      if (this.tracked.has(key)) this.forget(key);
       return;
     }
+    const id = `${JSON.stringify(wants)} ${ps.status?.lastAppliedRevision ?? ''}`;
+    const before = this.tracked.get(key);
+    if (before === id) return;
     this.tracked.set(key, id);
-    this.cache.hold(holderOf(key), wants).catch((e: unknown) => this.opts.log?.warn({ err: String(e) }, 'drift watch'));
+    // a new inventory may come with new RBAC for the controller: a refused watch among these is asked again
+    const recheckRefused = before !== undefined;
+    this.cache
+      .hold(holderOf(key), wants, { recheckRefused })
+      .catch((e: unknown) => this.opts.log?.warn({ err: String(e) }, 'drift watch'));
   }
 
   stop(): void {
@@ -71,9 +78,8 @@ export class DriftWatch {
   }
 
   private watched(ps: PackageSync): boolean {
-    const spec = ps.spec as { suspend?: boolean; serviceAccountName?: string; kubeConfig?: unknown } | undefined;
-    if (spec?.suspend || ps.metadata.deletionTimestamp || spec?.kubeConfig) return false;
-    return !(spec?.serviceAccountName ?? this.opts.defaultServiceAccount);
+    const spec = ps.spec as { suspend?: boolean; kubeConfig?: unknown } | undefined;
+    return !(spec?.suspend || ps.metadata.deletionTimestamp || spec?.kubeConfig);
   }
 
   private forget(key: string): void {

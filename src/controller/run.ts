@@ -59,7 +59,10 @@ export async function runController(config: ControllerConfig): Promise<void> {
   const liveCache = new WatchedLive(watches, ownWrites);
   objects.liveCache = liveCache;
   metrics.observeLiveCache(() => liveCache.stats);
-  const packageSyncs = new WatchedPackageSyncs(client);
+  const packageSyncs = new WatchedPackageSyncs(client, undefined, {
+    spillAbove: config.inventorySpillThreshold,
+    shardEntries: config.inventoryShardEntries,
+  });
   const clusters = new RemoteClusters(client, { client: { onRequest: metrics.onApiRequest } });
   const ports: Ports = {
     objects,
@@ -75,6 +78,9 @@ export async function runController(config: ControllerConfig): Promise<void> {
       timeoutMs: durationMs(config.renderTimeout),
       maxOutputBytes: config.renderMaxOutputBytes,
     }),
+    ...(config.sopsAgeSecret
+      ? { sopsAgeSecret: { namespace: config.controllerNamespace, name: config.sopsAgeSecret } }
+      : {}),
     observe: metrics.objects,
     watches,
   };
@@ -101,12 +107,23 @@ export async function runController(config: ControllerConfig): Promise<void> {
   const driftWatch = config.driftWatch
     ? new DriftWatch(watches, ownWrites, (key) => manager.queue.add(key), {
         minIntervalMs: durationMs(config.driftCheckMinInterval),
-        defaultServiceAccount: config.defaultServiceAccount,
         log,
         onCheck: () => metrics.driftCheck(),
       })
     : undefined;
-  if (driftWatch) manager.informer.on((event, obj) => driftWatch.track(event, obj as unknown as PackageSync));
+  if (driftWatch) {
+    // an inventory in shards (ADR 0027) is read (cached by shard) before its kinds are known
+    manager.informer.on((event, obj) => {
+      const ps = obj as unknown as PackageSync;
+      if (event === 'delete' || !ps.status?.inventory?.shards?.length) return driftWatch.track(event, ps);
+      ports.packageSyncs.expand(ps).then(
+        // deleted while its shards were read: the delete event already let its watches go
+        (whole) => manager.informer.get(ps.metadata.namespace, ps.metadata.name) && driftWatch.track(event, whole),
+        (e: unknown) =>
+          log.warn({ err: String(e), packageSync: ps.metadata.name }, 'drift watch: inventory unreadable'),
+      );
+    });
+  }
   // packagesync_condition mirrors the watch: every status write comes back as an update event.
   manager.informer.on((event, obj) => {
     if (event === 'delete') metrics.forget(obj.metadata.namespace ?? '', obj.metadata.name);

@@ -12,6 +12,7 @@
 import type { PackageSync, Status } from '../api/packagesync.ts';
 import type { KubeClient } from '../adapters/kube/client.ts';
 import { PackageSyncs } from '../adapters/kube/packagesyncs.ts';
+import type { ShardOptions } from '../core/inventory-shards.ts';
 import type { KubeObject } from '../core/object.ts';
 
 /** Our last write's resourceVersions remembered at most (the oldest forgotten: then the watch is trusted). */
@@ -24,8 +25,8 @@ export class WatchedPackageSyncs extends PackageSyncs {
   /** Reads answered by the watch / by a GET, for tests and the bench. */
   readonly reads = { watch: 0, get: 0 };
 
-  constructor(client: KubeClient, component?: string) {
-    super(client, component);
+  constructor(client: KubeClient, component?: string, shards?: ShardOptions) {
+    super(client, component, shards);
   }
 
   /** The manager's informer cache (keys `namespace/name`): from now on, reads may come from it. */
@@ -33,7 +34,8 @@ export class WatchedPackageSyncs extends PackageSyncs {
     this.watch = watch;
   }
 
-  override async get(namespace: string, name: string): Promise<PackageSync | undefined> {
+  /** As stored (`get` reads a spilled inventory's shards on top, cached: ADR 0027). */
+  override async getStored(namespace: string, name: string): Promise<PackageSync | undefined> {
     const key = `${namespace}/${name}`;
     const cached = this.watch?.get(key);
     const mine = this.written.get(key);

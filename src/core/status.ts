@@ -168,7 +168,8 @@ export function sameStatus(a: Status | undefined, b: Status): boolean {
       ]),
       g: s?.observedGeneration,
       r: [s?.lastAttemptedRevision, s?.lastAppliedRevision, s?.lastHandledReconcileAt],
-      i: s?.inventory,
+      // the objects, not where they are stored (inline or in shards, ADR 0027)
+      i: s?.inventory?.entries,
       o: s?.objects,
       h: s?.history,
       f: s?.failures,

@@ -4,7 +4,7 @@
  * object, file and recipients but never a value.
  */
 import { describe, expect, it } from 'vitest';
-import type { Decryptor, SopsRequest } from '../adapters/render/sops.ts';
+import type { Decryptor, SopsOutcome, SopsRequest } from '../adapters/render/sops.ts';
 import type { LocatedObject } from '../core/render/manifests.ts';
 import { cipherDigest, decryptionKeys, decryptObjects, holdsEncrypted } from './decrypt-step.ts';
 
@@ -29,13 +29,16 @@ const generated: LocatedObject = {
 };
 const keys = { identities: ['AGE-SECRET-KEY-1X'], from: 'Secret ns/sops-age' };
 
-function stub(answer: (req: SopsRequest) => Awaited<ReturnType<Decryptor['decrypt']>>) {
+type Answer = { ok: true; plaintext: string } | (SopsOutcome & { ok: false });
+
+function stub(answer: (req: SopsRequest) => Answer) {
   const seen: SopsRequest[] = [];
   const decryptor: Decryptor = {
     bin: '/usr/local/bin/sops',
     decrypt: (req) => {
       seen.push(req);
-      return Promise.resolve(answer(req));
+      const a = answer(req);
+      return Promise.resolve(a.ok ? { ...a, bytes: Buffer.from(a.plaintext, 'utf8') } : a);
     },
   };
   return { decryptor, seen };
@@ -83,6 +86,45 @@ describe('decryptObjects', () => {
     expect(seen).toEqual([]);
   });
 
+  it("leaves an object annotated kustomize.toolkit.fluxcd.io/decrypt: Disabled as committed (Flux's opt-out), with keys or without", async () => {
+    const optOut = (o: LocatedObject): LocatedObject => ({
+      ...o,
+      object: {
+        ...o.object,
+        metadata: { ...o.object.metadata, annotations: { 'kustomize.toolkit.fluxcd.io/decrypt': 'disabled' } },
+      },
+    });
+    const { decryptor, seen } = stub(() => ({ ok: true, plaintext: '{}' }));
+    for (const k of [keys, undefined]) {
+      const r = await decryptObjects(decryptor, [optOut(encrypted), optOut(generated)], k, { checkMac: true });
+      expect(r.ok && r.value.objects.map((o) => o.object)).toEqual([
+        optOut(encrypted).object,
+        optOut(generated).object,
+      ]);
+      expect(r.ok && [...r.value.decrypted]).toEqual([]);
+    }
+    expect(seen).toEqual([]);
+    expect(holdsEncrypted([optOut(encrypted), optOut(generated)])).toBe(false);
+  });
+
+  it('keeps the bytes sops wrote for a binary entry (not re-encoded as UTF-8)', async () => {
+    const bin: LocatedObject = {
+      object: {
+        ...generated.object,
+        data: { keystore: Buffer.from('{"data": "ENC[x]", "sops": {"mac": "ENC[y]"}}').toString('base64') },
+      },
+      where: generated.where,
+    };
+    const raw = Buffer.from([0, 0xff, 0xfe, 0x80]);
+    const decryptor: Decryptor = {
+      bin: 'sops',
+      decrypt: () => Promise.resolve({ ok: true, plaintext: raw.toString('utf8'), bytes: raw }),
+    };
+    const r = await decryptObjects(decryptor, [bin], keys, { checkMac: false });
+    const data = r.ok ? (r.value.objects[0]!.object.data as Record<string, string>) : {};
+    expect(Buffer.from(data.keystore!, 'base64')).toEqual(raw);
+  });
+
   it.each([
     [
       { ok: false, kind: 'exit', exitCode: 128 } as const,
@@ -118,6 +160,38 @@ describe('decryptionKeys', () => {
     const empty = await decryptionKeys(secrets({ 'a.asc': 'x' }), 'ns', { provider: 'sops', secretRef: { name: 's' } });
     expect(!empty.ok && empty.failure.message).toMatch(/holds no age identity: it has no key ending in \.agekey$/);
   });
+  it("without a secretRef reads the controller-wide Secret (--sops-age-secret, as Flux); spec.decryption's own wins", async () => {
+    const read: string[] = [];
+    const port = {
+      read: (ns: string, name: string) => {
+        read.push(`${ns}/${name}`);
+        return Promise.resolve(name === 'gone' ? undefined : { 'x.agekey': `AGE-SECRET-KEY-1${name.toUpperCase()}\n` });
+      },
+    };
+    const wide = { namespace: 'packagesync-system', name: 'global' };
+    expect(await decryptionKeys(port, 'ns', { provider: 'sops' }, wide)).toEqual({
+      ok: true,
+      value: { identities: ['AGE-SECRET-KEY-1GLOBAL'], from: 'Secret packagesync-system/global' },
+    });
+    expect(await decryptionKeys(port, 'ns', { provider: 'sops', secretRef: { name: 'own' } }, wide)).toMatchObject({
+      ok: true,
+      value: { identities: ['AGE-SECRET-KEY-1OWN'], from: 'Secret ns/own' },
+    });
+    expect(read).toEqual(['packagesync-system/global', 'ns/own']);
+    const gone = await decryptionKeys(
+      port,
+      'ns',
+      { provider: 'sops' },
+      { namespace: 'packagesync-system', name: 'gone' },
+    );
+    expect(!gone.ok && gone.failure.message).toBe(
+      "Secret packagesync-system/gone named in the controller's --sops-age-secret does not exist",
+    );
+    expect(await decryptionKeys(port, 'ns', { provider: 'sops' })).toMatchObject({
+      ok: true,
+      value: { identities: [] },
+    });
+  });
 });
 
 describe('holdsEncrypted and cipherDigest', () => {
@@ -133,5 +207,16 @@ describe('holdsEncrypted and cipherDigest', () => {
     expect(cipherDigest([encrypted], rendered('a'))).toBe(cipherDigest([encrypted], rendered('b')));
     const other = { ...encrypted, object: { ...encrypted.object, stringData: { pw: 'ENC[other]' } } };
     expect(cipherDigest([other], rendered('a'))).not.toBe(cipherDigest([encrypted], rendered('a')));
+  });
+  it('after decrypting sources in the build, blanks the built Secrets too and changes with the sources ciphertext', () => {
+    const built = (pw: string): LocatedObject[] => [
+      {
+        object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'env' }, data: { PW: pw } },
+        where: at('k.yaml'),
+      },
+    ];
+    const rendered = (pw: string) => built(pw).map((o) => o.object);
+    expect(cipherDigest(built('a'), rendered('a'), 'c1')).toBe(cipherDigest(built('b'), rendered('b'), 'c1'));
+    expect(cipherDigest(built('a'), rendered('a'), 'c1')).not.toBe(cipherDigest(built('a'), rendered('a'), 'c2'));
   });
 });

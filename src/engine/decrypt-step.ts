@@ -20,6 +20,7 @@ import {
   ageRecipients,
   describeSopsExit,
   encryptedDataEntries,
+  isDecryptionDisabled,
   isSopsEncrypted,
   redactSecretValues,
 } from '../core/render/sops.ts';
@@ -39,37 +40,41 @@ export interface Decrypted {
   decrypted: Set<number>;
 }
 
-/** True when the built package holds anything sops encrypted. */
+/** True when the built package holds anything sops encrypted that is to be decrypted. */
 export function holdsEncrypted(objects: readonly LocatedObject[]): boolean {
-  return objects.some((o) => isSopsEncrypted(o.object) || encryptedDataEntries(o.object).length > 0);
+  return objects.some(
+    (o) => !isDecryptionDisabled(o.object) && (isSopsEncrypted(o.object) || encryptedDataEntries(o.object).length > 0),
+  );
 }
 
 /**
- * The age identities of spec.decryption.secretRef (none without one: sops then finds no key, and says so
- * per object). Read from the PackageSync's namespace only.
+ * The age identities of spec.decryption.secretRef, read from the PackageSync's namespace only. Without a
+ * secretRef, those of the controller-wide Secret (--sops-age-secret, in the controller's namespace), as
+ * Flux's kustomize-controller falls back to its own --sops-age-secret; without either, none (sops then finds
+ * no key, and says so per object).
  */
 export async function decryptionKeys(
   secrets: SecretsPort,
   namespace: string,
   decryption: Decryption,
+  controllerWide?: { namespace: string; name: string },
 ): Promise<Result<{ identities: string[]; from: string }>> {
-  if (!decryption.secretRef) return ok({ identities: [], from: 'no decryption Secret (spec.decryption.secretRef)' });
-  const named = `Secret ${namespace}/${decryption.secretRef.name}`;
-  const data = await secrets.read(namespace, decryption.secretRef.name);
-  if (!data) return fail(Reason.DecryptionFailed, `${named} named in spec.decryption.secretRef does not exist`);
+  const ref = decryption.secretRef
+    ? { namespace, name: decryption.secretRef.name, namedIn: 'spec.decryption.secretRef' }
+    : controllerWide && { ...controllerWide, namedIn: "the controller's --sops-age-secret" };
+  if (!ref) return ok({ identities: [], from: 'no decryption Secret (spec.decryption.secretRef)' });
+  const named = `Secret ${ref.namespace}/${ref.name}`;
+  const data = await secrets.read(ref.namespace, ref.name);
+  if (!data) return fail(Reason.DecryptionFailed, `${named} named in ${ref.namedIn} does not exist`);
   const { identities, emptyKeys } = ageIdentities(data);
   if (identities.length === 0) {
     const found =
       emptyKeys.length > 0
         ? `its keys ${emptyKeys.join(', ')} hold no AGE-SECRET-KEY-1 line`
         : 'it has no key ending in .agekey';
-    return fail(
-      Reason.DecryptionFailed,
-      `${named} named in spec.decryption.secretRef holds no age identity: ${found}`,
-      {
-        terminal: true,
-      },
-    );
+    return fail(Reason.DecryptionFailed, `${named} named in ${ref.namedIn} holds no age identity: ${found}`, {
+      terminal: true,
+    });
   }
   return ok({ identities, from: named });
 }
@@ -87,6 +92,12 @@ export async function decryptObjects(
   const out: LocatedObject[] = [];
   const decrypted = new Set<number>();
   for (const [i, located] of objects.entries()) {
+    // Flux's opt-out (kustomize.toolkit.fluxcd.io/decrypt: Disabled): applied as committed, e.g. for an
+    // operator that decrypts it in the cluster
+    if (isDecryptionDisabled(located.object)) {
+      out.push(located);
+      continue;
+    }
     const whole = isSopsEncrypted(located.object);
     const entries = whole ? [] : encryptedDataEntries(located.object);
     if (!whole && entries.length === 0) {
@@ -135,7 +146,8 @@ export async function decryptObjects(
           ...(opts.signal ? { signal: opts.signal } : {}),
         });
         if (!run.ok) return cannot(run, entry.key);
-        data[entry.key] = Buffer.from(run.plaintext, 'utf8').toString('base64');
+        // as sops wrote it: a binary-format entry may hold any bytes
+        data[entry.key] = run.bytes.toString('base64');
       }
       object = { ...located.object, data };
     }
@@ -187,11 +199,19 @@ function parseObject(text: string): KubeObject | undefined {
 /**
  * The digest status.history records for a package that held encrypted values: over the objects as built
  * (ciphertext) and the rendered ones with every Secret value blanked, so no hash of a plaintext secret
- * (which a guess could be checked against) leaves the controller.
+ * (which a guess could be checked against) leaves the controller. When the build itself decrypted sources
+ * (`sources`: a digest of their ciphertext), the built objects hold plaintext too: their Secret values are
+ * blanked as well, and the sources' ciphertext stands for them.
  */
-export function cipherDigest(built: readonly LocatedObject[], rendered: readonly KubeObject[]): string {
-  const blanked = rendered.map((o) => (o.kind === 'Secret' ? redactSecretValues(o) : o));
-  return createHash('sha256')
-    .update(canonicalJson({ built: built.map((o) => o.object), rendered: blanked }))
-    .digest('hex');
+export function cipherDigest(
+  built: readonly LocatedObject[],
+  rendered: readonly KubeObject[],
+  sources?: string,
+): string {
+  const blank = (o: KubeObject) => (o.kind === 'Secret' ? redactSecretValues(o) : o);
+  const input =
+    sources === undefined
+      ? { built: built.map((o) => o.object), rendered: rendered.map(blank) }
+      : { built: built.map((o) => blank(o.object)), rendered: rendered.map(blank), sources };
+  return createHash('sha256').update(canonicalJson(input)).digest('hex');
 }

@@ -41,7 +41,10 @@ export async function dryRunPlan(
       .map((i) =>
         queue.add(async () => {
           const obj = nodes[i]!.object;
-          const force = opts.force || plan.adopt.has(nodes[i]!.key);
+          // drift the reconcile takes back (driftPolicy Correct) is applied with force there: predict that,
+          // not a conflict
+          const key = nodes[i]!.key;
+          const force = opts.force || plan.adopt.has(key) || plan.takeBack.has(key);
           out.set(i, await dryRunOne(objects, obj, live.get(refKey(refOf(obj))), force, opts.signal));
         }),
       ),

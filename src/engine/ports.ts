@@ -44,6 +44,8 @@ export interface Ports {
   render?: Renderer;
   /** spec.decryption: the upstream sops binary (absent: an encrypted object fails DecryptionFailed). */
   decryptor?: Decryptor;
+  /** The controller-wide age keys (--sops-age-secret): spec.decryption without a secretRef uses them, as Flux. */
+  sopsAgeSecret?: { namespace: string; name: string };
   /** Shared watches for the health wait (the controller); absent = the wait polls with LISTs (the CLI). */
   watches?: WatchCache;
   /** Metrics hooks; no-ops in the CLI. */

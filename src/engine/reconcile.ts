@@ -40,6 +40,7 @@ import { Run, type ReconcileResult } from './run.ts';
 import { readSubstitution } from './substitution-inputs.ts';
 import { targetCluster } from './target-cluster.ts';
 import { readOciCredentials } from './oci-credentials.ts';
+import { InventoryUnreadableError } from '../adapters/kube/inventory-shards.ts';
 
 export type { ReconcileResult } from './run.ts';
 
@@ -67,8 +68,8 @@ export async function reconcile(
   opts: ReconcileOptions,
 ): Promise<ReconcileResult> {
   // 1. load; deletion; the finalizer before anything is applied
-  const found = await ports.packageSyncs.get(namespace, name);
-  if (!found) return { failed: false };
+  const found = await loadPackageSync(namespace, name, ports, opts);
+  if (!found || 'failed' in found) return found ?? { failed: false };
   if (found.metadata.deletionTimestamp) return finalize(found, ports, opts);
   const ps = await ports.packageSyncs.setFinalizer(found, FINALIZER, true);
   if (!ps) return { failed: false };
@@ -275,6 +276,27 @@ async function readCredentials(
   );
 }
 
+/**
+ * The PackageSync with its whole inventory. One whose inventory shards cannot be read (ADR 0027) fails
+ * InventoryUnreadable: nothing is applied or pruned, and the status write leaves status.inventory as it is.
+ */
+async function loadPackageSync(
+  namespace: string,
+  name: string,
+  ports: Ports,
+  opts: ReconcileOptions,
+): Promise<PackageSync | ReconcileResult | undefined> {
+  try {
+    return await ports.packageSyncs.get(namespace, name);
+  } catch (e) {
+    if (!(e instanceof InventoryUnreadableError)) throw e;
+    const { inventory: _unreadable, ...status } = e.packageSync.status ?? {};
+    const run = new Run({ ...e.packageSync, status }, ports, opts.signal);
+    const retry = parseSpec(e.packageSync.spec);
+    return run.failed(e.failure, retry.ok ? durationMs(retry.value.retryInterval) : INVALID_SPEC_RETRY_MS);
+  }
+}
+
 /** How many PackageSyncs a dependsOn cycle search reads at most (the chain of those not Ready). */
 const CYCLE_SEARCH_LIMIT = 64;
 
@@ -294,7 +316,8 @@ async function dependenciesReady(ps: PackageSync, spec: Spec, ports: Ports): Pro
     const key = pending.shift()!;
     if (edges.has(key)) continue;
     const [ns, name] = key.split('/') as [string, string];
-    const other = await ports.packageSyncs.get(ns, name);
+    // conditions and spec are enough: an inventory in shards is not read
+    const other = await ports.packageSyncs.getStored(ns, name);
     const direct = edges.get(self)!.includes(key);
     if (!other) {
       if (direct && blocker.ok) blocker = fail(Reason.DependencyNotReady, `dependency ${key} does not exist`);

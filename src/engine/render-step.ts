@@ -34,10 +34,16 @@ export type RenderedStep = RenderedPackage & { tool: BuildTool };
 
 export async function renderStep(ports: Ports, input: RenderStepInput): Promise<Result<RenderedStep>> {
   const { spec, owner } = input;
+  // the decryption keys are read once, when first needed: by the build (an encrypted kustomize source) or
+  // after it (an encrypted object); a package with nothing encrypted never reads them
+  const decryption = spec.decryption;
+  const keys = decryption
+    ? once(() => decryptionKeys(ports.secrets, owner.namespace, decryption, ports.sopsAgeSecret))
+    : undefined;
   // with spec.decryption, substitution runs after decryption (as Flux's), so it is held back from the build
-  const built = await buildObjects(ports, spec.decryption ? { ...input, substitution: undefined } : input);
+  const built = await buildObjects(ports, spec.decryption ? { ...input, substitution: undefined } : input, keys);
   if (!built.ok) return built;
-  const decrypted = await decryptStep(ports, input, built.value);
+  const decrypted = await decryptStep(ports, input, built.value, keys);
   if (!decrypted.ok) return decrypted;
   const objects = withCommonMetadata(decrypted.value, spec.kustomize?.commonMetadata);
   const rendered = await renderBuiltForCluster(
@@ -52,9 +58,9 @@ export async function renderStep(ports: Ports, input: RenderStepInput): Promise<
   );
   if (!rendered.ok) return rendered;
   const digest =
-    decrypted.value === built.value.objects
+    decrypted.value === built.value.objects && !built.value.decryptedSources
       ? rendered.value.digest
-      : cipherDigest(built.value.objects, rendered.value.objects);
+      : cipherDigest(built.value.objects, rendered.value.objects, built.value.decryptedSources?.cipherDigest);
   return ok({ ...rendered.value, digest, tool: built.value.tool });
 }
 
@@ -62,13 +68,16 @@ export async function renderStep(ports: Ports, input: RenderStepInput): Promise<
  * spec.decryption (engine/decrypt-step.ts), then the postBuild substitution held back from the build. The
  * same objects array comes back when nothing was encrypted.
  */
-async function decryptStep(ports: Ports, input: RenderStepInput, built: Built): Promise<Result<LocatedObject[]>> {
+async function decryptStep(
+  ports: Ports,
+  input: RenderStepInput,
+  built: Built,
+  readKeys: KeysReader | undefined,
+): Promise<Result<LocatedObject[]>> {
   const { spec } = input;
   if (!holdsEncrypted(built.objects))
     return spec.decryption ? substituteAfter(built.objects, input) : ok(built.objects);
-  const keys = spec.decryption
-    ? await decryptionKeys(ports.secrets, input.owner.namespace, spec.decryption)
-    : undefined;
+  const keys = readKeys ? await readKeys() : undefined;
   if (keys && !keys.ok) return keys;
   const decrypted = await decryptObjects(ports.decryptor, built.objects, keys?.value, {
     // kustomize and helm may change an object's unencrypted fields (namespace, labels): its MAC no longer
@@ -92,7 +101,19 @@ function substituteAfter(objects: LocatedObject[], input: RenderStepInput): Resu
   return ok(out);
 }
 
-async function buildObjects(ports: Ports, input: RenderStepInput): Promise<Result<Built>> {
+type KeysReader = () => Promise<Result<{ identities: string[]; from: string }>>;
+
+/** The first call's promise, shared by every later call. */
+function once<T>(f: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= f());
+}
+
+async function buildObjects(
+  ports: Ports,
+  input: RenderStepInput,
+  keys: KeysReader | undefined,
+): Promise<Result<Built>> {
   const { source, spec, owner } = input;
   if (!ports.render) {
     const objects = readObjects(source.files, input.substitution);
@@ -120,6 +141,8 @@ async function buildObjects(ports: Ports, input: RenderStepInput): Promise<Resul
     valuesFrom,
     capabilities,
     ...(input.substitution ? { substitution: input.substitution } : {}),
+    // Flux's DecryptSources: encrypted secretGenerator files/envs and patches, decrypted before the build
+    ...(keys && ports.decryptor ? { decrypt: { decryptor: ports.decryptor, keys } } : {}),
     signal: input.signal,
   });
 }

@@ -150,3 +150,69 @@ async function dirBytes(dir: string): Promise<number> {
   }
   return total;
 }
+
+describe('a fleet of packages in one repository', () => {
+  let repos: GitFixture;
+  let server: GitHttpServer;
+  const UNITS = 24; // past WHOLE_TREE_AFTER (16) in source.ts
+  const signal = () => AbortSignal.timeout(30_000);
+
+  beforeAll(async () => {
+    repos = await startGitFixture();
+    const repo = await repos.createRepo('fleet');
+    const files: Record<string, string> = {};
+    for (let i = 0; i < UNITS; i++)
+      files[`fleet/u-${i}/cm.yaml`] = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: u-${i}}\n`;
+    files['fleet/k/kustomization.yaml'] = 'resources: [../u-0]\n';
+    await commitFiles(repo, 'main', files, 'fleet');
+    server = await repos.serveHttp();
+  });
+
+  afterAll(async () => {
+    await repos?.dispose();
+  });
+
+  it('past a few packages of one commit, one whole checkout serves them all, with the same path revisions', async () => {
+    const root = join(repos.cacheRoot, 'fleet-cache');
+    const make = () =>
+      createGitSource(
+        {
+          gitCacheDir: root,
+          gitTimeout: '20s',
+          allowInsecureHttp: true,
+          maxFiles: 100,
+          maxFileBytes: 1 << 20,
+          maxTotalBytes: 1 << 20,
+        },
+        pino({ level: 'silent' }),
+      );
+    const fetchAll = async (s: Awaited<ReturnType<typeof make>>) => {
+      const out: FetchedSource[] = [];
+      for (let i = 0; i < UNITS; i++) {
+        const r = await s.fetch(
+          { url: server.url('fleet'), ref: { branch: 'main' }, path: `fleet/u-${i}` },
+          undefined,
+          signal(),
+        );
+        if (!r.ok) throw new Error(r.failure.message);
+        out.push(r.value);
+      }
+      return out;
+    };
+    const first = await fetchAll(await make());
+    // the first packages get sparse checkouts of their own; the rest share the commit's whole checkout
+    const roots = new Set(first.map((f) => f.checkoutRoot));
+    expect(roots.size).toBe(17);
+    const wholeRoot = first.at(-1)!.checkoutRoot;
+    expect(await tree(wholeRoot)).toContain('fleet/u-0/cm.yaml');
+    // read from the whole checkout, a package still sees only its own directory
+    for (const f of first) expect(f.files.map((x) => x.path)).toEqual(['cm.yaml']);
+    // a new process (a restart) serves every package from that checkout: the same revisions, the same files
+    const again = await fetchAll(await make());
+    expect(new Set(again.map((f) => f.checkoutRoot))).toEqual(new Set([wholeRoot]));
+    expect(again.map((f) => f.pathRevision)).toEqual(first.map((f) => f.pathRevision));
+    expect(again.map((f) => f.files[0]!.content)).toEqual(first.map((f) => f.files[0]!.content));
+    // each package's revision is its own: two units never share one
+    expect(new Set(first.map((f) => f.pathRevision)).size).toBe(UNITS);
+  });
+});

@@ -14,9 +14,11 @@ import {
   pathRevision,
   sparseCheckoutCommit,
   sparseSet,
+  whole,
   WHOLE_TREE,
   type SparseSet,
 } from './sparse-checkout.ts';
+import { WholeCheckouts, wholeCheckoutDir } from './whole-checkouts.ts';
 import type { ResolvedRef } from './refs.ts';
 import { validateRef, validateSourceURL } from './validate.ts';
 import type { RefSpec, SourceRef, SourceURL } from './validate.ts';
@@ -140,8 +142,13 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
   let evicting: Promise<void> | undefined;
   let lastEviction = 0;
   const inFlight = new Map<string, Promise<Result<Checkout>>>();
-  /** `<cache base>\n<commit>\n<path>` → the sparse set and path revision found for it (a few hundred bytes each). */
-  const sparse = new Map<string, { set: SparseSet; revision: string | undefined }>();
+  /**
+   * `<cache base>\n<commit>\n<path>` → the sparse set and path revision found for it (a few hundred bytes each),
+   * and the checkout that serves it when that is the commit's whole tree.
+   */
+  const sparse = new Map<string, { set: SparseSet; revision: string | undefined; dir?: string }>();
+  /** A fleet's packages of one commit, read from its whole checkout (whole-checkouts.ts). */
+  const fleet = new WholeCheckouts();
   const repoLocks = new Map<string, Promise<unknown>>();
   const resolves = new Map<string, SharedResolve>();
   const refCacheTtlMs = options.refCacheTtlMs ?? 0;
@@ -182,11 +189,23 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     const path = opts?.path ?? WHOLE_TREE;
     // what this commit and path were found to need, once worked out (sparse-checkout.ts): a hit needs no git
     const memo = sparse.get(`${paths.base}\n${commit}\n${path}`);
-    const known = memo && join(paths.checkouts, checkoutName(commit, memo.set.paths));
+    const known = memo && (memo.dir ?? join(paths.checkouts, checkoutName(commit, memo.set.paths)));
     if (memo && known && (await exists(known))) {
       touch(known, paths.repo);
       counters.cacheHits++;
       return ok({ dir: known, commit, paths: memo.set.paths, pathRevision: memo.revision });
+    }
+    // a fleet's next package of a commit already checked out whole: no git, no lock (a restart's 10,000 reads)
+    const served = await fleet.plainPackage(paths, commit, path);
+    if (served) {
+      sparse.set(`${paths.base}\n${commit}\n${path}`, {
+        set: served.set,
+        revision: served.pathRevision,
+        dir: served.dir,
+      });
+      touch(served.dir, paths.repo);
+      counters.cacheHits++;
+      return ok({ dir: served.dir, commit, paths: served.set.paths, pathRevision: served.pathRevision });
     }
     return serialised(paths.base, () =>
       withGitOperation(operation(source, auth, opts), async (op) => {
@@ -207,11 +226,32 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
         }
         let set: SparseSet;
         try {
-          set = await sparseSet(op, paths.repo, source.url, commit, path);
+          const listed = path === WHOLE_TREE ? undefined : await fleet.listing(op, paths, commit);
+          set = await sparseSet(op, paths.repo, source.url, commit, path, listed);
         } catch (err) {
           return { ok: false, failure: op.failure(err, `reading the package's kustomizations at ${commit} from`) };
         }
         const revision = set.revision ?? (await pathRevision(op, paths.repo, commit, set.paths));
+        // many packages of one commit (a fleet in one repository): one whole checkout serves them all, instead of
+        // a fetch of blobs and a checkout per package
+        const wholeDir = wholeCheckoutDir(paths, commit);
+        if (set.paths[0] !== WHOLE_TREE && (await fleet.servedWhole(paths, commit, path))) {
+          if (!(await exists(wholeDir))) {
+            const made = await sparseCheckoutCommit(
+              op,
+              paths,
+              source.url,
+              commit,
+              whole(),
+              missing && path === WHOLE_TREE,
+            );
+            if (!made.ok) return made;
+            counters.checkouts++;
+          } else counters.cacheHits++;
+          touch(wholeDir, paths.repo);
+          sparse.set(`${paths.base}\n${commit}\n${path}`, { set, revision, dir: wholeDir });
+          return ok({ dir: wholeDir, commit, paths: set.paths, pathRevision: revision });
+        }
         sparse.set(`${paths.base}\n${commit}\n${path}`, { set, revision });
         const dir = join(paths.checkouts, checkoutName(commit, set.paths));
         touch(dir, paths.repo);

@@ -84,19 +84,17 @@ export interface SparseSet {
   revision?: string;
 }
 
-const whole = (): SparseSet => ({ paths: [WHOLE_TREE], dirs: new Set([WHOLE_TREE]) });
+export const whole = (): SparseSet => ({ paths: [WHOLE_TREE], dirs: new Set([WHOLE_TREE]) });
 
-/** The paths (directories or files, relative to the repository root) a package at `path` reads at `commit`. */
-export async function sparseSet(
-  op: GitOperation,
-  repo: string,
-  url: string,
-  commit: string,
-  path: string,
-): Promise<SparseSet> {
-  if (path === WHOLE_TREE) return whole();
-  const git = op.git(repo, { GIT_DIR: repo });
-  const listing = await git.raw(['ls-tree', '-r', '-t', '-z', '--full-tree', commit]);
+/** A commit's whole tree as `ls-tree -r -t` lists it: each path's kind and object id. */
+export interface TreeListing {
+  kinds: Map<string, 'tree' | 'blob'>;
+  ids: Map<string, string>;
+}
+
+/** One listing of the commit's whole tree (its trees only are needed: a partial fetch has them). */
+export async function listTree(op: GitOperation, repo: string, commit: string): Promise<TreeListing> {
+  const listing = await op.git(repo, { GIT_DIR: repo }).raw(['ls-tree', '-r', '-t', '-z', '--full-tree', commit]);
   const kinds = new Map<string, 'tree' | 'blob'>();
   const ids = new Map<string, string>();
   for (const entry of listing.split('\0')) {
@@ -108,19 +106,56 @@ export async function sparseSet(
       ids.set(entry.slice(tab + 1), oid);
     }
   }
-  // what the listing already tells: the set's blobs, and its revision (the same digest pathRevision makes)
-  const known = (paths: string[]): SparseSet => {
-    const dirs = new Set(paths.filter((p) => kinds.get(p) === 'tree'));
-    const inSet = (p: string) => paths.some((s) => p === s || p.startsWith(`${s}/`));
-    const blobs = [...kinds].filter(([p, k]) => k === 'blob' && inSet(p)).map(([p]) => ids.get(p)!);
-    const revision = paths.every((p) => ids.has(p))
-      ? digest(
-          paths,
-          paths.map((p) => ids.get(p)!),
-        )
-      : undefined;
-    return { paths, dirs, blobs, ...(revision ? { revision } : {}) };
+  return { kinds, ids };
+}
+
+/** A set of paths as the listing tells it: which are directories, its blobs, and its revision (pathRevision's digest). */
+export function setOf({ kinds, ids }: TreeListing, paths: string[]): SparseSet {
+  const dirs = new Set(paths.filter((p) => kinds.get(p) === 'tree'));
+  const inSet = (p: string) => paths.some((s) => p === s || p.startsWith(`${s}/`));
+  const revision = paths.every((p) => ids.has(p))
+    ? digest(
+        paths,
+        paths.map((p) => ids.get(p)!),
+      )
+    : undefined;
+  let blobs: string[] | undefined;
+  return {
+    paths,
+    dirs,
+    // a walk of the whole listing: only a sparse checkout needs it, not a package served from the whole tree
+    get blobs() {
+      blobs ??= [...kinds].filter(([p, k]) => k === 'blob' && inSet(p)).map(([p]) => ids.get(p)!);
+      return blobs;
+    },
+    ...(revision ? { revision } : {}),
   };
+}
+
+/**
+ * The set of a package that is a plain directory (no kustomization, no chart at its root: it reads only its own
+ * subtree), from the listing alone; undefined for anything else, which sparseSet works out.
+ */
+export function plainDirectorySet(listing: TreeListing, path: string): SparseSet | undefined {
+  if (path === WHOLE_TREE || listing.kinds.get(path) !== 'tree') return undefined;
+  if ([...KUSTOMIZATION_FILES, 'Chart.yaml'].some((f) => listing.kinds.has(`${path}/${f}`))) return undefined;
+  return setOf(listing, [path]);
+}
+
+/** The paths (directories or files, relative to the repository root) a package at `path` reads at `commit`. */
+export async function sparseSet(
+  op: GitOperation,
+  repo: string,
+  url: string,
+  commit: string,
+  path: string,
+  /** The commit's listing when the caller has it already (source.ts keeps the last few: one per commit). */
+  listed?: TreeListing,
+): Promise<SparseSet> {
+  if (path === WHOLE_TREE) return whole();
+  const git = op.git(repo, { GIT_DIR: repo });
+  const { kinds, ids } = listed ?? (await listTree(op, repo, commit));
+  const known = (paths: string[]) => setOf({ kinds, ids }, paths);
   // not a directory: the first part of the path that is not one (a symbolic link, a file), or the path if none
   // is; read-package then reports it as before (PathEscape for a link out, PathNotFound)
   if (kinds.get(path) !== 'tree') {

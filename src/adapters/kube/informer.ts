@@ -8,6 +8,7 @@
  * memory would otherwise hold them for every PackageSync and every watched object.
  */
 import type { KubeObject } from '../../core/object.ts';
+import { isRefusal } from '../../core/plan/watch-refusal.ts';
 import { KubeApiError, type KubeClient } from './client.ts';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
@@ -19,6 +20,11 @@ export interface InformerOptions {
   labelSelector?: string;
   /** Called with errors that the informer retries itself (for logs). */
   onError?: (e: unknown) => void;
+  /**
+   * Set: a list or watch the API server refuses (403) stops the informer and is reported here once, instead
+   * of being retried with back-off forever (core/plan/watch-refusal.ts). Unset: retried like any error.
+   */
+  onRefused?: (e: KubeApiError) => void;
   /** Server-side watch timeout; a silent dead watch is noticed at the latest after this plus the margin. */
   watchTimeoutSeconds?: number;
   /** How long past its server-side timeout a watch may stay open before it counts as dead. Default 30 s. */
@@ -126,6 +132,11 @@ export class Informer {
         const expired = e instanceof KubeApiError && e.status === 410;
         if (expired) this.resourceVersion = '';
         if (expired && !relisted) continue;
+        if (this.opts.onRefused && e instanceof KubeApiError && isRefusal(e.status)) {
+          this.abort.abort();
+          this.opts.onRefused(e);
+          return;
+        }
         this.opts.onError?.(e);
         await new Promise((r) => setTimeout(r, backoff));
         backoff = Math.min(backoff * 2, 30_000);

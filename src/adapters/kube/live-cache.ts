@@ -4,9 +4,10 @@
  * already hold, instead of a labelled LIST per kind. Only copies we may trust are returned:
  * - the watch runs and has synced (waiting a little for its first list: at a restart, one LIST of each kind for
  *   the whole fleet beats one per unit);
- * - the copy carries the resourceVersion our own newest apply of it produced, or we remember none (a copy
- *   lagging behind our apply, or someone's later edit, is read from the API server instead — which of the two,
- *   an opaque resourceVersion cannot say).
+ * - the copy carries the resourceVersion our own newest apply of it produced, or we remember none, or the watch
+ *   has already delivered that write (then the copy is newer: a controller's status on top of it). A copy that
+ *   differs before the watch delivered our write is read from the API server instead: lagging behind our apply
+ *   or newer than it, an opaque resourceVersion cannot say.
  * What the cache does not hold is not taken as absent: live.ts asks the API server for it (an object without
  * our label, one created a moment ago). Reads are the controller's own: objects.ts hands this only to a
  * PackageSync that acts as the controller in the controller's cluster.
@@ -38,6 +39,8 @@ export class WatchedLive implements LiveCache {
     this.watches = watches;
     this.ownWrites = ownWrites;
     this.syncWaitMs = syncWaitMs;
+    // the drift watch does the same wait: an event can overtake the response of the apply that caused it
+    watches.subscribeObjects((_event, obj) => void ownWrites.settled(obj).then(() => ownWrites.watched(obj)));
   }
 
   async lookup(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>> {
@@ -47,7 +50,7 @@ export class WatchedLive implements LiveCache {
     for (const o of copies ?? []) {
       const { uid, resourceVersion } = o.metadata;
       const ours = uid ? this.ownWrites.latest(uid) : undefined;
-      if (ours !== undefined && ours !== resourceVersion) continue;
+      if (ours !== undefined && ours !== resourceVersion && !this.ownWrites.caughtUp(uid!)) continue;
       found.set(
         refKey({ group: m.group, kind: m.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name }),
         o,

@@ -18,6 +18,19 @@ describe('OwnWrites', () => {
     expect(w.isOwn(cm('5'))).toBe(false);
   });
 
+  it('knows when a watch has caught up with our newest write, until we write again', () => {
+    const w = new OwnWrites();
+    w.record(cm('5'));
+    w.watched(cm('4')); // a copy from before our write: not caught up
+    expect(w.caughtUp('u1')).toBe(false);
+    w.watched(cm('5'));
+    expect(w.caughtUp('u1')).toBe(true);
+    w.watched(cm('6')); // someone's later change (a controller's status) leaves it caught up
+    expect(w.caughtUp('u1')).toBe(true);
+    w.record(cm('8'));
+    expect(w.caughtUp('u1')).toBe(false);
+  });
+
   it('forgets the oldest objects past its bound', () => {
     const w = new OwnWrites(2);
     ['a', 'b', 'c'].forEach((uid) => w.record(cm('1', uid)));

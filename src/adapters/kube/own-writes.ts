@@ -10,6 +10,8 @@ import type { KubeObject } from '../../core/object.ts';
 
 export class OwnWrites {
   private readonly byUid = new Map<string, string>();
+  /** uids whose watch has delivered our newest write: any copy it shows since is that write or newer. */
+  private readonly seenByWatch = new Set<string>();
   private readonly inFlight = new Map<string, { count: number; done: Promise<void>; resolve: () => void }>();
   private readonly max: number;
 
@@ -41,7 +43,12 @@ export class OwnWrites {
     if (!uid || !resourceVersion) return;
     this.byUid.delete(uid); // re-inserted last: the oldest go first when full
     this.byUid.set(uid, resourceVersion);
-    if (this.byUid.size > this.max) this.byUid.delete(this.byUid.keys().next().value!);
+    this.seenByWatch.delete(uid);
+    if (this.byUid.size > this.max) {
+      const oldest = this.byUid.keys().next().value!;
+      this.byUid.delete(oldest);
+      this.seenByWatch.delete(oldest);
+    }
   }
 
   /** Resolves once no apply of this object is in flight (at once when none is). */
@@ -52,6 +59,20 @@ export class OwnWrites {
   /** The resourceVersion our newest apply of this object (by uid) produced, if remembered. */
   latest(uid: string): string | undefined {
     return this.byUid.get(uid);
+  }
+
+  /**
+   * A watch delivered this copy (after `settled`): when it is our newest write, that watch has caught up with
+   * it, and since a watch delivers each object's changes in order, every copy it holds later is at least as new
+   * (a controller's status update on top of ours, say) — live-cache.ts may trust those.
+   */
+  watched(obj: KubeObject): void {
+    if (this.isOwn(obj)) this.seenByWatch.add(obj.metadata.uid!);
+  }
+
+  /** Whether a watch has delivered our newest write of this object (see `watched`). */
+  caughtUp(uid: string): boolean {
+    return this.seenByWatch.has(uid);
   }
 
   isOwn(obj: KubeObject): boolean {

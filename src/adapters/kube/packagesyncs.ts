@@ -1,7 +1,9 @@
 /** Reads and writes PackageSync objects themselves: status, finalizer, events. */
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION, type PackageSync, type Status } from '../../api/packagesync.ts';
 import { rebaseStatus } from '../../core/status-rebase.ts';
+import { DEFAULT_SHARD_OPTIONS, type ShardOptions } from '../../core/inventory-shards.ts';
 import { KubeApiError, isConflict, isNotFound, type KubeClient } from './client.ts';
+import { InventoryShards, InventoryUnreadableError } from './inventory-shards.ts';
 
 const base = `/apis/${GROUP}/${VERSION}`;
 export const packageSyncCollectionPath = (namespace?: string) =>
@@ -31,12 +33,29 @@ export class PackageSyncs {
   /** Recent events by what makes them the same, oldest first (Map keeps insertion order). */
   private readonly series = new Map<string, EventSeries>();
 
-  constructor(client: KubeClient, component = 'packagesync-controller') {
+  /** An inventory past the spill threshold lives in shard ConfigMaps (ADR 0027): read and written here. */
+  readonly shards: InventoryShards;
+
+  constructor(client: KubeClient, component = 'packagesync-controller', shards: ShardOptions = DEFAULT_SHARD_OPTIONS) {
     this.client = client;
     this.component = component;
+    this.shards = new InventoryShards(client, shards);
   }
 
+  /**
+   * The PackageSync with its whole inventory in status.inventory.entries, wherever it is stored (inline or
+   * in shards). Throws InventoryUnreadableError when a shard it names is missing or altered.
+   */
   async get(namespace: string, name: string): Promise<PackageSync | undefined> {
+    const ps = await this.getStored(namespace, name);
+    return ps && this.expand(ps);
+  }
+
+  /**
+   * As stored: a spilled inventory's entries are empty (enough for conditions, spec, metadata). A subclass may
+   * answer from a watch (controller/watched-package-syncs.ts).
+   */
+  async getStored(namespace: string, name: string): Promise<PackageSync | undefined> {
     return this.read(namespace, name);
   }
 
@@ -50,34 +69,70 @@ export class PackageSyncs {
     }
   }
 
+  /** A PackageSync as stored (from a watch, a list) with its whole inventory read; see get. */
+  async expand(ps: PackageSync): Promise<PackageSync> {
+    const expanded = await this.shards.expand(ps);
+    if (!expanded.ok) throw new InventoryUnreadableError(expanded.failure, ps);
+    return expanded.value;
+  }
+
   /**
    * One merge patch of the status subresource, guarded by the resourceVersion `ps` was read at, so a
    * write that arrives late can never overwrite a newer one. On a conflict it reads the PackageSync
    * again and retries with core/status-rebase.ts deciding what to write (ours; plus the inventory
    * entries another writer added meanwhile). Returns the PackageSync as written; a PackageSync deleted
    * meanwhile is not an error (undefined).
+   *
+   * `ps` and `status` carry the whole inventory (as get returns it). Past the spill threshold the write has
+   * three steps (ADR 0027): create the shards the new inventory needs, write the status naming them, delete
+   * the shards it no longer names. A crash between any two leaves a status whose shards all exist.
    */
   async writeStatus(ps: PackageSync, status: Status): Promise<PackageSync | undefined> {
     let current = ps;
     let next = status;
+    // shards this call created for an attempt that lost a conflict: removed once the status no longer can name them
+    const created = new Set<string>();
     for (let attempt = 0; ; attempt++) {
       const { namespace, name, resourceVersion } = current.metadata;
+      // each attempt against the status it is based on; a retry makes sure every shard it names exists (the
+      // other writer may have deleted one it no longer needed)
+      const prepared = next.inventory
+        ? await this.shards.prepare(current, next.inventory.entries, attempt > 0)
+        : undefined;
+      const write = prepared?.write;
+      prepared?.created.forEach((n) => created.add(n));
+      const inventory = write && {
+        ...write.inventory,
+        // a merge patch keeps what it does not name: back inline, the shards must be nulled to go
+        ...(write.inventory.shards ? {} : { shards: null, count: null }),
+      };
       try {
-        return await this.client.request<PackageSync>('PATCH', `${objectPath(namespace, name)}/status`, {
+        const written = await this.client.request<PackageSync>('PATCH', `${objectPath(namespace, name)}/status`, {
           contentType: 'application/merge-patch+json',
           // a merge patch keeps what it does not name: a list the reducer dropped (failures, cause, drift) must be nulled to go
           body: {
             metadata: resourceVersion ? { resourceVersion } : {},
-            status: { failures: null, cause: null, drift: null, ...next },
+            status: { failures: null, cause: null, drift: null, ...next, ...(inventory ? { inventory } : {}) },
           },
         });
+        if (!write || !written.status?.inventory) return written;
+        const named = new Set((write.inventory.shards ?? []).map((r) => r.name));
+        await this.shards.remove(namespace, [
+          ...write.removeAfter,
+          ...[...created].filter((n) => !named.has(n) && !write.removeAfter.includes(n)),
+        ]);
+        // the caller goes on with the whole inventory, as it sent it
+        const entries = write.inventory.shards ? next.inventory!.entries : written.status.inventory.entries;
+        return { ...written, status: { ...written.status, inventory: { ...write.inventory, entries } } };
       } catch (e) {
         if (isNotFound(e)) return undefined;
         if (!isConflict(e) || attempt >= 10) throw e;
         // several writers racing (a test, a CLI next to the controller): spread the retries out
         if (attempt > 0) await new Promise((r) => setTimeout(r, Math.random() * 50 * attempt));
-        const fresh = await this.read(namespace, name);
-        if (!fresh) return undefined;
+        // the other writer's inventory, shards read: the union needs its entries
+        const stored = await this.read(namespace, name);
+        if (!stored) return undefined;
+        const fresh = await this.expand(stored);
         next = rebaseStatus(next, current.status, fresh.status);
         current = fresh;
       }
@@ -92,7 +147,7 @@ export class PackageSyncs {
       if (list.includes(finalizer) === present) return current;
       const finalizers = present ? [...list, finalizer] : list.filter((f) => f !== finalizer);
       try {
-        return await this.client.request<PackageSync>(
+        const patched = await this.client.request<PackageSync>(
           'PATCH',
           objectPath(current.metadata.namespace, current.metadata.name),
           {
@@ -100,10 +155,12 @@ export class PackageSyncs {
             body: { metadata: { finalizers, resourceVersion: current.metadata.resourceVersion } },
           },
         );
+        return keepInventory(patched, current);
       } catch (e) {
         if (isNotFound(e)) return undefined;
         if (!isConflict(e) || attempt >= 5) throw e;
-        current = await this.read(current.metadata.namespace, current.metadata.name);
+        const stored = await this.read(current.metadata.namespace, current.metadata.name);
+        current = stored && (await this.expand(stored));
       }
     }
     return undefined;
@@ -195,4 +252,12 @@ export class PackageSyncs {
     this.series.set(key, series);
     if (this.series.size > EVENT_SERIES_MAX) this.series.delete(this.series.keys().next().value!);
   }
+}
+
+/** A metadata patch's answer carries the inventory as stored: put back the whole one `before` had (the patch was
+ * guarded by its resourceVersion, so status did not move). */
+function keepInventory(patched: PackageSync, before: PackageSync): PackageSync {
+  const inventory = before.status?.inventory;
+  if (!patched.status?.inventory?.shards || !inventory) return patched;
+  return { ...patched, status: { ...patched.status, inventory } };
 }

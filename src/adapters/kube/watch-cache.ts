@@ -12,13 +12,19 @@
  *   held only while some workload there is not Current.
  *
  * Every read is as the controller's own identity: a PackageSync that impersonates a ServiceAccount must
- * not see through the cache what its ServiceAccount may not read, so the engine does not use this for it.
+ * not see through the cache what its ServiceAccount may not read, so the engine does not use this for it
+ * (the drift watch does: for it a watch is only a trigger, the reconcile reads as the ServiceAccount).
+ *
+ * A watch the API server refuses (403: the controller may not list or watch that kind there) stops, is
+ * logged once and remembered, and is tried again only rarely (core/plan/watch-refusal.ts); meanwhile reads
+ * of it answer `synced: false`, so the health wait reads directly and drift waits for the interval.
  */
 import type { Logger } from 'pino';
 import { errorText } from '../../core/failure.ts';
 import type { KubeObject } from '../../core/object.ts';
 import { OwnerLabel } from '../../core/plan/ownership.ts';
-import type { KubeClient } from './client.ts';
+import { REFUSAL_TIMES, refusalStands, type RefusalTimes } from '../../core/plan/watch-refusal.ts';
+import type { KubeApiError, KubeClient } from './client.ts';
 import { resourcePath, type Discovery, type ResourceMapping } from './discovery.ts';
 import { canI } from './access-review.ts';
 import { Informer, type InformerEvent } from './informer.ts';
@@ -39,14 +45,21 @@ export interface WatchCacheOptions {
   /** How long a watch nobody holds stays open, in case someone needs it again soon. Default 30 s. */
   lingerMs?: number;
   log?: Logger;
+  /** How long a refused watch stays refused (tests shorten it). */
+  refusalTimes?: RefusalTimes;
 }
 
 interface Watch {
   key: string;
-  informer: Informer;
+  /** Undefined while the watch is refused. */
+  informer?: Informer;
   holders: Set<string>;
   synced: boolean;
   stopTimer?: NodeJS.Timeout;
+  retryTimer?: NodeJS.Timeout;
+  /** Resolves when the current informer has delivered its first list, or was refused. */
+  settled: Promise<void>;
+  settle: () => void;
 }
 
 type Listener = (watchKey: string) => void;
@@ -65,24 +78,36 @@ export class WatchCache {
   private readonly listeners = new Set<Listener>();
   private readonly objectListeners = new Set<ObjectListener>();
   private readonly clusterWide = new Map<string, { allowed: Promise<boolean>; at: number }>();
+  /** Watch key → when the API server last refused it; outlives the watch, so a re-hold does not re-ask. */
+  private readonly refusals = new Map<string, number>();
+  /** Refusals already logged as a warning: one per (kind, namespace), not one per retry. */
+  private readonly warned = new Set<string>();
+  private readonly refusalTimes: RefusalTimes;
 
   constructor(client: KubeClient, discovery: Discovery, opts: WatchCacheOptions = {}) {
     this.client = client;
     this.discovery = discovery;
     this.lingerMs = opts.lingerMs ?? 30_000;
     this.log = opts.log;
+    this.refusalTimes = opts.refusalTimes ?? REFUSAL_TIMES;
   }
 
   /**
    * Declares everything `holder` needs now (replacing what it held before) and returns the watch keys that
    * serve each want, in the order given (undefined for a kind the cluster does not serve).
+   * `recheckRefused`: the holder's inventory changed, so a refused watch among these may be asked again sooner.
    */
-  async hold(holder: string, wants: readonly WatchWant[]): Promise<(string | undefined)[]> {
+  async hold(
+    holder: string,
+    wants: readonly WatchWant[],
+    opts: { recheckRefused?: boolean } = {},
+  ): Promise<(string | undefined)[]> {
     const keys = await Promise.all(wants.map((w) => this.watchKey(w)));
     const next = new Set(keys.filter((k): k is string => k !== undefined));
     const before = this.held.get(holder) ?? new Set<string>();
     for (const spec of keys) if (spec && !before.has(spec)) this.acquire(spec, holder);
     for (const key of before) if (!next.has(key)) this.releaseOne(key, holder);
+    if (opts.recheckRefused) for (const key of next) this.retryRefused(key, true);
     if (next.size > 0) this.held.set(holder, next);
     else this.held.delete(holder);
     return keys;
@@ -97,7 +122,7 @@ export class WatchCache {
   /** The cached objects of a watch, in one namespace ('' = all it holds). */
   read(watchKey: string, namespace: string): CacheRead {
     const w = this.watches.get(watchKey);
-    if (!w?.synced) return { synced: false };
+    if (!w?.synced || !w.informer) return { synced: false };
     return { synced: true, items: namespace ? w.informer.inNamespace(namespace) : [...w.informer.cache.values()] };
   }
 
@@ -106,9 +131,9 @@ export class WatchCache {
    * package holds, not what the whole watch holds (a cluster-wide watch of a fleet holds thousands).
    */
   lookup(watchKey: string, names: readonly { namespace: string; name: string }[]): CacheRead {
-    const w = this.watches.get(watchKey);
-    if (!w?.synced) return { synced: false };
-    return { synced: true, items: names.flatMap((n) => w.informer.get(n.namespace, n.name) ?? []) };
+    const informer = this.watches.get(watchKey)?.synced ? this.watches.get(watchKey)?.informer : undefined;
+    if (!informer) return { synced: false };
+    return { synced: true, items: names.flatMap((n) => informer.get(n.namespace, n.name) ?? []) };
   }
 
   /**
@@ -126,16 +151,16 @@ export class WatchCache {
     const key = await this.watchKey({ group, kind, namespace, objects: 'owned' });
     if (!key || !this.watches.has(key)) return undefined;
     if (!this.watches.get(key)!.synced) await this.synced([key], waitMs);
-    const w = this.watches.get(key);
-    if (!w?.synced) return undefined;
-    return names.flatMap((n) => w.informer.get(n.namespace, n.name) ?? []);
+    const informer = this.watches.get(key)?.synced ? this.watches.get(key)?.informer : undefined;
+    if (!informer) return undefined; // not synced, or refused (403): the API server is asked instead
+    return names.flatMap((n) => informer.get(n.namespace, n.name) ?? []);
   }
 
   /** Resolves once each of these watches has delivered its first list, or after `timeoutMs`. */
   async synced(keys: readonly (string | undefined)[], timeoutMs: number): Promise<void> {
     const pending = keys.flatMap((k) => {
       const w = k ? this.watches.get(k) : undefined;
-      return w && !w.synced ? [w.informer.synced] : [];
+      return w?.informer && !w.synced ? [w.settled] : [];
     });
     if (pending.length === 0) return;
     let timer: NodeJS.Timeout | undefined;
@@ -161,10 +186,16 @@ export class WatchCache {
     return [...this.watches.keys()].sort();
   }
 
+  /** Watch keys held but refused by the API server now, for tests and metrics. */
+  refused(): string[] {
+    return [...this.watches.values()].filter((w) => !w.informer).map((w) => w.key);
+  }
+
   stop(): void {
     for (const w of this.watches.values()) {
-      if (w.stopTimer) clearTimeout(w.stopTimer);
-      w.informer.stop();
+      clearTimeout(w.stopTimer);
+      clearTimeout(w.retryTimer);
+      w.informer?.stop();
     }
     this.watches.clear();
     this.held.clear();
@@ -183,8 +214,10 @@ export class WatchCache {
   private acquire(key: string, holder: string): void {
     let w = this.watches.get(key);
     if (!w) {
-      w = this.start(key);
+      w = { key, holders: new Set(), synced: false, settled: Promise.resolve(), settle: () => undefined };
       this.watches.set(key, w);
+      if (refusalStands(this.refusals.get(key), Date.now(), false, this.refusalTimes)) this.scheduleRetry(w);
+      else this.start(w);
     }
     if (w.stopTimer) {
       clearTimeout(w.stopTimer);
@@ -200,7 +233,8 @@ export class WatchCache {
     if (w.holders.size > 0 || w.stopTimer) return;
     const stop = () => {
       if (w.holders.size > 0) return;
-      w.informer.stop();
+      clearTimeout(w.retryTimer);
+      w.informer?.stop();
       this.watches.delete(key);
       this.log?.debug({ watch: key }, 'watch stopped: no PackageSync needs it');
     };
@@ -209,7 +243,9 @@ export class WatchCache {
     w.stopTimer.unref?.();
   }
 
-  private start(key: string): Watch {
+  /** Starts (or restarts, after a refusal) the informer of a watch. */
+  private start(w: Watch): void {
+    const key = w.key;
     const [gvr, kind, scope, namespace, objects] = key.split('|') as [string, string, string, string, string];
     const [group, version, resource] = gvr.split('/') as [string, string, string];
     const path = resourcePath({ group, version, resource, namespaced: scope === 'ns' }, namespace || undefined);
@@ -218,19 +254,59 @@ export class WatchCache {
       labelSelector: objects === 'owned' ? OwnerLabel.name : undefined,
       objectType: { apiVersion: group ? `${group}/${version}` : version, kind },
       onError: (e) => this.log?.warn({ watch: key, err: errorText(e) }, 'watch interrupted; resuming'),
+      onRefused: (e) => this.refuse(w, informer, e),
     });
-    const w: Watch = { key, informer, holders: new Set(), synced: false };
+    w.informer = informer;
+    w.settled = new Promise((r) => (w.settle = r));
     informer.on((event, obj, old) => {
       for (const l of this.listeners) l(key);
       for (const l of this.objectListeners) l(event, obj, old);
     });
     void informer.synced.then(() => {
+      if (w.informer !== informer) return;
       w.synced = true;
+      w.settle();
+      if (this.refusals.delete(key)) this.log?.info({ watch: key }, 'watch allowed now');
+      this.warned.delete(key);
       for (const l of this.listeners) l(key);
     });
     informer.start();
     this.log?.debug({ watch: key }, 'watch started');
-    return w;
+  }
+
+  /** The API server refused the watch: stop asking until the refusal lapses (watch-refusal.ts). */
+  private refuse(w: Watch, informer: Informer, e: KubeApiError): void {
+    if (w.informer !== informer) return;
+    w.informer = undefined;
+    w.synced = false;
+    w.settle();
+    this.refusals.set(w.key, Date.now());
+    const [, kind, , namespace] = w.key.split('|');
+    const fields = { watch: w.key, kind, namespace: namespace || undefined, err: errorText(e) };
+    const msg = 'not allowed to watch this kind here: its drift waits for the interval, health reads it directly';
+    if (this.warned.has(w.key)) this.log?.debug(fields, msg);
+    else this.log?.warn(fields, msg);
+    this.warned.add(w.key);
+    if (this.watches.get(w.key) === w) this.scheduleRetry(w);
+    for (const l of this.listeners) l(w.key);
+  }
+
+  /** Tries a refused watch again once its refusal lapses, if someone still holds it then. */
+  private scheduleRetry(w: Watch): void {
+    clearTimeout(w.retryTimer);
+    const at = this.refusals.get(w.key) ?? Date.now();
+    const wait = Math.max(0, at + this.refusalTimes.retryMs - Date.now());
+    w.retryTimer = setTimeout(() => this.retryRefused(w.key, false), wait);
+    w.retryTimer.unref?.();
+  }
+
+  private retryRefused(key: string, recheck: boolean): void {
+    const w = this.watches.get(key);
+    if (!w || w.informer || w.holders.size === 0) return;
+    if (refusalStands(this.refusals.get(key), Date.now(), recheck, this.refusalTimes)) return;
+    clearTimeout(w.retryTimer);
+    w.retryTimer = undefined;
+    this.start(w);
   }
 
   /** Whether one cluster-wide watch can replace one per namespace: asked once per kind, cached a while. */

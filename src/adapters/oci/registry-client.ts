@@ -7,6 +7,7 @@ import { fail, ok, type Result } from '../../core/failure.ts';
 import { MANIFEST_MEDIA_TYPES, type Descriptor } from '../../core/oci/artifact.ts';
 import { parseChallenge } from '../../core/oci/challenge.ts';
 import type { RegistryAuth } from '../../core/oci/credentials.ts';
+import { tokenRequest } from '../../core/oci/token-request.ts';
 import type { OciRepository } from '../../core/oci/reference.ts';
 
 /**
@@ -95,7 +96,7 @@ export class RegistryClient {
           ? `Basic ${Buffer.from(`${auth.username}:${auth.password ?? ''}`).toString('base64')}`
           : undefined;
       if (challenge?.scheme === 'bearer') {
-        const token = await this.#token(challenge, basic);
+        const token = await this.#token(challenge);
         if (!token.ok) return token;
         this.#authorization = `Bearer ${token.value}`;
       } else if (basic !== undefined && this.#authorization === undefined) {
@@ -125,18 +126,22 @@ export class RegistryClient {
     );
   }
 
-  async #token(
-    challenge: { realm: string; service?: string; scope?: string },
-    basic: string | undefined,
-  ): Promise<Result<string>> {
-    const realm = new URL(challenge.realm);
+  /** A token from the realm the challenge names (core/oci/token-request.ts says how to ask). */
+  async #token(challenge: { realm: string; service?: string; scope?: string }): Promise<Result<string>> {
+    let realm: URL;
+    try {
+      realm = new URL(challenge.realm);
+    } catch {
+      return fail(Reason.FetchFailed, `${this.#repo.url}: the registry's token realm is not a URL`);
+    }
     if (realm.protocol !== 'https:' && !(realm.protocol === 'http:' && this.#base.startsWith('http:'))) {
       return fail(Reason.FetchFailed, `${this.#repo.url}: the registry's token realm is not https`);
     }
-    if (challenge.service) realm.searchParams.set('service', challenge.service);
-    realm.searchParams.set('scope', challenge.scope ?? `repository:${this.#repo.repository}:pull`);
-    const res = await fetch(realm, {
-      headers: basic ? { authorization: basic } : {},
+    const req = tokenRequest(challenge, this.#repo.repository, this.#auth);
+    const res = await fetch(req.url, {
+      method: req.method,
+      headers: req.headers,
+      ...(req.body !== undefined ? { body: req.body } : {}),
       dispatcher: this.#agent,
       redirect: 'error',
       ...(this.#signal ? { signal: this.#signal } : {}),

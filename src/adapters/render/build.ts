@@ -16,6 +16,7 @@ import { realpathInside } from '../git/read-package.ts';
 import { helmTemplate, type HelmCapabilities } from './helm.ts';
 import { findKustomization } from './kustomize-check.ts';
 import { kustomizeBuild } from './kustomize.ts';
+import type { SourceDecryption } from './decrypt-sources.ts';
 import type { ToolLimits } from './tool-failure.ts';
 
 /**
@@ -58,6 +59,11 @@ export interface BuildRequest {
   capabilities?: HelmCapabilities;
   /** spec.postBuild, its variables resolved: run on every built object (never cached: the tool output is). */
   substitution?: Substitution;
+  /**
+   * spec.decryption: a kustomize build decrypts the sops-encrypted files its kustomizations read first
+   * (adapters/render/decrypt-sources.ts). A build that decrypted any is never cached: its output holds plaintext.
+   */
+  decrypt?: SourceDecryption;
   signal?: AbortSignal;
 }
 
@@ -66,6 +72,11 @@ export interface Built {
   objects: LocatedObject[];
   /** How the package is named in an empty-render message. */
   what: string;
+  /**
+   * Encrypted sources the build decrypted (repo-relative), and a digest of their ciphertext: the objects
+   * then hold plaintext, and a digest of them must not leave the controller.
+   */
+  decryptedSources?: { files: string[]; cipherDigest: string };
 }
 
 export interface RenderStats {
@@ -147,6 +158,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
     const key = req.commit === undefined ? undefined : cacheKey(tool, req, config);
     const hit = key === undefined ? undefined : cache.get(key);
     let stdout: string;
+    let decryptedSources: Built['decryptedSources'];
     if (hit && key !== undefined) {
       counters.cacheHits++;
       cache.delete(key); // most recently used last
@@ -164,7 +176,12 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
       };
       const run =
         tool === 'kustomize'
-          ? await kustomizeBuild({ ...common, spec: req.spec.kustomize, bin: config.kustomizePath })
+          ? await kustomizeBuild({
+              ...common,
+              spec: req.spec.kustomize,
+              bin: config.kustomizePath,
+              ...(req.decrypt ? { decrypt: { ...req.decrypt, signal: req.signal } } : {}),
+            })
           : await helmTemplate({
               ...common,
               spec: req.spec.helm,
@@ -176,8 +193,13 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
             });
       counters.toolSeconds += (performance.now() - started) / 1000;
       if (!run.ok) return run;
-      stdout = run.value;
-      if (key !== undefined) remember(key, stdout);
+      if (typeof run.value === 'string') stdout = run.value;
+      else {
+        stdout = run.value.stdout;
+        decryptedSources = run.value.decrypted;
+      }
+      // plaintext is never kept: a package with encrypted sources is built (and decrypted) on every use
+      if (key !== undefined && !decryptedSources) remember(key, stdout);
     }
     const step = substitutionStep(req.substitution);
     const objects =
@@ -186,7 +208,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
         : objectsOfHelmOutput(stdout, req.packagePath, step);
     if (!objects.ok) return objects;
     const what = tool === 'kustomize' ? `kustomize build ${req.packagePath}` : `helm template ${req.packagePath}`;
-    return ok({ tool, objects: objects.value, what });
+    return ok({ tool, objects: objects.value, what, ...(decryptedSources ? { decryptedSources } : {}) });
   }
 
   return { toolFor, build, stats: () => ({ ...counters }) };
@@ -212,6 +234,8 @@ function cacheKey(tool: BuildTool, req: BuildRequest, config: RenderToolsConfig)
             capabilities: req.capabilities ?? null,
           }
         : null,
+    // without decryption kustomize reads encrypted sources as committed: another output
+    decrypt: tool === 'kustomize' && req.decrypt !== undefined,
     // a rebuilt binary at another path (a new version) is another input
     bin: tool === 'kustomize' ? config.kustomizePath : config.helmPath,
     limits: config.limits,

@@ -5,6 +5,7 @@ import { Reason } from '../../api/reasons.ts';
 import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { isRecord } from '../../core/object.ts';
+import { decryptableSources, type SourceEntry } from '../../core/render/sops-sources.ts';
 import { realpathInside } from '../git/read-package.ts';
 
 /**
@@ -59,6 +60,21 @@ export async function findKustomization(dir: string): Promise<string | undefined
   return undefined;
 }
 
+/** A file a kustomization names that Flux would decrypt before the build (core/render/sops-sources.ts). */
+export interface SourceCandidate {
+  /** The kustomization naming it, repo-relative. */
+  kustomization: string;
+  entry: SourceEntry;
+  /** Its real path, inside the checkout. */
+  real: string;
+}
+
+/** What the tree check found: the real directory of every kustomization, the files Flux would decrypt. */
+export interface KustomizationTree {
+  dirs: string[];
+  sources: SourceCandidate[];
+}
+
 /**
  * Checks the kustomization at `packageDir` and every one it reaches. `root` is the checkout's real path.
  * Messages name files repo-relative (as git shows them).
@@ -68,13 +84,15 @@ export async function checkKustomizationTree(
   packageDir: string,
   /** The package's kustomization as the build will see it (spec.kustomize applied), instead of the file. */
   override?: { file: string; text: string },
-): Promise<Result<void>> {
+): Promise<Result<KustomizationTree>> {
+  const tree: KustomizationTree = { dirs: [], sources: [] };
   const queue: string[] = [packageDir];
   const seen = new Set<string>();
   while (queue.length > 0) {
     const dir = queue.shift() as string;
     if (seen.has(dir)) continue;
     seen.add(dir);
+    tree.dirs.push(dir);
     if (seen.size > MAX_KUSTOMIZATIONS)
       return fail(
         Reason.RenderRefused,
@@ -93,15 +111,24 @@ export async function checkKustomizationTree(
     }
     const file = join(dir, name);
     const text = override && override.file === file ? override.text : await readFile(file, 'utf8');
-    const checked = await checkKustomization(root, dir, repoPath(root, file), text);
+    const checked = await checkKustomization(root, dir, repoPath(root, file), text, tree.sources);
     if (!checked.ok) return checked;
     queue.push(...checked.value);
   }
-  return ok(undefined);
+  return ok(tree);
 }
 
-/** One kustomization: its refusals, and the directories of kustomizations it reaches. */
-async function checkKustomization(root: string, dir: string, shown: string, text: string): Promise<Result<string[]>> {
+/**
+ * One kustomization: its refusals, and the directories of kustomizations it reaches; the files Flux would
+ * decrypt are added to `sources`.
+ */
+async function checkKustomization(
+  root: string,
+  dir: string,
+  shown: string,
+  text: string,
+  sources: SourceCandidate[],
+): Promise<Result<string[]>> {
   let doc: unknown;
   try {
     doc = parse(text, { uniqueKeys: true, prettyErrors: false });
@@ -192,6 +219,11 @@ async function checkKustomization(root: string, dir: string, shown: string, text
     const found = await local(field, value, false);
     if (!found.ok) return found;
     if (found.value?.isDir) return refuse(`${field} entry ${JSON.stringify(value)}`, 'is a directory; name a file');
+  }
+  for (const entry of decryptableSources(doc)) {
+    const found = await local(entry.field, entry.path, false);
+    if (!found.ok) return found;
+    if (found.value && !found.value.isDir) sources.push({ kustomization: shown, entry, real: found.value.real });
   }
 
   // plugin configs: files (or directories of a kustomization, walked) of builtin kinds only

@@ -1,21 +1,24 @@
-import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KustomizeSpec } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
 import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { editKustomization } from '../../core/render/kustomization-edit.ts';
-import { checkKustomizationTree, findKustomization } from './kustomize-check.ts';
+import { checkKustomizationTree, findKustomization, repoPath } from './kustomize-check.ts';
 import { runTool } from './run-tool.ts';
 import { describeToolFailure, type ToolLimits } from './tool-failure.ts';
-import { scratchView } from './scratch-view.ts';
+import { materializedView } from './scratch-view.ts';
+import { decryptSources, type SourceDecryption } from './decrypt-sources.ts';
 
 /**
  * `kustomize build` of the package, as upstream builds it. The checkout stays read-only: the build runs in a
  * scratch view of it (scratch-view.ts) where the package's kustomization gets spec.kustomize and origin
  * annotations (core/render/kustomization-edit.ts). Every kustomization reachable is checked first
  * (kustomize-check.ts), then kustomize runs sandboxed (run-tool.ts) with plugins, exec functions and Helm
- * off (its defaults).
+ * off (its defaults). With spec.decryption, the sops-encrypted files the kustomizations read (Flux's
+ * DecryptSources: secretGenerator files and envs, patches) are decrypted into the scratch view, which is
+ * removed when the build ends; the checkout keeps the ciphertext.
  */
 
 export interface KustomizeInput {
@@ -29,9 +32,17 @@ export interface KustomizeInput {
   /** Where the scratch view is made. */
   scratchDir: string;
   signal?: AbortSignal;
+  /** spec.decryption: decrypt the encrypted sources first (absent: kustomize reads them as committed). */
+  decrypt?: SourceDecryption;
 }
 
-export async function kustomizeBuild(input: KustomizeInput): Promise<Result<string>> {
+export interface KustomizeOutput {
+  stdout: string;
+  /** Set when encrypted sources were decrypted into the build: the output then holds plaintext. */
+  decrypted?: { files: string[]; cipherDigest: string };
+}
+
+export async function kustomizeBuild(input: KustomizeInput): Promise<Result<KustomizeOutput>> {
   const root = await realpath(input.checkoutRoot);
   const pkg = input.packagePath === '.' ? root : join(root, input.packagePath);
   const name = await findKustomization(pkg);
@@ -43,12 +54,20 @@ export async function kustomizeBuild(input: KustomizeInput): Promise<Result<stri
   // every kustomization reachable, with the package's as the build will see it, is checked in the checkout
   const checked = await checkKustomizationTree(root, pkg, { file: join(pkg, name), text: edited.value });
   if (!checked.ok) return checked;
+  const decrypted = input.decrypt ? await decryptSources(root, checked.value.sources, input.decrypt) : undefined;
+  if (decrypted && !decrypted.ok) return decrypted;
+  const plaintext = decrypted?.value.files ?? new Map<string, Buffer>();
 
   const work = await mkdtemp(join(input.scratchDir, 'packagesync-kustomize-'));
   try {
     const viewRoot = join(work, 'repo');
-    const viewPkg = await scratchView(root, input.packagePath, viewRoot, name);
-    await writeFile(join(viewPkg, name), edited.value, { mode: 0o600 });
+    await materializedView(root, viewRoot, {
+      // with decrypted files, every kustomization directory is made anew too: kustomize resolves each one's
+      // real path, and one left a symlink into the checkout would read the ciphertext there
+      dirs: plaintext.size > 0 ? checked.value.dirs.map((d) => repoPath(root, d)) : [],
+      files: new Map<string, string | Buffer>([...plaintext, [shown, edited.value]]),
+    });
+    const viewPkg = input.packagePath === '.' ? viewRoot : join(viewRoot, input.packagePath);
     const run = await runTool({
       bin: input.bin,
       // LoadRestrictionsNone: bases elsewhere in the repository; the tree check above keeps it inside
@@ -65,8 +84,21 @@ export async function kustomizeBuild(input: KustomizeInput): Promise<Result<stri
         { path: root, as: '' },
       ],
     });
+    if (!run.ok && plaintext.size > 0 && run.kind === 'exit') {
+      // kustomize quotes the lines it cannot read (an env file's line, a patch): they may be decrypted values
+      return fail(
+        Reason.RenderFailed,
+        `kustomize build ${input.packagePath} failed (exit ${run.exitCode ?? 'signal'}) after decrypting ${[...plaintext.keys()].join(', ')}; ` +
+          'its error output is not shown, as it may quote decrypted values: decrypt with sops and run kustomize build locally to see it',
+        { terminal: true },
+      );
+    }
     if (!run.ok) return describeToolFailure('kustomize', `kustomize build ${input.packagePath}`, run, input);
-    return ok(run.stdout);
+    if (plaintext.size === 0) return ok({ stdout: run.stdout });
+    return ok({
+      stdout: run.stdout,
+      decrypted: { files: [...plaintext.keys()], cipherDigest: decrypted!.value.cipherDigest },
+    });
   } finally {
     await rm(work, { recursive: true, force: true });
   }

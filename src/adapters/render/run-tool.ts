@@ -34,12 +34,15 @@ export interface ToolRun {
    * (e.g. the checkout → "", so paths read repo-relative).
    */
   hidePaths: { path: string; as: string }[];
+  /** Also return stdout as bytes (a tool that may write binary data: sops decrypting a binary file). */
+  bytes?: boolean;
 }
 
 export type ToolFailureKind = 'missing' | 'timeout' | 'too-large' | 'exit' | 'aborted';
 
 export type ToolOutcome =
-  { ok: true; stdout: string } | { ok: false; kind: ToolFailureKind; exitCode?: number | null; stderr: string };
+  | { ok: true; stdout: string; /** stdout as written (binary-safe): only with ToolRun.bytes. */ bytes?: Buffer }
+  | { ok: false; kind: ToolFailureKind; exitCode?: number | null; stderr: string };
 
 /** Longest stderr excerpt a message carries. */
 export const MAX_STDERR_CHARS = 800;
@@ -143,7 +146,8 @@ function spawnTool(
       const stderr = sanitizeStderr(Buffer.concat(err).toString('utf8'), hide);
       if (ended) return finish({ ok: false, kind: ended, exitCode: code, stderr });
       if (code !== 0) return finish({ ok: false, kind: 'exit', exitCode: code, stderr });
-      finish({ ok: true, stdout: Buffer.concat(out).toString('utf8') });
+      const bytes = Buffer.concat(out);
+      finish({ ok: true, stdout: bytes.toString('utf8'), ...(run.bytes ? { bytes } : {}) });
     });
   });
 }

@@ -28,7 +28,7 @@ export interface SopsRequest {
 }
 
 export type SopsOutcome =
-  | { ok: true; plaintext: string }
+  | { ok: true; plaintext: string; /** The plaintext as sops wrote it: a binary file's bytes survive. */ bytes: Buffer }
   | { ok: false; kind: 'missing' | 'timeout' | 'too-large' | 'aborted' | 'exit'; exitCode?: number | null };
 
 export interface Decryptor {
@@ -56,9 +56,10 @@ export function createSopsDecryptor(config: SopsConfig): Decryptor {
         timeoutMs: config.timeoutMs,
         maxOutputBytes: config.maxOutputBytes,
         hidePaths: [],
+        bytes: true,
         ...(req.signal ? { signal: req.signal } : {}),
       });
-      if (run.ok) return { ok: true, plaintext: run.stdout };
+      if (run.ok) return { ok: true, plaintext: run.stdout, bytes: run.bytes ?? Buffer.from(run.stdout, 'utf8') };
       return { ok: false, kind: run.kind, exitCode: run.exitCode };
     },
   };

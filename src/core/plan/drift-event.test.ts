@@ -30,9 +30,27 @@ describe('changedOutsideStatus', () => {
     ],
     ['generation only', edit((o) => (o.metadata.generation = 2)), false],
     ['a spec field', edit((o) => (o.spec = { replicas: 5 })), true],
-    ['an annotation', edit((o) => (o.metadata.annotations = { x: 'y' })), true],
+    // added by someone else (kube-controller-manager's revision on a Deployment): not a field the package set
+    ['an annotation added', edit((o) => (o.metadata.annotations = { x: 'y' })), false],
+    ['a label added', edit((o) => (o.metadata.labels = { ...o.metadata.labels, team: 'b' })), false],
+    [
+      'an owner label changed',
+      edit((o) => (o.metadata.labels = { ...o.metadata.labels, 'packagesync.io/name': 'x' })),
+      true,
+    ],
+    ['an owner label removed', edit((o) => delete o.metadata.labels!['packagesync.io/namespace']), true],
   ])('%s → %s', (_case, after, expected) => expect(changedOutsideStatus(base, after)).toBe(expected));
   it('without the copy before, it may have changed', () => expect(changedOutsideStatus(undefined, base)).toBe(true));
+  it('an annotation changed or removed is a change', () => {
+    const annotated = edit((o) => (o.metadata.annotations = { x: 'y' }));
+    expect(
+      changedOutsideStatus(
+        annotated,
+        edit((o) => (o.metadata.annotations = { x: 'z' })),
+      ),
+    ).toBe(true);
+    expect(changedOutsideStatus(annotated, base)).toBe(true);
+  });
 });
 
 describe('ownerKeyOf', () => {

@@ -35,10 +35,16 @@ export function sopsFormatOfValue(text: string): SopsFormat | undefined {
   return undefined;
 }
 
-/** The output format for a data key, by its extension (Flux's formatForPath): `.env` dotenv, else binary. */
+/**
+ * The output format for a data key (or the format of a file path), by Flux's formatForPath: a
+ * `.dockerconfigjson` key is JSON (an image pull Secret), else sops's rule by extension: .yaml/.yml, .json,
+ * .env (dotenv), .ini, anything else binary.
+ */
 export function sopsFormatOfKey(key: string): SopsFormat {
-  const dot = key.lastIndexOf('.');
-  const ext = dot < 0 ? '' : key.slice(dot).toLowerCase();
+  if (key.endsWith('.dockerconfigjson')) return 'json';
+  const name = key.slice(key.lastIndexOf('/') + 1);
+  const dot = name.lastIndexOf('.');
+  const ext = dot < 0 ? '' : name.slice(dot).toLowerCase();
   if (ext === '.yaml' || ext === '.yml') return 'yaml';
   if (ext === '.json') return 'json';
   if (ext === '.env') return 'dotenv';
@@ -114,6 +120,17 @@ export function describeSopsExit(code: number | null | undefined): string {
     default:
       return `sops failed (exit ${code ?? 'signal'})`;
   }
+}
+
+/** Flux's decrypt annotation: `Disabled` (any case) leaves an object as committed. */
+export const DECRYPT_ANNOTATION = 'kustomize.toolkit.fluxcd.io/decrypt';
+
+/** True when the object opts out of decryption (Flux's IsDecryptionDisabled). */
+export function isDecryptionDisabled(obj: Record<string, unknown>): boolean {
+  const metadata = isRecord(obj.metadata) ? obj.metadata : undefined;
+  const annotations = metadata && isRecord(metadata.annotations) ? metadata.annotations : undefined;
+  const value = annotations?.[DECRYPT_ANNOTATION];
+  return typeof value === 'string' && value.toLowerCase() === 'disabled';
 }
 
 export const REDACTED = '**redacted**';

@@ -1,7 +1,8 @@
 /**
  * A real OCI registry on loopback for tests: the CNCF distribution registry (hack/oci-registry, built by
  * hack/build-cluster.sh oci-registry on first use and cached by version), on an ephemeral port, with TLS from
- * a CA made for this run and htpasswd (bcrypt) auth; or plain http without auth (`tls: false`), for the
+ * a CA made for this run and htpasswd (bcrypt) auth, or token auth (`auth: 'token'`: the Bearer flow, with
+ * a token server of our own, token-server.ts); or plain http without auth (`tls: false`), for the
  * loopback-only `insecure` path.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -9,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { startTokenServer, type TokenServer } from './token-server.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
 
@@ -20,12 +22,16 @@ export interface TestRegistry {
   /** The one user htpasswd knows (undefined without auth). */
   username: string | undefined;
   password: string | undefined;
+  /** With `auth: 'token'`: the token server the registry sends clients to. */
+  tokens?: TokenServer;
   stop(): Promise<void>;
 }
 
 export interface RegistryOptions {
   /** TLS with a per-run CA and htpasswd auth (default true); false: plain http, anonymous. */
   tls?: boolean;
+  /** With TLS: htpasswd (Basic, default) or token (Bearer, from a token server started here). */
+  auth?: 'htpasswd' | 'token';
 }
 
 /** The registry binary: built once per distribution version and main.go. */
@@ -104,8 +110,21 @@ log: {level: info, formatter: text, accesslog: {disabled: true}}
 storage: {filesystem: {rootdirectory: ${join(dir, 'data')}}, delete: {enabled: true}}
 http: {addr: "127.0.0.1:0"${tls ? `, tls: {certificate: ${join(dir, 'tls.crt')}, key: ${join(dir, 'tls.key')}}` : ''}}
 `;
-  if (tls) {
-    await makePki(dir);
+  let tokens: TokenServer | undefined;
+  if (tls) await makePki(dir);
+  if (tls && opts.auth === 'token') {
+    const [tlsKey, tlsCert] = await Promise.all(['tls.key', 'tls.crt'].map((f) => readFile(join(dir, f), 'utf8')));
+    tokens = await startTokenServer({
+      dir,
+      tlsKey: tlsKey!,
+      tlsCert: tlsCert!,
+      username: username!,
+      password: password!,
+    });
+    config +=
+      `auth: {token: {realm: "${tokens.realm}", service: ${tokens.service}, issuer: ${tokens.issuer}, ` +
+      `rootcertbundle: ${tokens.signingCertPath}}}\n`;
+  } else if (tls) {
     const line = execFileSync(bin, ['htpasswd', username!], { input: `${password}\n`, encoding: 'utf8' });
     await writeFile(join(dir, 'htpasswd'), line);
     config += `auth: {htpasswd: {realm: packagesync-test, path: ${join(dir, 'htpasswd')}}}\n`;
@@ -130,6 +149,9 @@ http: {addr: "127.0.0.1:0"${tls ? `, tls: {certificate: ${join(dir, 'tls.crt')},
       clearTimeout(timer);
       bad(new Error(`registry exited (${code}):\n${log.slice(-2000)}`));
     });
+  }).catch(async (e: unknown) => {
+    await tokens?.stop();
+    throw e;
   });
   child.stderr!.resume();
   const caCert = tls ? await readFile(join(dir, 'ca.crt'), 'utf8') : undefined;
@@ -138,7 +160,9 @@ http: {addr: "127.0.0.1:0"${tls ? `, tls: {certificate: ${join(dir, 'tls.crt')},
     caCert,
     username,
     password,
+    ...(tokens ? { tokens } : {}),
     async stop() {
+      await tokens?.stop();
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');

@@ -1,0 +1,144 @@
+/** The fleet at scale (issue 18.1–2): per-unit costs, the fleet at rest, and a restart — rendered for RESULTS.md. */
+import { total, type VerbCounts } from './cluster.ts';
+import type { FleetResult } from './fleet.ts';
+import type { RestartFigures } from './steady.ts';
+
+const f1 = (n: number) => n.toFixed(1);
+const f2 = (n: number) => n.toFixed(2);
+const perUnit = (c: VerbCounts, n: number) =>
+  Object.entries(c)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k} ${f2(v / n)}`)
+    .join(', ') || '—';
+
+export interface ScaleTarget {
+  measure: string;
+  target: string;
+  measured: string;
+  ok?: boolean;
+}
+
+export function renderScale(fleet: readonly FleetResult[], line: (s?: string) => void): void {
+  const rows = fleet.filter((x) => x.cpuSeconds !== undefined);
+  if (rows.length === 0) return;
+  line('## 1c. The fleet per unit, at rest, and after a restart (issue 18)');
+  line();
+  line('Per unit over the cold sync (creation → all Ready): the controller’s CPU seconds');
+  line('(`process_cpu_seconds_total`, both controllers for Flux) and its own API requests by verb.');
+  line();
+  line('| N | tool | time (s) | CPU s per unit | controller requests per unit | by verb per unit |');
+  line('|---|---|---|---|---|---|');
+  for (const x of rows)
+    line(
+      `| ${x.n} | ${x.tool} | ${f1(x.seconds)}${x.readyAtCap !== undefined ? ` (capped: ${x.readyAtCap} Ready)` : ''} | ${f2(x.cpuSeconds! / (x.readyAtCap ?? x.n))} | ${f2(total(x.client) / (x.readyAtCap ?? x.n))} | ${perUnit(x.client, x.readyAtCap ?? x.n)} |`,
+    );
+  line();
+  const idle = rows.filter((x) => x.idle);
+  if (idle.length) {
+    line('At rest: every unit Ready, `interval: 10m` (±5 % jitter), nothing changing; the controller’s CPU as a');
+    line('share of one core and its own requests over the window.');
+    line();
+    line(
+      '| N | window (s) | RSS (MiB) | CPU (% of a core) | requests/s | requests by verb | reconciles (drift checks) |',
+    );
+    line('|---|---|---|---|---|---|---|');
+    for (const x of idle) {
+      const i = x.idle!;
+      line(
+        `| ${x.n} | ${f1(i.seconds)} | ${f1(i.rssMiB)} | ${f2(i.cpuPercent)} | ${f2(i.requestsPerSecond)} | ${
+          Object.entries(i.requests)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ') || '—'
+        } | ${i.reconciles ?? '—'} (${i.driftChecks ?? '—'}) |`,
+      );
+    }
+    line();
+  }
+  const restarted = rows.filter((x) => x.restart);
+  if (restarted.length) {
+    line('Restart: the controller SIGKILLed and started again (a cold process, an empty git cache). Time until it');
+    line('has reconciled every unit once; the writes the API server counted meanwhile to the fleet’s objects, their');
+    line('PackageSyncs and events (nothing changed: the target is 0); the controller’s own requests (its POSTs are');
+    line('access reviews, which write nothing), peak per second (sampled each second) and mean. "CPU per check" =');
+    line('the CPU after start over the reconciles (it includes the first LIST of every watch: an upper bound); at');
+    line('rest, each unit is checked once per `interval`, so N × that / 600 s is the steady share of a core a 10 m');
+    line('interval costs (the at-rest window above is shorter than one interval).');
+    line();
+    line(
+      '| N | to every unit checked (s) | of which start (s) | reconciles | writes | requests | peak req/s | mean req/s | CPU (s) | CPU per check (ms) | steady CPU at 10 m (% of a core) | peak RSS (MiB) |',
+    );
+    line('|---|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const x of restarted) {
+      const r = x.restart!;
+      line(
+        `| ${x.n} | ${f1(r.seconds)} | ${f1(r.startSeconds)} | ${r.reconciles} | ${r.writes}${
+          r.writes
+            ? ` (${Object.entries(r.writesByResource)
+                .map(([k, v]) => `${k} ${v}`)
+                .join(', ')})`
+            : ''
+        } | ${total(r.requests)} (${Object.entries(r.requests)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(
+            ', ',
+          )}) | ${r.peakRequestsPerSecond} | ${f1(r.meanRequestsPerSecond)} | ${f1(r.cpuSeconds)} | ${perCheck(r) === undefined ? '—' : f1(1000 * perCheck(r)!)} | ${perCheck(r) === undefined ? '—' : f2((100 * x.n * perCheck(r)!) / 600)} | ${f1(r.peakMiB)} |`,
+      );
+    }
+    line();
+  }
+}
+
+/** Issue 18's targets for the largest PackageSync fleet measured. */
+export function scaleTargets(fleet: readonly FleetResult[]): ScaleTarget[] {
+  const p = fleet.filter(
+    (x) => x.tool === 'PackageSync' && x.cpuSeconds !== undefined && (x.shape ?? 'plain') === 'plain',
+  );
+  const big = p.sort((a, b) => a.n - b.n).at(-1);
+  if (!big) return [];
+  const out: ScaleTarget[] = [
+    {
+      measure: `fleet ${big.n}: time to all Ready`,
+      target: big.n >= 10_000 ? '≤ 600 s (issue 18)' : '≤ 600 s at 10,000 (issue 18; this run’s largest is smaller)',
+      measured: `${f1(big.seconds)} s`,
+      ...(big.n >= 10_000 ? { ok: big.seconds <= 600 } : {}),
+    },
+    {
+      measure: `fleet ${big.n}: controller peak RSS`,
+      target: '≤ 500 MiB',
+      measured: `${f1(big.peakMiB)} MiB`,
+      ok: big.peakMiB <= 500,
+    },
+    {
+      measure: `fleet ${big.n}: controller requests per unit`,
+      target: '≤ 10',
+      measured: f2(total(big.client) / big.n),
+      ok: total(big.client) / big.n <= 10,
+    },
+  ];
+  if (big.idle) {
+    // the window after Ready is shorter than one interval: the checks each unit gets every 10 m are projected
+    // from the restart pass's CPU per check (an upper bound: it includes the watches' first LISTs)
+    const check = big.restart && perCheck(big.restart);
+    const steady = check === undefined ? undefined : (100 * big.n * check) / 600;
+    out.push({
+      measure: `fleet ${big.n} at rest: controller CPU`,
+      target: '≤ 5 % of a core',
+      measured: `${f2(big.idle.cpuPercent)} % over ${f1(big.idle.seconds)} s after Ready, ${f2(big.idle.requestsPerSecond)} requests/s${steady === undefined ? '' : `; with every unit's 10 m check: ${f2(steady)} % (projected)`}`,
+      ok: Math.max(big.idle.cpuPercent, steady ?? 0) <= 5,
+    });
+  }
+  if (big.restart)
+    out.push({
+      measure: `fleet ${big.n}: restart`,
+      target: '0 writes, no herd',
+      measured: `every unit checked in ${f1(big.restart.seconds)} s, ${big.restart.writes} writes, peak ${big.restart.peakRequestsPerSecond} requests/s`,
+      ok: big.restart.writes === 0,
+    });
+  return out;
+}
+
+/** CPU seconds per check in a restart's first pass (after start-up), or undefined when not recorded. */
+function perCheck(r: RestartFigures): number | undefined {
+  if (r.startCpuSeconds === undefined || r.reconciles === 0) return undefined;
+  return (r.cpuSeconds - r.startCpuSeconds) / r.reconciles;
+}

@@ -1,0 +1,80 @@
+/**
+ * A fleet of packages in one repository (Flux's benchmark shape: one GitRepository, thousands of paths): past
+ * WHOLE_TREE_AFTER package paths of one commit, they are read from one checkout of the whole commit instead of
+ * a sparse fetch and checkout each (sparse-checkout.ts), which source.ts serialises per repository: a restarted
+ * controller spent seconds per unit there. The commit's tree is listed once while it is among the newest few,
+ * and a plain-directory package of a commit already checked out whole needs no git at all. A monorepo's few
+ * packages keep their sparse checkouts (bench/RESULTS-monorepo.md). docs/adr/0028.
+ */
+import { join } from 'node:path';
+import { exists, type CachePaths } from './cache.ts';
+import type { GitOperation } from './git-command.ts';
+import {
+  checkoutName,
+  listTree,
+  plainDirectorySet,
+  WHOLE_TREE,
+  type SparseSet,
+  type TreeListing,
+} from './sparse-checkout.ts';
+
+/** Commits whose tree listing (and paths asked) are kept in memory: the followed refs' newest ones. */
+const LISTINGS_KEPT = 4;
+/** Past this many package paths of one commit, they are read from one checkout of the whole commit. */
+export const WHOLE_TREE_AFTER = 16;
+
+export const wholeCheckoutDir = (paths: CachePaths, commit: string) =>
+  join(paths.checkouts, checkoutName(commit, [WHOLE_TREE]));
+
+export class WholeCheckouts {
+  /** `<cache base>\n<commit>` → its tree listing, least recently used first. */
+  private readonly listings = new Map<string, Promise<TreeListing>>();
+  /** `<cache base>\n<commit>` → the package paths asked for at it (up to WHOLE_TREE_AFTER + 1). */
+  private readonly pathsAsked = new Map<string, Set<string>>();
+
+  /** The commit's tree listing, listed once while it is among the newest few. Call with the repo's lock held. */
+  listing(op: GitOperation, paths: CachePaths, commit: string): Promise<TreeListing> {
+    const key = `${paths.base}\n${commit}`;
+    let listed = this.listings.get(key);
+    if (listed) {
+      this.listings.delete(key); // re-inserted last: the least recently used goes first
+    } else {
+      listed = listTree(op, paths.repo, commit);
+      listed.catch(() => this.listings.delete(key));
+    }
+    this.listings.set(key, listed);
+    while (this.listings.size > LISTINGS_KEPT) this.listings.delete(this.listings.keys().next().value!);
+    return listed;
+  }
+
+  /** Whether this package path is read from the commit's whole checkout: it exists, or enough paths want it. */
+  async servedWhole(paths: CachePaths, commit: string, path: string): Promise<boolean> {
+    const key = `${paths.base}\n${commit}`;
+    let asked = this.pathsAsked.get(key);
+    if (!asked) {
+      asked = new Set();
+      this.pathsAsked.set(key, asked);
+      while (this.pathsAsked.size > LISTINGS_KEPT) this.pathsAsked.delete(this.pathsAsked.keys().next().value!);
+    }
+    if (asked.size <= WHOLE_TREE_AFTER) asked.add(path);
+    return asked.size > WHOLE_TREE_AFTER || (await exists(wholeCheckoutDir(paths, commit)));
+  }
+
+  /**
+   * A plain-directory package of a commit whose whole checkout and listing are here already, found without git or
+   * the repo's lock; undefined when anything else is the case (sparseSet and the locked path work it out).
+   */
+  async plainPackage(
+    paths: CachePaths,
+    commit: string,
+    path: string,
+  ): Promise<{ dir: string; set: SparseSet; pathRevision: string } | undefined> {
+    const listed = this.listings.get(`${paths.base}\n${commit}`);
+    if (!listed || path === WHOLE_TREE) return undefined;
+    const listing = await listed.catch(() => undefined);
+    const set = listing && plainDirectorySet(listing, path);
+    const dir = wholeCheckoutDir(paths, commit);
+    if (!set?.revision || !(await exists(dir))) return undefined;
+    return { dir, set, pathRevision: set.revision };
+  }
+}
