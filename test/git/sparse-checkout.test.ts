@@ -6,7 +6,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGitSource } from '../../src/adapters/git/index.ts';
+import { createGitFetcher, createGitSource } from '../../src/adapters/git/index.ts';
 import type { FetchedSource } from '../../src/adapters/git/source-port.ts';
 import { commitFiles, startGitFixture } from '../support/git/index.ts';
 import type { GitFixture, GitHttpServer, TestRepo } from '../support/git/index.ts';
@@ -214,5 +214,23 @@ describe('a fleet of packages in one repository', () => {
     expect(again.map((f) => f.files[0]!.content)).toEqual(first.map((f) => f.files[0]!.content));
     // each package's revision is its own: two units never share one
     expect(new Set(first.map((f) => f.pathRevision)).size).toBe(UNITS);
+  });
+
+  it('remembers a bounded number of commit-and-path answers (a fleet with a commit a minute would grow forever)', async () => {
+    const fetcher = createGitFetcher({
+      cacheRoot: join(repos.cacheRoot, 'memo-bound'),
+      allowInsecureHttp: true,
+      timeoutMs: 20_000,
+      sparseMemoMax: 5,
+    });
+    const resolved = await fetcher.resolveRef(server.url('fleet'), { branch: 'main' }, undefined);
+    if (!resolved.ok) throw new Error(resolved.failure.message);
+    for (let i = 0; i < 12; i++) {
+      const r = await fetcher.fetchRevision(server.url('fleet'), resolved.value.commit, undefined, {
+        path: `fleet/u-${i}`,
+      });
+      expect(r.ok).toBe(true);
+    }
+    expect(fetcher.stats().memoEntries).toBe(5);
   });
 });

@@ -49,6 +49,8 @@ export interface GitFetcherOptions {
    * reconcile) ends the reuse at once.
    */
   refCacheTtlMs?: number;
+  /** Commit-and-path memo entries kept (default SPARSE_MEMO_MAX); tests make it small. */
+  sparseMemoMax?: number;
   /** Bounds of the cache on disk (evict.ts); default: unbounded. */
   eviction?: EvictionPolicy;
   /** Called with what an eviction removed (for a log line). */
@@ -88,6 +90,8 @@ export interface GitFetchStats {
   cacheHits: number;
   /** Checkouts and cache repos removed to keep the cache inside its bounds. */
   evictions: number;
+  /** Commit-and-path memo entries held now (bounded: sparseMemoMax). */
+  memoEntries?: number;
 }
 
 export interface GitFetcher {
@@ -125,6 +129,8 @@ interface SharedResolve {
 }
 
 const DEFAULT_TIMEOUT_MS = 120_000;
+/** Commit-and-path memo entries kept (a few hundred bytes each): two revisions of a 10,000-unit fleet and more. */
+const SPARSE_MEMO_MAX = 50_000;
 /** Eviction walks the whole cache: after a new checkout, not more often than this. */
 const EVICTION_EVERY_MS = 30_000;
 
@@ -146,7 +152,17 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
    * `<cache base>\n<commit>\n<path>` → the sparse set and path revision found for it (a few hundred bytes each),
    * and the checkout that serves it when that is the commit's whole tree.
    */
-  const sparse = new Map<string, { set: SparseSet; revision: string | undefined; dir?: string }>();
+  const sparse = new Map<string, { set: { paths: string[] }; revision: string | undefined; dir?: string }>();
+  /**
+   * Remembers what a commit and path need: the set's paths only (a set's lazy blob list holds the commit's whole
+   * listing, which must not live as long as this memo), the oldest forgotten past SPARSE_MEMO_MAX (a commit a
+   * minute on a fleet of 500 units is 30,000 entries an hour).
+   */
+  const memoize = (key: string, set: SparseSet, revision: string | undefined, dir?: string) => {
+    sparse.delete(key);
+    sparse.set(key, { set: { paths: set.paths }, revision, ...(dir ? { dir } : {}) });
+    if (sparse.size > (options.sparseMemoMax ?? SPARSE_MEMO_MAX)) sparse.delete(sparse.keys().next().value!);
+  };
   /** A fleet's packages of one commit, read from its whole checkout (whole-checkouts.ts). */
   const fleet = new WholeCheckouts();
   const repoLocks = new Map<string, Promise<unknown>>();
@@ -198,11 +214,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     // a fleet's next package of a commit already checked out whole: no git, no lock (a restart's 10,000 reads)
     const served = await fleet.plainPackage(paths, commit, path);
     if (served) {
-      sparse.set(`${paths.base}\n${commit}\n${path}`, {
-        set: served.set,
-        revision: served.pathRevision,
-        dir: served.dir,
-      });
+      memoize(`${paths.base}\n${commit}\n${path}`, served.set, served.pathRevision, served.dir);
       touch(served.dir, paths.repo);
       counters.cacheHits++;
       return ok({ dir: served.dir, commit, paths: served.set.paths, pathRevision: served.pathRevision });
@@ -249,10 +261,10 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
             counters.checkouts++;
           } else counters.cacheHits++;
           touch(wholeDir, paths.repo);
-          sparse.set(`${paths.base}\n${commit}\n${path}`, { set, revision, dir: wholeDir });
+          memoize(`${paths.base}\n${commit}\n${path}`, set, revision, wholeDir);
           return ok({ dir: wholeDir, commit, paths: set.paths, pathRevision: revision });
         }
-        sparse.set(`${paths.base}\n${commit}\n${path}`, { set, revision });
+        memoize(`${paths.base}\n${commit}\n${path}`, set, revision);
         const dir = join(paths.checkouts, checkoutName(commit, set.paths));
         touch(dir, paths.repo);
         if (await exists(dir)) {
@@ -419,7 +431,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     return found?.ok ? found.value : undefined;
   }
 
-  return { resolveRef, fetchRevision, forget, pathRevisionAt, stats: () => ({ ...counters }), evict };
+  return { resolveRef, fetchRevision, forget, pathRevisionAt, stats: () => ({ ...counters, memoEntries: sparse.size }), evict };
 }
 
 /** Only the error's class and code: an unexpected error's message could quote a path or a value. */
