@@ -46,6 +46,39 @@ describe('the informer', () => {
   // 410 Gone handling is unit-tested (test/safety/informer.test.ts): on a freshly started control plane the API
   // server still serves an old resourceVersion, so a 410 cannot be provoked here deterministically.
 
+  it("indexes objects by the owners they name, following updates and deletes (the health wait's children)", async () => {
+    const ns = await fx.namespace('inf-owner');
+    const client = await kube();
+    const owner = await client.request<{ metadata: { uid: string } }>('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+      body: { metadata: { name: 'owner' } },
+    });
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid, controller: true };
+    for (const name of ['child-a', 'child-b'])
+      await client.request('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+        body: { metadata: { name, ownerReferences: [ref] } },
+      });
+    const informer = new Informer(client, { path: `/api/v1/namespaces/${ns}/configmaps` });
+    try {
+      informer.start();
+      await informer.synced;
+      const names = () =>
+        informer
+          .ownedBy(ns, 'owner')
+          .map((o) => o.metadata.name)
+          .sort();
+      expect(names()).toEqual(['child-a', 'child-b']);
+      await client.request('PATCH', `/api/v1/namespaces/${ns}/configmaps/child-a`, {
+        contentType: 'application/merge-patch+json',
+        body: { metadata: { ownerReferences: null } },
+      });
+      await client.request('DELETE', `/api/v1/namespaces/${ns}/configmaps/child-b`);
+      await eventually('the index follows', async () => names().length === 0);
+      expect(informer.ownedBy(ns, 'nobody')).toEqual([]);
+    } finally {
+      informer.stop();
+    }
+  });
+
   it('syncs on an empty collection listed as metadata only (the API server sends "items": null)', async () => {
     // seen in the bench: a cluster with no Secret at all kept the config watch from ever syncing
     const ns = await fx.namespace('inf-empty');

@@ -104,9 +104,25 @@ export function watchSource(cache: WatchCache, holder: string, fallback: HealthS
       const keys = await cache.hold(childrenHolder, list);
       track(keys, 'children');
       await cache.synced(keys, SYNC_WAIT_MS);
-      const reads = list.map((want, i) => (keys[i] ? cache.read(keys[i], want.namespace) : { synced: false as const }));
-      if (reads.some((r) => !r.synced)) return fallback.children(workloads);
-      return reads.flatMap((r) => (r.synced ? r.items : []));
+      // found through the watches' owner index: the ReplicaSets the workloads own, then the Pods they or those
+      // ReplicaSets own — a namespace holding a fleet's thousands is never scanned (core/health checks each owner)
+      const keyOf = (kind: string, namespace: string) =>
+        keys[list.findIndex((w) => w.kind === kind && w.namespace === namespace)];
+      const out: KubeObject[] = [];
+      for (const namespace of new Set(workloads.map((w) => w.metadata.namespace ?? ''))) {
+        const owners = workloads.filter((w) => (w.metadata.namespace ?? '') === namespace).map((w) => w.metadata.name);
+        const rsKey = keyOf('ReplicaSet', namespace);
+        const replicaSets = rsKey ? cache.readOwnedBy(rsKey, namespace, owners) : { synced: true as const, items: [] };
+        const podKey = keyOf('Pod', namespace);
+        if (!podKey || !replicaSets.synced) return fallback.children(workloads);
+        const pods = cache.readOwnedBy(podKey, namespace, [
+          ...owners,
+          ...replicaSets.items.map((rs) => rs.metadata.name),
+        ]);
+        if (!pods.synced) return fallback.children(workloads);
+        out.push(...replicaSets.items, ...pods.items);
+      }
+      return out;
     },
 
     async changed(maxMs, signal) {

@@ -57,6 +57,11 @@ export class Informer {
   readonly cache = new Map<string, KubeObject>();
   /** The same objects by namespace, so a namespace or a name is found without scanning the whole cache. */
   private readonly byNamespace = new Map<string, Map<string, KubeObject>>();
+  /**
+   * `<namespace>/<owner name>` → the objects whose ownerReferences name it: a workload's ReplicaSets and Pods are
+   * found without scanning a namespace that holds a fleet's thousands (the health wait's explanation).
+   */
+  private readonly byOwner = new Map<string, Map<string, KubeObject>>();
   private readonly handlers: Handler[] = [];
   private readonly abort = new AbortController();
   private resourceVersion = '';
@@ -76,6 +81,11 @@ export class Informer {
     return this.byNamespace.get(namespace)?.get(name);
   }
 
+  /** The cached objects of one namespace whose ownerReferences name `owner` (any kind: the caller checks). */
+  ownedBy(namespace: string, owner: string): KubeObject[] {
+    return [...(this.byOwner.get(`${namespace}/${owner}`)?.values() ?? [])];
+  }
+
   /** The cached objects of one namespace. */
   inNamespace(namespace: string): KubeObject[] {
     return [...(this.byNamespace.get(namespace)?.values() ?? [])];
@@ -83,14 +93,34 @@ export class Informer {
 
   private put(obj: KubeObject): void {
     const ns = obj.metadata.namespace ?? '';
+    const before = this.cache.get(keyOf(obj));
+    if (before) this.indexOwners(before, false);
+    this.indexOwners(obj, true);
     this.cache.set(keyOf(obj), obj);
     let names = this.byNamespace.get(ns);
     if (!names) this.byNamespace.set(ns, (names = new Map()));
     names.set(obj.metadata.name, obj);
   }
 
+  private indexOwners(obj: KubeObject, add: boolean): void {
+    const ns = obj.metadata.namespace ?? '';
+    for (const ref of obj.metadata.ownerReferences ?? []) {
+      const k = `${ns}/${ref.name}`;
+      let owned = this.byOwner.get(k);
+      if (add) {
+        if (!owned) this.byOwner.set(k, (owned = new Map()));
+        owned.set(obj.metadata.name, obj);
+      } else {
+        owned?.delete(obj.metadata.name);
+        if (owned?.size === 0) this.byOwner.delete(k);
+      }
+    }
+  }
+
   private remove(obj: KubeObject): void {
     const ns = obj.metadata.namespace ?? '';
+    const cached = this.cache.get(keyOf(obj));
+    if (cached) this.indexOwners(cached, false);
     this.cache.delete(keyOf(obj));
     const names = this.byNamespace.get(ns);
     names?.delete(obj.metadata.name);

@@ -126,6 +126,15 @@ export class WatchCache {
     return { synced: true, items: namespace ? w.informer.inNamespace(namespace) : [...w.informer.cache.values()] };
   }
 
+  /** The cached objects of one namespace whose ownerReferences name one of `owners` (an index, not a scan). */
+  readOwnedBy(watchKey: string, namespace: string, owners: readonly string[]): CacheRead {
+    const informer = this.watches.get(watchKey)?.synced ? this.watches.get(watchKey)?.informer : undefined;
+    if (!informer) return { synced: false };
+    const found = new Map<string, KubeObject>();
+    for (const owner of owners) for (const o of informer.ownedBy(namespace, owner)) found.set(o.metadata.name, o);
+    return { synced: true, items: [...found.values()] };
+  }
+
   /**
    * The cached copies of these objects (those that exist), found by name: a health read costs what the
    * package holds, not what the whole watch holds (a cluster-wide watch of a fleet holds thousands).
