@@ -55,7 +55,7 @@ it('runs every benchmark at tiny sizes and writes the report', async () => {
     '--idle',
     '2',
   ];
-  await run(process.execPath, args, { timeout: 280_000, maxBuffer: 16 << 20 });
+  await run(process.execPath, args, { timeout: 420_000, maxBuffer: 16 << 20 });
   const report = readFileSync(out, 'utf8');
   expect(report).toMatch(/\| 3 \| PackageSync \| [0-9.]+ \|/);
   // issue 18: per unit, at rest, and a SIGKILL restart that checks every unit again and writes nothing
@@ -69,4 +69,4 @@ it('runs every benchmark at tiny sizes and writes the report', async () => {
   expect(report).toMatch(/\| 20 \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \|/);
   expect(report).toMatch(/no-op resync 20 \| 0 writes/);
   expect(report).toMatch(/\| webhook \| 1 \| [0-9.]+ \|/);
-}, 300_000);
+}, 450_000);

@@ -89,6 +89,18 @@ describe.concurrent('drift', () => {
     await createPackageSync(packageSync(ns, 'ps', env.controller.shard, spec(url)));
     await waitReady(ns, 'ps');
 
+    // The two edits may be corrected by one check or by two (at most one check per 5 s: the second edit can land
+    // after the first check began, and a check reads its objects from the watches in milliseconds): every
+    // correction names its objects in status until the next one, so watch status from before the edits on.
+    const named = new Map<string, unknown>();
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        const o = (await getPackageSync(ns, 'ps'))?.status?.lastDriftCorrection?.objects ?? [];
+        for (const x of o) named.set(x.object, x);
+        await sleep(200);
+      }
+    })();
     await editAs('kubectl-edit', deployPath(ns, 'web'), { spec: { replicas: 5 } });
     await editAs('kubectl-edit', cmPath(ns, 'settings'), { data: { color: 'red' } });
     await eventually('both edits reverted, without a trigger or an interval', async () => {
@@ -100,14 +112,9 @@ describe.concurrent('drift', () => {
       const p = await getPackageSync(ns, 'ps');
       return (p?.status?.lastDriftCorrection?.objects.length ?? 0) > 0 && p;
     });
-    // The two edits may be corrected by one check or by two (the second edit can land after the first check
-    // began; CI once saw that under load): every correction names its objects, so collect what they named.
-    const named = new Map<string, unknown>();
-    await eventually('both objects named by lastDriftCorrection', async () => {
-      const o = (await getPackageSync(ns, 'ps'))?.status?.lastDriftCorrection?.objects ?? [];
-      for (const x of o) named.set(x.object, x);
-      return named.size === 2;
-    });
+    await eventually('both objects named by lastDriftCorrection', async () => named.size === 2);
+    watching = false;
+    await watcher;
     const objects = [...named.values()];
     expect(objects).toEqual(
       expect.arrayContaining([
