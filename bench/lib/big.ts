@@ -97,7 +97,9 @@ export async function runBig(ctx: BenchContext, n: number, noop: boolean): Promi
     result.inventory = await storedInventory(client, ns);
     if (noop) {
       result.noop = await measureNoop(ctx, proc);
-      result.prune = await measurePrune(ctx, proc, ns, n);
+      // the prune removes every other file of 100 objects: a package of fewer than 200 has none to remove, and its
+      // commit would change nothing the package reads (its revision stays: the wait below would never end)
+      if (bigPrunedNames(n).size > 0) result.prune = await measurePrune(ctx, proc, ns, n);
     }
     return result;
   } finally {

@@ -57,9 +57,10 @@ export function renderScale(fleet: readonly FleetResult[], line: (s?: string) =>
   const restarted = rows.filter((x) => x.restart);
   if (restarted.length) {
     line('Restart: the controller SIGKILLed and started again (a cold process, an empty git cache). Time until it');
-    line('has reconciled every unit once; the writes the API server counted meanwhile to the fleet’s objects, their');
-    line('PackageSyncs and events (nothing changed: the target is 0); the controller’s own requests (its POSTs are');
-    line('access reviews, which write nothing), peak per second (over 5 s samples) and mean. "CPU per check" =');
+    line('has reconciled every unit once; its writes meanwhile (PATCH/PUT/DELETE: applies, status and finalizer');
+    line('patches; nothing changed, so the target is 0) and, in brackets, any the API server counted to the fleet’s');
+    line('kinds, PackageSyncs and events from any client; its own requests (its POSTs are access reviews), peak per');
+    line('second (over 5 s samples) and mean. "CPU per check" =');
     line('the CPU after start over the reconciles (it includes the first LIST of every watch: an upper bound); at');
     line('rest, each unit is checked once per `interval`, so N × that / 600 s is the steady share of a core a 10 m');
     line('interval costs (the at-rest window above is shorter than one interval).');
