@@ -431,7 +431,14 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     return found?.ok ? found.value : undefined;
   }
 
-  return { resolveRef, fetchRevision, forget, pathRevisionAt, stats: () => ({ ...counters, memoEntries: sparse.size }), evict };
+  return {
+    resolveRef,
+    fetchRevision,
+    forget,
+    pathRevisionAt,
+    stats: () => ({ ...counters, memoEntries: sparse.size }),
+    evict,
+  };
 }
 
 /** Only the error's class and code: an unexpected error's message could quote a path or a value. */
