@@ -15,6 +15,9 @@
  *   --warmup 2m               the start of each lifetime left out of its RSS slope (the cold sync's climb)
  *   --takeover-max 45         seconds: a slower takeover after SIGKILL is a violation (Lease: 15 s)
  *   --seed 1  --concurrency 10  --prefix soak-  --metrics-port 0 (a free one)  --out bench/RESULTS-soak.md
+ *   --heap-snapshots 2m,12m   V8 heap snapshots of the controller at these times after the churn starts (node's
+ *                             --heapsnapshot-signal=SIGUSR2; files in bench/.work/heap/, compare them with
+ *                             bench/heap-summary.ts). Off by default: a snapshot stops the process for seconds.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -63,6 +66,7 @@ const { values: args } = parseArgs({
     prefix: { type: 'string', default: 'soak-' },
     'metrics-port': { type: 'string', default: '0' },
     out: { type: 'string', default: resolve(root, 'bench/RESULTS-soak.md') },
+    'heap-snapshots': { type: 'string' },
   },
 });
 
@@ -79,6 +83,11 @@ const cacheBound = Number(args['git-cache-max-bytes']);
 const takeoverMax = Number(args['takeover-max']);
 const random = seededRandom(Number(args.seed));
 const TAG = 'soak';
+const heapSnapshotsAt = (args['heap-snapshots'] ?? '')
+  .split(',')
+  .filter(Boolean)
+  .map((d) => durationMs(d) / 1000);
+const heapDir = resolve(workDir, 'heap');
 
 async function main(): Promise<number> {
   mkdirSync(workDir, { recursive: true });
@@ -110,6 +119,7 @@ async function main(): Promise<number> {
       metricsPort,
       tag: `${TAG}-${index}`,
       sharedCache: TAG,
+      nodeArgs: heapSnapshotsAt.length ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : [],
       extraArgs: ['--leader-elect', '--leader-election-namespace', ns, '--git-cache-max-bytes', String(cacheBound)],
     });
     lifetimes.push({
@@ -181,6 +191,7 @@ async function main(): Promise<number> {
     if (bytes > cacheBound) cache.over++;
   };
 
+  if (heapSnapshotsAt.length) mkdirSync(heapDir, { recursive: true });
   try {
     proc = start(1);
     await waitServing(proc);
@@ -190,7 +201,7 @@ async function main(): Promise<number> {
       if (!pid || proc!.child.exitCode !== null || proc!.child.signalCode !== null) return;
       const m = memoryOf(pid);
       const l = lifetimes.at(-1)!;
-      l.samples.push({ t: now(), rssMiB: m.rssMiB });
+      l.samples.push({ t: now(), rssMiB: m.rssMiB, heapUsedMiB: await heapUsedMiB(proc!) });
       l.peakMiB = Math.max(l.peakMiB, m.peakMiB);
     });
     every(30_000, sampleCache);
@@ -215,6 +226,17 @@ async function main(): Promise<number> {
       for (const s of l.samples) s.t -= shift;
     }
     const churnEnd = performance.now() + churnMs;
+    if (heapSnapshotsAt.length) {
+      const pending = [...heapSnapshotsAt];
+      every(1000, async () => {
+        if (pending.length === 0 || now() < pending[0]!) return;
+        pending.shift();
+        const pid = proc?.child.pid;
+        if (!pid || proc!.child.exitCode !== null) return;
+        log(`heap snapshot of pid ${pid} at ${now().toFixed(0)} s (RSS ${memoryOf(pid).rssMiB.toFixed(0)} MiB)`);
+        proc!.child.kill('SIGUSR2');
+      });
+    }
     every(commitEveryMs, async () => {
       if (performance.now() >= churnEnd) return;
       const c = await repo.change([...live], random);
@@ -376,6 +398,14 @@ async function main(): Promise<number> {
   for (const v of violations) console.error(describe(v));
   log(violations.length ? `${violations.length} violations` : 'no violations');
   return violations.length ? 1 : 0;
+}
+
+/** V8's used heap from the controller's own metrics (prom-client's default metrics), MiB; RSS minus this is
+ * what V8 reserved but does not use, plus native memory. */
+async function heapUsedMiB(p: Proc): Promise<number | undefined> {
+  const text = await scrape(p).catch(() => undefined);
+  const v = text && /^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1];
+  return v ? Number(v) / 2 ** 20 : undefined;
 }
 
 /** A loopback port nobody listens on now (the controller's /metrics; every restart reuses it). */

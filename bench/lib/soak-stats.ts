@@ -9,6 +9,8 @@ export interface Sample {
   /** Seconds since the run started. */
   t: number;
   rssMiB: number;
+  /** V8's used heap at the same moment (from the controller's metrics), when it could be read. */
+  heapUsedMiB?: number;
 }
 
 /** Slope in MiB/hour by least squares; undefined with fewer than 3 samples or no time spread. */
