@@ -20,6 +20,9 @@ export interface HeapSnapshot {
   /** Per edge: its name (a property name or element index), for retainer paths. */
   edgeName: string[];
   classes: string[];
+  /** Per node: its name (a closure's function name, a string's text), as an index into `strings`. */
+  name: Uint32Array;
+  strings: string[];
 }
 
 interface Meta {
@@ -109,6 +112,7 @@ export function parseHeapSnapshot(buf: Buffer): HeapSnapshot {
   const cls = new Uint32Array(nodeCount);
   const selfSize = new Float64Array(nodeCount);
   const firstEdge = new Uint32Array(nodeCount + 1);
+  const nameOf = new Uint32Array(nodeCount);
   let e = 0;
   for (let i = 0; i < nodeCount; i++) {
     const base = i * nf;
@@ -116,6 +120,7 @@ export function parseHeapSnapshot(buf: Buffer): HeapSnapshot {
     let c = classIndex.get(name);
     if (c === undefined) classIndex.set(name, (c = classes.push(name) - 1));
     cls[i] = c;
+    nameOf[i] = nodes.values[base + nName]!;
     selfSize[i] = nodes.values[base + nSize]!;
     firstEdge[i] = e;
     e += nodes.values[base + nEdges]!;
@@ -133,7 +138,7 @@ export function parseHeapSnapshot(buf: Buffer): HeapSnapshot {
     edgeStrong[j] = t === weak || t === shortcut ? 0 : 1;
     edgeName[j] = named.has(t) ? strings[n]! : `[${n}]`;
   }
-  return { nodeCount, cls, selfSize, firstEdge, edgeTo, edgeStrong, edgeName, classes };
+  return { nodeCount, cls, selfSize, firstEdge, edgeTo, edgeStrong, edgeName, classes, name: nameOf, strings };
 }
 
 export const readHeapSnapshot = (file: string): HeapSnapshot => parseHeapSnapshot(readFileSync(file));

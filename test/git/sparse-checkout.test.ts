@@ -233,4 +233,35 @@ describe('a fleet of packages in one repository', () => {
     }
     expect(fetcher.stats().memoEntries).toBe(5);
   });
+
+  it('forgets the memo entry read least recently, not the one a unit reads every interval', async () => {
+    const fetcher = createGitFetcher({
+      cacheRoot: join(repos.cacheRoot, 'memo-lru'),
+      allowInsecureHttp: true,
+      timeoutMs: 20_000,
+      sparseMemoMax: 3,
+    });
+    const resolved = await fetcher.resolveRef(server.url('fleet'), { branch: 'main' }, undefined);
+    if (!resolved.ok) throw new Error(resolved.failure.message);
+    const read = async (i: number) => {
+      const r = await fetcher.fetchRevision(server.url('fleet'), resolved.value.commit, undefined, {
+        path: `fleet/u-${i}`,
+      });
+      expect(r.ok).toBe(true);
+    };
+    // u-0 is read between every other package (a unit at an unchanged commit, each interval); 8 others pass
+    await read(0);
+    for (let i = 1; i <= 8; i++) {
+      await read(i);
+      await read(0);
+    }
+    const hits = fetcher.stats().memoHits!;
+    expect(hits).toBe(8);
+    await read(0);
+    expect(fetcher.stats().memoHits).toBe(hits + 1);
+    // u-1 was read once, long ago: forgotten
+    await read(1);
+    expect(fetcher.stats().memoHits).toBe(hits + 1);
+    expect(fetcher.stats().memoEntries).toBe(3);
+  });
 });

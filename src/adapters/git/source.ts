@@ -92,6 +92,8 @@ export interface GitFetchStats {
   evictions: number;
   /** Commit-and-path memo entries held now (bounded: sparseMemoMax). */
   memoEntries?: number;
+  /** Checkouts found from the memo alone (no git, no lock). */
+  memoHits?: number;
 }
 
 export interface GitFetcher {
@@ -129,8 +131,15 @@ interface SharedResolve {
 }
 
 const DEFAULT_TIMEOUT_MS = 120_000;
-/** Commit-and-path memo entries kept (a few hundred bytes each): two revisions of a 10,000-unit fleet and more. */
-const SPARSE_MEMO_MAX = 50_000;
+/**
+ * Commit-and-path memo entries kept, least recently used forgotten first. An entry is ~580 bytes of heap
+ * (measured: the key, the path, the revision and the whole checkout's directory as strings), so 20,000 are
+ * ~11 MiB. A unit reading an unchanged commit hits its own entry every interval, so the live ones stay; what a
+ * unit needs is one entry for its current commit (and one for the next while it moves): 20,000 is two
+ * revisions of issue 18's 10,000-unit fleet. 50,000 before was ~28 MiB, reached after ~8 hours of a commit a
+ * minute on 500 units, and hits did not refresh an entry, so the soak read it as heap that grew all run.
+ */
+const SPARSE_MEMO_MAX = 20_000;
 /** Eviction walks the whole cache: after a new checkout, not more often than this. */
 const EVICTION_EVERY_MS = 30_000;
 
@@ -149,14 +158,15 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
   let lastEviction = 0;
   const inFlight = new Map<string, Promise<Result<Checkout>>>();
   /**
-   * `<cache base>\n<commit>\n<path>` → the sparse set and path revision found for it (a few hundred bytes each),
+   * `<cache base>\n<commit>\n<path>` → the sparse set and path revision found for it (~580 bytes each),
    * and the checkout that serves it when that is the commit's whole tree.
    */
   const sparse = new Map<string, { set: { paths: string[] }; revision: string | undefined; dir?: string }>();
+  let memoHits = 0;
   /**
    * Remembers what a commit and path need: the set's paths only (a set's lazy blob list holds the commit's whole
-   * listing, which must not live as long as this memo), the oldest forgotten past SPARSE_MEMO_MAX (a commit a
-   * minute on a fleet of 500 units is 30,000 entries an hour).
+   * listing, which must not live as long as this memo), the least recently used forgotten past SPARSE_MEMO_MAX
+   * (a commit a minute on a fleet of 500 units adds an entry per unit and commit it reconciles at).
    */
   const memoize = (key: string, set: SparseSet, revision: string | undefined, dir?: string) => {
     sparse.delete(key);
@@ -204,11 +214,18 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     const paths = cachePaths(options.cacheRoot, source.url, credential);
     const path = opts?.path ?? WHOLE_TREE;
     // what this commit and path were found to need, once worked out (sparse-checkout.ts): a hit needs no git
-    const memo = sparse.get(`${paths.base}\n${commit}\n${path}`);
+    const memoKey = `${paths.base}\n${commit}\n${path}`;
+    const memo = sparse.get(memoKey);
     const known = memo && (memo.dir ?? join(paths.checkouts, checkoutName(commit, memo.set.paths)));
     if (memo && known && (await exists(known))) {
       touch(known, paths.repo);
       counters.cacheHits++;
+      memoHits++;
+      // re-inserted last: the entries forgotten first are those nobody read for longest (superseded commits)
+      if (sparse.get(memoKey) === memo) {
+        sparse.delete(memoKey);
+        sparse.set(memoKey, memo);
+      }
       return ok({ dir: known, commit, paths: memo.set.paths, pathRevision: memo.revision });
     }
     // a fleet's next package of a commit already checked out whole: no git, no lock (a restart's 10,000 reads)
@@ -436,7 +453,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     fetchRevision,
     forget,
     pathRevisionAt,
-    stats: () => ({ ...counters, memoEntries: sparse.size }),
+    stats: () => ({ ...counters, memoEntries: sparse.size, memoHits }),
     evict,
   };
 }
