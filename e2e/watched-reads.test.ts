@@ -261,4 +261,22 @@ describe('the planner reads live objects from the owned-objects watches', () => 
       await env.close();
     }
   });
+
+  it('an object the watch sees deleted is forgotten by OwnWrites (the soak deletes units all day)', async () => {
+    const ns = await namespaces.create('e2e-watched');
+    const admin = await kube();
+    const env = await setUp(ns);
+    try {
+      const made = await admin.request<KubeObject>('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+        body: cm(ns, 'short-lived', ownerLabels({ name: 'web', namespace: ns })),
+      });
+      env.ownWrites.record(made);
+      expect(env.ownWrites.latest(made.metadata.uid!)).toBe(made.metadata.resourceVersion);
+      await admin.request('DELETE', `/api/v1/namespaces/${ns}/configmaps/short-lived`);
+      await eventually('the delete event drops it', async () => env.ownWrites.latest(made.metadata.uid!) === undefined);
+      expect(env.ownWrites.size).toBe(0);
+    } finally {
+      await env.close();
+    }
+  });
 });

@@ -40,7 +40,9 @@ export class WatchedLive implements LiveCache {
     this.ownWrites = ownWrites;
     this.syncWaitMs = syncWaitMs;
     // the drift watch does the same wait: an event can overtake the response of the apply that caused it
-    watches.subscribeObjects((_event, obj) => void ownWrites.settled(obj).then(() => ownWrites.watched(obj)));
+    watches.subscribeObjects((event, obj) =>
+      event === 'delete' ? ownWrites.deleted(obj) : void ownWrites.settled(obj).then(() => ownWrites.watched(obj)),
+    );
   }
 
   async lookup(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>> {

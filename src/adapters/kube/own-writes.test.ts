@@ -31,6 +31,17 @@ describe('OwnWrites', () => {
     expect(w.caughtUp('u1')).toBe(false);
   });
 
+  it('forgets a deleted object at once: after N deletes it holds nothing of them', () => {
+    const w = new OwnWrites();
+    const uids = Array.from({ length: 100 }, (_, i) => `u${i}`);
+    for (const uid of uids) w.record(cm('1', uid));
+    w.watched(cm('1', 'u0'));
+    for (const uid of uids) w.deleted(cm('2', uid));
+    expect(w.size).toBe(0);
+    expect(w.caughtUp('u0')).toBe(false);
+    expect(w.latest('u0')).toBeUndefined();
+  });
+
   it('forgets the oldest objects past its bound', () => {
     const w = new OwnWrites(2);
     ['a', 'b', 'c'].forEach((uid) => w.record(cm('1', uid)));

@@ -51,6 +51,22 @@ export class OwnWrites {
     }
   }
 
+  /**
+   * A watch saw the object deleted: its uid will never come back (a re-create gets a new one), so what we
+   * remember of it goes now, not when 50,000 newer writes push it out (the soak deletes units all day).
+   */
+  deleted(obj: KubeObject): void {
+    const { uid } = obj.metadata;
+    if (!uid) return;
+    this.byUid.delete(uid);
+    this.seenByWatch.delete(uid);
+  }
+
+  /** Objects remembered now (tests, metrics). */
+  get size(): number {
+    return this.byUid.size;
+  }
+
   /** Resolves once no apply of this object is in flight (at once when none is). */
   async settled(obj: KubeObject): Promise<void> {
     while (this.inFlight.has(keyOf(obj))) await this.inFlight.get(keyOf(obj))!.done;
