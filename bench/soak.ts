@@ -305,7 +305,7 @@ async function main(): Promise<number> {
       if (pid && proc!.child.exitCode === null) {
         const m = memoryOf(pid);
         const l = lifetimes.at(-1)!;
-        l.samples.push({ t: now(), rssMiB: m.rssMiB });
+        l.samples.push({ t: now(), rssMiB: m.rssMiB, heapUsedMiB: await heapUsedMiB(proc!) });
         l.peakMiB = Math.max(l.peakMiB, m.peakMiB);
       }
       load.push(loadavg()[0]!);
@@ -335,6 +335,7 @@ async function main(): Promise<number> {
 
   for (const l of lifetimes) {
     l.slopeMiBPerHour = slopeMiBPerHour(afterWarmup(l.samples, l.startT, warmupS));
+    l.heapSlopeMiBPerHour = slopeMiBPerHour(afterWarmup(l.samples, l.startT, warmupS), 'heapUsedMiB');
   }
   for (const l of lifetimes.slice(1))
     if (l.takeoverSeconds !== undefined && l.takeoverSeconds > takeoverMax)

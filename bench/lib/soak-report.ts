@@ -12,6 +12,8 @@ export interface Lifetime {
   samples: Sample[];
   peakMiB: number;
   slopeMiBPerHour?: number;
+  /** The same slope of V8's used heap (from the controller's metrics). */
+  heapSlopeMiBPerHour?: number;
   /** Seconds from the previous process's SIGKILL until this one held the leader Lease. */
   takeoverSeconds?: number;
   reconciles: { success: number; failure: number };
@@ -96,16 +98,18 @@ export function renderSoak(r: SoakResult): string {
     '',
     'RSS sampled every 10 s (VmRSS). Slope: least squares over the lifetime after its warm-up (see settings),',
     'MiB/hour; the pooled slope fits all lifetimes at once, each centred on its own means, so the saw-tooth of',
-    'kill and restart is not read as a trend.',
+    'kill and restart is not read as a trend. V8 heap: nodejs_heap_size_used_bytes at the same moments (RSS',
+    'that climbs while the heap stays level is memory the allocator keeps, not objects the controller holds).',
     '',
-    '| # | from | to | ended by | samples | RSS first → last (MiB) | peak (MiB) | slope (MiB/h) | takeover (s) | reconciles ok / failed |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| # | from | to | ended by | samples | RSS first → last (MiB) | peak (MiB) | slope (MiB/h) | V8 heap first → last (MiB) | heap slope (MiB/h) | takeover (s) | reconciles ok / failed |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   );
   for (const l of r.lifetimes) {
     const first = l.samples[0]?.rssMiB;
     const last = l.samples.at(-1)?.rssMiB;
+    const heap = l.samples.filter((s) => s.heapUsedMiB !== undefined);
     lines.push(
-      `| ${l.index} | ${mmss(l.startT)} | ${mmss(l.endT)} | ${l.end} | ${l.samples.length} | ${f1(first)} → ${f1(last)} | ${f1(l.peakMiB)} | ${f1(l.slopeMiBPerHour)} | ${f1(l.takeoverSeconds)} | ${l.reconciles.success} / ${l.reconciles.failure} |`,
+      `| ${l.index} | ${mmss(l.startT)} | ${mmss(l.endT)} | ${l.end} | ${l.samples.length} | ${f1(first)} → ${f1(last)} | ${f1(l.peakMiB)} | ${f1(l.slopeMiBPerHour)} | ${f1(heap[0]?.heapUsedMiB)} → ${f1(heap.at(-1)?.heapUsedMiB)} | ${f1(l.heapSlopeMiBPerHour)} | ${f1(l.takeoverSeconds)} | ${l.reconciles.success} / ${l.reconciles.failure} |`,
     );
   }
   lines.push('', '## Settings and machine', '', '| | |', '|---|---|');

@@ -13,16 +13,23 @@ export interface Sample {
   heapUsedMiB?: number;
 }
 
-/** Slope in MiB/hour by least squares; undefined with fewer than 3 samples or no time spread. */
-export function slopeMiBPerHour(samples: readonly Sample[]): number | undefined {
+/**
+ * Slope in MiB/hour by least squares of RSS (or of V8's used heap: RSS rising while it stays level is memory
+ * the allocator keeps, not objects held); undefined with fewer than 3 samples or no time spread.
+ */
+export function slopeMiBPerHour(
+  samples: readonly Sample[],
+  of: 'rssMiB' | 'heapUsedMiB' = 'rssMiB',
+): number | undefined {
+  samples = samples.filter((s) => s[of] !== undefined);
   if (samples.length < 3) return undefined;
   const n = samples.length;
   const mt = samples.reduce((a, s) => a + s.t, 0) / n;
-  const mr = samples.reduce((a, s) => a + s.rssMiB, 0) / n;
+  const mr = samples.reduce((a, s) => a + s[of]!, 0) / n;
   let num = 0;
   let den = 0;
   for (const s of samples) {
-    num += (s.t - mt) * (s.rssMiB - mr);
+    num += (s.t - mt) * (s[of]! - mr);
     den += (s.t - mt) ** 2;
   }
   return den === 0 ? undefined : (num / den) * 3600;

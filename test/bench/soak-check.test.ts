@@ -163,6 +163,13 @@ describe('RSS slope', () => {
     expect(slopeMiBPerHour(line(0, 2, 0, 12, 100))).toBeUndefined();
   });
 
+  it('of V8 heap used too, over the samples that have it: RSS climbing over a level heap is the allocator', () => {
+    const samples = line(0, 60, 0, 600, 100).map((s, k) => ({ ...s, heapUsedMiB: k === 3 ? undefined : 40 }));
+    expect(slopeMiBPerHour(samples)).toBeCloseTo(600, 6);
+    expect(slopeMiBPerHour(samples, 'heapUsedMiB')).toBeCloseTo(0, 6);
+    expect(slopeMiBPerHour(line(0, 60, 0, 12, 100), 'heapUsedMiB')).toBeUndefined();
+  });
+
   it('pools lifetimes without reading the restart saw-tooth as a trend', () => {
     // two flat lifetimes, the second at a higher level: flat within each, though a fit over all rises
     const a = line(0, 30, 0, 0, 100);
