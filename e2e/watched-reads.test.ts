@@ -95,6 +95,11 @@ describe('the reconcile loads a PackageSync from the watch when its copy is curr
       await syncs.get(ns, 'unit');
       expect(counts).toEqual({});
       expect(syncs.reads).toEqual({ watch: 3, get: 1 });
+      // deleted: what we wrote to it is forgotten (run.ts calls this on the watch's delete event)
+      await syncs.writeStatus((await syncs.get(ns, 'unit'))!, { lastAttemptedRevision: 'rev-2' });
+      expect(syncs.remembered).toBe(1);
+      syncs.forget(ns, 'unit');
+      expect(syncs.remembered).toBe(0);
     } finally {
       informer.stop();
       await client.close();

@@ -126,8 +126,10 @@ export async function runController(config: ControllerConfig): Promise<void> {
   }
   // packagesync_condition mirrors the watch: every status write comes back as an update event.
   manager.informer.on((event, obj) => {
-    if (event === 'delete') metrics.forget(obj.metadata.namespace ?? '', obj.metadata.name);
-    else metrics.setConditions(obj as unknown as PackageSync);
+    if (event === 'delete') {
+      metrics.forget(obj.metadata.namespace ?? '', obj.metadata.name);
+      packageSyncs.forget(obj.metadata.namespace ?? '', obj.metadata.name);
+    } else metrics.setConditions(obj as unknown as PackageSync);
   });
   let watchSynced = false;
   void manager.informer.synced.then(() => {

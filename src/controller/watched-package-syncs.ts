@@ -61,6 +61,16 @@ export class WatchedPackageSyncs extends PackageSyncs {
     return after?.metadata.resourceVersion === before ? after : this.rememberWrite(after);
   }
 
+  /** The PackageSync was deleted (its watch's delete event): what we wrote to it is of no use any more. */
+  forget(namespace: string, name: string): void {
+    this.written.delete(`${namespace}/${name}`);
+  }
+
+  /** PackageSyncs whose last write is remembered now (tests). */
+  get remembered(): number {
+    return this.written.size;
+  }
+
   private rememberWrite(ps: PackageSync | undefined): PackageSync | undefined {
     const rv = ps?.metadata.resourceVersion;
     if (!ps || !rv) return ps;

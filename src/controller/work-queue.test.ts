@@ -45,6 +45,35 @@ describe('WorkQueue', () => {
     await q.shutdown(100);
   });
 
+  it('holds no entry of a key forgotten while it ran (a deleted unit: its finalizer goes in that run)', async () => {
+    let inFlight = 0;
+    let runs = 0;
+    const q = new WorkQueue(
+      async () => {
+        inFlight++;
+        runs++;
+        await tick(20);
+        inFlight--;
+        return { failed: false, requeueAfterMs: 60_000 };
+      },
+      { concurrency: 4 },
+    );
+    for (let i = 0; i < 20; i++) q.add(`k${i}`);
+    await until(() => inFlight > 0);
+    for (let i = 0; i < 20; i++) q.forget(`k${i}`);
+    await until(() => runs === 20 && inFlight === 0);
+    await tick(20);
+    expect(q.size).toBe(0);
+    // added again while it ran (re-created under the same name): kept and run again
+    q.add('again');
+    await until(() => inFlight === 1);
+    q.forget('again');
+    q.add('again');
+    await until(() => runs === 22);
+    expect(q.size).toBe(1);
+    await q.shutdown(100);
+  });
+
   it('bounds concurrency across keys', async () => {
     let inFlight = 0;
     let maxInFlight = 0;

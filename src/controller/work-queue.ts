@@ -22,6 +22,8 @@ interface Entry {
   failures: number;
   /** Aborts the run in flight when a newer revision arrives. */
   superseded?: AbortController;
+  /** The key's object was deleted while this ran: the entry goes when the run ends (unless added again). */
+  forgotten?: boolean;
 }
 
 export interface WorkQueueOptions {
@@ -58,6 +60,7 @@ export class WorkQueue {
   add(key: string, delayMs = 0): void {
     if (this.stopped) return;
     const e = this.entry(key);
+    e.forgotten = false;
     if (e.running) {
       if (delayMs === 0) e.dirty = true;
       else this.schedule(key, e, delayMs);
@@ -83,7 +86,17 @@ export class WorkQueue {
     const e = this.entries.get(key);
     if (!e) return;
     if (e.timer) clearTimeout(e.timer);
-    if (!e.running) this.entries.delete(key);
+    e.timer = undefined;
+    e.dueAt = undefined;
+    // a PackageSync's delete event comes once its finalizer is gone, i.e. usually while the reconcile that
+    // removed it still runs: that entry goes when the run ends, or a deleted unit's entry stays forever
+    if (e.running) e.forgotten = true;
+    else this.entries.delete(key);
+  }
+
+  /** Keys the queue holds an entry for (running, scheduled or backing off): tests. */
+  get size(): number {
+    return this.entries.size;
   }
 
   get depth(): number {
@@ -150,6 +163,10 @@ export class WorkQueue {
       this.onDepthChange?.(this.pool.size, this.pool.pending);
     }
     if (this.stopped) return;
+    if (e.forgotten && !e.dirty) {
+      if (this.entries.get(key) === e) this.entries.delete(key);
+      return;
+    }
     if (e.dirty) {
       e.dirty = false;
       this.schedule(key, e, 0);
