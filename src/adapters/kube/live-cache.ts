@@ -48,9 +48,7 @@ export class WatchedLive implements LiveCache {
     const names = refs.map((r) => ({ namespace: m.namespaced ? r.namespace : '', name: r.name }));
     const copies = await this.watches.peekOwned(m.group, m.kind, namespace, names, this.syncWaitMs);
     for (const o of copies ?? []) {
-      const { uid, resourceVersion } = o.metadata;
-      const ours = uid ? this.ownWrites.latest(uid) : undefined;
-      if (ours !== undefined && ours !== resourceVersion && !this.ownWrites.caughtUp(uid!)) continue;
+      if (!this.ownWrites.trustsCopy(o.metadata.uid, o.metadata.resourceVersion)) continue;
       found.set(
         refKey({ group: m.group, kind: m.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name }),
         o,

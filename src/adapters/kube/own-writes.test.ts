@@ -31,11 +31,33 @@ describe('OwnWrites', () => {
     expect(w.caughtUp('u1')).toBe(false);
   });
 
+  it.each([
+    // [what, writes recorded, watch copies delivered, API server agreed, copy's rv, trusted]
+    ['no write remembered', [], [], false, '4', true],
+    ['a copy without a uid', ['5'], [], false, undefined, true],
+    ['the copy is our newest write', ['5'], [], false, '5', true],
+    ['the copy lags behind our write', ['5'], [], false, '4', false],
+    ['the copy is an older write of ours', ['5', '7'], [], false, '5', false],
+    ['the watch delivered our write, the copy is newer', ['5'], ['5'], false, '6', true],
+    ['the watch delivered only a copy before our write', ['5'], ['4'], false, '4', false],
+    ['a read agreed with the watch after our write', ['5'], [], true, '6', true],
+    ['we wrote again after the watch caught up', ['5', '8'], ['5'], false, '6', false],
+  ] as const)('trustsCopy: %s → %s', (_what, writes, delivered, agreed, rv, trusted) => {
+    const w = new OwnWrites();
+    writes.forEach((v, i) => {
+      w.record(cm(v));
+      if (i === 0) delivered.forEach((d) => w.watched(cm(d)));
+    });
+    if (agreed) w.confirmed('u1');
+    expect(w.trustsCopy(rv === undefined ? undefined : 'u1', rv)).toBe(trusted);
+  });
+
   it('forgets the oldest objects past its bound', () => {
     const w = new OwnWrites(2);
     ['a', 'b', 'c'].forEach((uid) => w.record(cm('1', uid)));
     expect(w.isOwn(cm('1', 'a'))).toBe(false);
     expect(w.isOwn(cm('1', 'c'))).toBe(true);
+    expect(w.trustsCopy('a', '0')).toBe(true); // forgotten: the watch is trusted again
   });
 
   it('holds an event back while an apply of its object is in flight: the echo of our write is ours', async () => {
