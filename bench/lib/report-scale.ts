@@ -48,9 +48,12 @@ export function renderScale(fleet: readonly FleetResult[], line: (s?: string) =>
   const restarted = rows.filter((x) => x.restart);
   if (restarted.length) {
     line('Restart: the controller SIGKILLed and started again (a cold process, an empty git cache). Time until it');
-    line('has reconciled every unit once; its writes meanwhile (PATCH/PUT/DELETE: applies, status and finalizer');
-    line('patches; nothing changed, so the target is 0) and, in brackets, any the API server counted to the fleet’s');
-    line('kinds, PackageSyncs and events from any client; its own requests (its POSTs are access reviews), peak per');
+    line(
+      'has reconciled every unit once; its writes meanwhile (POST/PUT/PATCH/DELETE by its own count, access reviews',
+    );
+    line('left out: applies, status and finalizer patches, events; nothing changed, so the target is 0) and, in');
+    line('brackets, any the API server counted to the fleet’s kinds, PackageSyncs and events from any client; its own');
+    line('requests (its other POSTs are access reviews), peak per');
     line('second (over 5 s samples) and mean. "CPU per check" =');
     line('the CPU after start over the reconciles (it includes the first LIST of every watch: an upper bound); at');
     line('rest, each unit is checked once per `interval`, so N × that / 600 s is the steady share of a core a 10 m');

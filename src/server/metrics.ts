@@ -19,7 +19,7 @@ export interface ControllerMetrics {
   /** Same shape as ManagerOptions.onQueueDepth. */
   setQueue(queued: number, inFlight: number): void;
   /** Same shape as KubeClientOptions.onRequest; status 0 = no answer (timeout, connection error). */
-  onApiRequest(verb: string, status: number, seconds: number): void;
+  onApiRequest(verb: string, status: number, seconds: number, resource?: string): void;
   /** Plug into Ports.observe. */
   readonly objects: { applied(n: number): void; pruned(n: number): void; driftCorrected(n: number): void };
   observeGitFetch(seconds: number): void;
@@ -105,8 +105,8 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
   });
   const apiRequests = new Counter({
     name: 'packagesync_api_requests_total',
-    help: 'Requests to the Kubernetes API server, by verb and HTTP status (0 = no answer).',
-    labelNames: ['verb', 'code'] as const,
+    help: 'Requests to the Kubernetes API server, by verb, HTTP status (0 = no answer) and plural resource ("" = discovery and other non-resource paths).',
+    labelNames: ['verb', 'code', 'resource'] as const,
     registers,
   });
   const apiDuration = new Histogram({
@@ -181,8 +181,8 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
       queueDepth.set(queued);
       inFlight.set(running);
     },
-    onApiRequest(verb, status, seconds) {
-      apiRequests.inc({ verb, code: String(status) });
+    onApiRequest(verb, status, seconds, resource = '') {
+      apiRequests.inc({ verb, code: String(status), resource });
       apiDuration.observe({ verb }, seconds);
     },
     objects: {
