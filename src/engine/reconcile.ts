@@ -40,6 +40,7 @@ import { Run, type ReconcileResult } from './run.ts';
 import { readSubstitution } from './substitution-inputs.ts';
 import { targetCluster } from './target-cluster.ts';
 import { readOciCredentials } from './oci-credentials.ts';
+import { mayUseCheckpoint, rememberSettled, unchangedSinceSettled } from './settled-checkpoints.ts';
 import { InventoryUnreadableError } from '../adapters/kube/inventory-shards.ts';
 
 export type { ReconcileResult } from './run.ts';
@@ -137,6 +138,16 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   const strict = opts.strictSubstitutions ?? true;
   const substitution = await readSubstitution(ps.metadata.namespace, spec.postBuild, ports, strict);
   if (!substitution.ok) return run.failed(substitution.failure, retry);
+  // a periodic check that finds nothing changed since the last one found the package settled stops here: same
+  // generation, revision, variables, inventory and live copies (engine/settled-checkpoints.ts, ADR 0031)
+  const checkpoint = { ps, spec, revision, substitution: substitution.value, inventory };
+  const memory = ports.checkpoints;
+  const useCheckpoint = mayUseCheckpoint(memory, run.objects, run.trigger, checkpoint);
+  if (useCheckpoint && (await unchangedSinceSettled(memory, run.objects, checkpoint))) {
+    ports.observe?.unchangedCheck?.();
+    run.log.debug('nothing changed since the last settled check: render and plan skipped');
+    return { failed: false, requeueAfterMs: interval };
+  }
   const rendered = await renderStep(ports, {
     source: source.value,
     spec,
@@ -192,8 +203,11 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   });
   // drift as data (engine/drift-step.ts): Detect reports it and writes nothing to the objects
   const driftNews = await run.driftSeen(plan.drifted, spec.driftPolicy);
-  if (settled && !run.trigger)
+  if (settled && !run.trigger) {
+    if (useCheckpoint && plan.drifted.length === 0) rememberSettled(memory, checkpoint, live.byKey);
     return driftNews ? run.driftReported(interval) : { failed: false, requeueAfterMs: interval };
+  }
+  memory?.forget(ps.metadata.namespace, ps.metadata.name);
 
   // 5. act: old ∪ new saved first, so a crash at any instant leaves no object unknown to the inventory;
   // apply over the graph, best effort; prune only after a fully successful apply (engine/act.ts)

@@ -21,7 +21,12 @@ export interface ControllerMetrics {
   /** Same shape as KubeClientOptions.onRequest; status 0 = no answer (timeout, connection error). */
   onApiRequest(verb: string, status: number, seconds: number, resource?: string): void;
   /** Plug into Ports.observe. */
-  readonly objects: { applied(n: number): void; pruned(n: number): void; driftCorrected(n: number): void };
+  readonly objects: {
+    applied(n: number): void;
+    pruned(n: number): void;
+    driftCorrected(n: number): void;
+    unchangedCheck(): void;
+  };
   observeGitFetch(seconds: number): void;
   /** A PackageSync queued by the drift watch (controller/drift-watch.ts). */
   driftCheck(): void;
@@ -84,6 +89,13 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     help:
       'Objects re-applied at a revision already applied to them, because their live copy had drifted from the ' +
       'package (someone deleted them, or changed a field the package sets: driftPolicy Correct takes it back).',
+    registers,
+  });
+  const unchangedChecks = new Counter({
+    name: 'packagesync_unchanged_checks_total',
+    help:
+      'Periodic checks that found nothing changed since their package was last found settled (same revision, ' +
+      'spec, variables and live objects) and so skipped render and plan (docs/adr/0031).',
     registers,
   });
   const driftChecks = new Counter({
@@ -189,6 +201,7 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
       applied: (n) => applied.inc(n),
       pruned: (n) => pruned.inc(n),
       driftCorrected: (n) => driftCorrected.inc(n),
+      unchangedCheck: () => unchangedChecks.inc(),
     },
     observeGitFetch,
     observeRenderer(stats) {

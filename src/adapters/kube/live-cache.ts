@@ -21,6 +21,12 @@ import type { WatchCache } from './watch-cache.ts';
 export interface LiveCache {
   /** refKey → the trusted cached copy, for those of `refs` (one kind, one scope) the cache can answer for. */
   lookup(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>>;
+  /**
+   * refKey → the watch's copy as it is, trusted or not, for those of `refs` a running, synced watch holds; no
+   * waiting for a watch to sync. For comparing with a copy already judged (engine/settled-checkpoints.ts): a copy
+   * with the same uid and resourceVersion is that same state, however far the watch lags.
+   */
+  peek(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>>;
 }
 
 export interface LiveCacheStats {
@@ -45,17 +51,33 @@ export class WatchedLive implements LiveCache {
 
   async lookup(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>> {
     const found = new Map<string, KubeObject>();
-    const names = refs.map((r) => ({ namespace: m.namespaced ? r.namespace : '', name: r.name }));
-    const copies = await this.watches.peekOwned(m.group, m.kind, namespace, names, this.syncWaitMs);
-    for (const o of copies ?? []) {
+    for (const [key, o] of await this.copies(m, namespace, refs, this.syncWaitMs)) {
       if (!this.ownWrites.trustsCopy(o.metadata.uid, o.metadata.resourceVersion)) continue;
+      found.set(key, o);
+    }
+    this.stats.hits += found.size;
+    this.stats.misses += refs.length - found.size;
+    return found;
+  }
+
+  peek(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>> {
+    return this.copies(m, namespace, refs, 0);
+  }
+
+  private async copies(
+    m: ResourceMapping,
+    namespace: string,
+    refs: readonly ObjectRef[],
+    syncWaitMs: number,
+  ): Promise<Map<string, KubeObject>> {
+    const names = refs.map((r) => ({ namespace: m.namespaced ? r.namespace : '', name: r.name }));
+    const copies = await this.watches.peekOwned(m.group, m.kind, namespace, names, syncWaitMs);
+    const found = new Map<string, KubeObject>();
+    for (const o of copies ?? [])
       found.set(
         refKey({ group: m.group, kind: m.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name }),
         o,
       );
-    }
-    this.stats.hits += found.size;
-    this.stats.misses += refs.length - found.size;
     return found;
   }
 }
