@@ -212,10 +212,10 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     },
     instrumentSource(source) {
       return {
-        async fetch(src, credentials, signal) {
+        async fetch(src, credentials, signal, opts) {
           const started = performance.now();
           try {
-            return await source.fetch(src, credentials, signal);
+            return await source.fetch(src, credentials, signal, opts);
           } finally {
             observeGitFetch((performance.now() - started) / 1000);
           }
