@@ -145,6 +145,17 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     const now = clock();
     for (const p of paths) used.set(p, now);
   };
+  /**
+   * Whether a checkout this process used is certainly still on disk, without asking the file system: only this
+   * process evicts (one fetcher per cache root), and never a checkout used within the policy's minIdleMs (evict.ts;
+   * a cache repo may go sooner, its checkouts do not go with it). A settled fleet's checks then cost no lstat each
+   * (issue 18: idle CPU).
+   */
+  const surelyPresent = (dir: string): boolean => {
+    const last = used.get(dir);
+    if (last === undefined) return false;
+    return !options.eviction || clock() - last < options.eviction.minIdleMs;
+  };
   let evicting: Promise<void> | undefined;
   let lastEviction = 0;
   const inFlight = new Map<string, Promise<Result<Checkout>>>();
@@ -206,7 +217,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     // what this commit and path were found to need, once worked out (sparse-checkout.ts): a hit needs no git
     const memo = sparse.get(`${paths.base}\n${commit}\n${path}`);
     const known = memo && (memo.dir ?? join(paths.checkouts, checkoutName(commit, memo.set.paths)));
-    if (memo && known && (await exists(known))) {
+    if (memo && known && (surelyPresent(known) || (await exists(known)))) {
       touch(known, paths.repo);
       counters.cacheHits++;
       return ok({ dir: known, commit, paths: memo.set.paths, pathRevision: memo.revision });
