@@ -38,6 +38,19 @@ export class CacheEviction {
     for (const p of paths) this.used.set(p, now);
   }
 
+  /**
+   * Whether a checkout this process used is certainly still on disk, without asking the file system: only this
+   * process evicts (one fetcher per cache root), and never a checkout used within the policy's minIdleMs (evict.ts;
+   * a cache repo may go sooner, its checkouts do not go with it). A settled fleet's checks then cost no lstat each
+   * (issue 18: idle CPU).
+   */
+  surelyPresent(dir: string): boolean {
+    const last = this.used.get(dir);
+    if (last === undefined) return false;
+    const { eviction, clock } = this.options;
+    return !eviction || clock() - last < eviction.minIdleMs;
+  }
+
   /** After a new checkout, at most once per EVICTION_EVERY_MS, in the background. */
   schedule(): void {
     const { eviction, clock } = this.options;

@@ -143,6 +143,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     counters,
   );
   const touch = (...paths: string[]) => eviction.touch(...paths);
+  const surelyPresent = (dir: string) => eviction.surelyPresent(dir);
   const inFlight = new Map<string, Promise<Result<Checkout>>>();
   /**
    * `<cache base>\n<commit>\n<path>` → the sparse set and path revision found for it (a few hundred bytes each),
@@ -193,7 +194,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     // what this commit and path were found to need, once worked out (sparse-checkout.ts): a hit needs no git
     const memo = sparse.get(`${paths.base}\n${commit}\n${path}`);
     const known = memo && (memo.dir ?? join(paths.checkouts, checkoutName(commit, memo.set.paths)));
-    if (memo && known && (await exists(known))) {
+    if (memo && known && (surelyPresent(known) || (await exists(known)))) {
       touch(known, paths.repo);
       counters.cacheHits++;
       return ok({ dir: known, commit, paths: memo.set.paths, pathRevision: memo.revision });
