@@ -64,6 +64,10 @@ const { values: args } = parseArgs({
     idle: { type: 'string' },
     'flux-fleet': { type: 'string' },
     'skip-restart': { type: 'boolean', default: false },
+    // the fleet's spec.interval (issue 18 measures 10m), and how long the largest fleet rests after Ready before its
+    // at-rest window: one interval (plus jitter) puts every unit's first periodic check behind it (ADR 0031)
+    'fleet-interval': { type: 'string', default: '10m' },
+    'idle-warmup': { type: 'string', default: '0' },
   },
 });
 
@@ -129,6 +133,8 @@ async function main(): Promise<void> {
     flux,
     prefix: args.prefix,
     portBase: Number(args['port-base']),
+    fleetInterval: args['fleet-interval'],
+    idleWarmupSeconds: Number(args['idle-warmup']),
     nodeArgs: [
       ...(args['node-flags'] ? args['node-flags'].split(/\s+/).filter(Boolean) : []),
       ...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(workDir, 'profiles')}`] : []),

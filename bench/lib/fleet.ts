@@ -52,6 +52,10 @@ export interface BenchContext {
   prefix: string;
   /** First of four loopback ports for the PackageSync controllers' metrics and webhook. */
   portBase: number;
+  /** The fleet's spec.interval (default 10m). */
+  fleetInterval?: string;
+  /** Rest after Ready before the at-rest window (default 0). */
+  idleWarmupSeconds?: number;
   log(msg: string): void;
 }
 
@@ -133,7 +137,7 @@ export async function runFleetPackageSync(
       name: unitName(i),
       url: ctx.git.fleet.url,
       path: fleetPath(shape, i),
-      interval: '10m',
+      interval: ctx.fleetInterval ?? '10m',
       wait: true,
     }));
     const cold = renderCounters(await scrape(proc));
@@ -172,7 +176,10 @@ export async function runFleetPackageSync(
       };
     }
     if (idleSeconds > 0) {
-      result.idle = await measureIdle(proc, idleSeconds);
+      const warmup = ctx.idleWarmupSeconds ?? 0;
+      if (warmup > 0) ctx.log(`  resting ${warmup} s before the at-rest window`);
+      await new Promise((r) => setTimeout(r, warmup * 1000));
+      result.idle = { ...(await measureIdle(proc, idleSeconds)), warmupSeconds: warmup };
       result.idleMiB = result.idle.rssMiB;
       result.idleSeconds = idleSeconds;
       ctx.log(

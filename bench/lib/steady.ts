@@ -22,6 +22,10 @@ export interface IdleFigures {
   /** Reconciles and watch-triggered drift checks in the window (what the CPU went on). */
   reconciles?: number;
   driftChecks?: number;
+  /** Of the reconciles, periodic checks that found nothing changed and stopped before rendering (ADR 0031). */
+  unchangedChecks?: number;
+  /** How long the fleet rested after Ready before the window. */
+  warmupSeconds?: number;
 }
 
 export interface RestartFigures {
@@ -76,6 +80,7 @@ export async function measureIdle(proc: Proc, seconds: number): Promise<IdleFigu
     requestsPerSecond: total(requests) / window,
     reconciles: delta('packagesync_reconcile_duration_seconds_count'),
     driftChecks: delta('packagesync_drift_checks_total'),
+    unchangedChecks: delta('packagesync_unchanged_checks_total'),
   };
 }
 

@@ -13,6 +13,7 @@ import { ConfigMaps } from '../adapters/kube/configmaps.ts';
 import { WatchCache } from '../adapters/kube/watch-cache.ts';
 import { OwnWrites } from '../adapters/kube/own-writes.ts';
 import { DriftWatch } from './drift-watch.ts';
+import { SettledCheckpoints } from '../engine/settled-checkpoints.ts';
 import { createGitSource } from '../adapters/git/source-port.ts';
 import { createRenderer } from '../adapters/render/build.ts';
 import { durationMs, RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
@@ -83,6 +84,9 @@ export async function runController(config: ControllerConfig): Promise<void> {
       : {}),
     observe: metrics.objects,
     watches,
+    // a settled unit's periodic check stops before rendering when nothing changed (ADR 0031); it reads the
+    // live copies from the watches the drift watch holds, so it needs them
+    ...(config.driftWatch ? { checkpoints: new SettledCheckpoints() } : {}),
   };
   const manager = new Manager(client, ports, {
     watchNamespace: config.watchNamespace,
@@ -127,6 +131,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
   // packagesync_condition mirrors the watch: every status write comes back as an update event.
   manager.informer.on((event, obj) => {
     if (event === 'delete') metrics.forget(obj.metadata.namespace ?? '', obj.metadata.name);
+    if (event === 'delete') ports.checkpoints?.forget(obj.metadata.namespace ?? '', obj.metadata.name);
     else metrics.setConditions(obj as unknown as PackageSync);
   });
   let watchSynced = false;

@@ -11,6 +11,7 @@ import type { PackageSyncs } from '../adapters/kube/packagesyncs.ts';
 import type { SourcePort } from '../adapters/git/source-port.ts';
 import type { Renderer } from '../adapters/render/build.ts';
 import type { Decryptor } from '../adapters/render/sops.ts';
+import type { SettledCheckpoints } from './settled-checkpoints.ts';
 
 export type { FetchedSource, SourcePort } from '../adapters/git/source-port.ts';
 
@@ -48,11 +49,15 @@ export interface Ports {
   sopsAgeSecret?: { namespace: string; name: string };
   /** Shared watches for the health wait (the controller); absent = the wait polls with LISTs (the CLI). */
   watches?: WatchCache;
+  /** Settled checks' checkpoints (settled-checkpoints.ts, ADR 0031): the controller's; absent in the CLI. */
+  checkpoints?: SettledCheckpoints;
   /** Metrics hooks; no-ops in the CLI. */
   observe?: {
     applied?(n: number): void;
     pruned?(n: number): void;
     /** Objects re-applied at a revision already applied: someone changed them in the cluster (drift). */
     driftCorrected?(n: number): void;
+    /** A periodic check found nothing changed since its package was last found settled (ADR 0031). */
+    unchangedCheck?(): void;
   };
 }

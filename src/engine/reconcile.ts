@@ -35,11 +35,12 @@ import { planAgainstLive } from './package-plan.ts';
 import { packageRevision } from './package-revision.ts';
 import { renderStep } from './render-step.ts';
 import { verifyStep } from './verify-step.ts';
-import type { Ports } from './ports.ts';
+import type { FetchedSource, Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
 import { readSubstitution } from './substitution-inputs.ts';
 import { targetCluster } from './target-cluster.ts';
 import { readOciCredentials } from './oci-credentials.ts';
+import { mayUseCheckpoint, rememberSettled, unchangedSinceSettled } from './settled-checkpoints.ts';
 import { InventoryUnreadableError } from '../adapters/kube/inventory-shards.ts';
 
 export type { ReconcileResult } from './run.ts';
@@ -123,13 +124,21 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   if (run.trigger && spec.source.url !== undefined) ports.source.forget?.(spec.source.url);
   const credentials = await readCredentials(ps, spec, ports);
   if (!credentials.ok) return run.failed(credentials.failure, retry);
-  const source = await ports.source.fetch(spec.source, credentials.value, signal);
-  if (!source.ok) return run.failed(source.failure, retry);
+  // the package's files are read only if the run renders (a settled check may stop before: ADR 0031)
+  const fetched = await ports.source.fetch(spec.source, credentials.value, signal, { deferFiles: true });
+  if (!fetched.ok) return run.failed(fetched.failure, retry);
   // a commit that touched nothing the package reads keeps the revision applied (package-revision.ts)
-  const revision = await packageRevision(ps, source.value);
+  const revision = await packageRevision(ps, fetched.value);
   run.resolved(revision);
   // spec.source.verify: an unsigned or wrongly signed commit goes no further (engine/verify-step.ts)
-  const verified = await verifyStep(ports, ps.metadata.namespace, spec.source, source.value, credentials.value, signal);
+  const verified = await verifyStep(
+    ports,
+    ps.metadata.namespace,
+    spec.source,
+    fetched.value,
+    credentials.value,
+    signal,
+  );
   if (!verified.ok) return run.failed(verified.failure, retry);
 
   // 3. render: the postBuild variables first (substitution-inputs.ts), then build (plain files | kustomize |
@@ -137,6 +146,18 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   const strict = opts.strictSubstitutions ?? true;
   const substitution = await readSubstitution(ps.metadata.namespace, spec.postBuild, ports, strict);
   if (!substitution.ok) return run.failed(substitution.failure, retry);
+  // a periodic check that finds nothing changed since the last one found the package settled stops here: same
+  // generation, revision, variables, inventory and live copies (engine/settled-checkpoints.ts, ADR 0031)
+  const checkpoint = { ps, spec, revision, substitution: substitution.value, inventory };
+  const memory = ports.checkpoints;
+  const useCheckpoint = mayUseCheckpoint(memory, run.objects, run.trigger, checkpoint);
+  if (useCheckpoint && (await unchangedSinceSettled(memory, run.objects, checkpoint))) {
+    ports.observe?.unchangedCheck?.();
+    run.log.debug('nothing changed since the last settled check: render and plan skipped');
+    return { failed: false, requeueAfterMs: interval };
+  }
+  const source = await readFiles(fetched.value);
+  if (!source.ok) return run.failed(source.failure, retry);
   const rendered = await renderStep(ports, {
     source: source.value,
     spec,
@@ -192,8 +213,11 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   });
   // drift as data (engine/drift-step.ts): Detect reports it and writes nothing to the objects
   const driftNews = await run.driftSeen(plan.drifted, spec.driftPolicy);
-  if (settled && !run.trigger)
+  if (settled && !run.trigger) {
+    if (useCheckpoint && plan.drifted.length === 0) rememberSettled(memory, checkpoint, live.byKey);
     return driftNews ? run.driftReported(interval) : { failed: false, requeueAfterMs: interval };
+  }
+  memory?.forget(ps.metadata.namespace, ps.metadata.name);
 
   // 5. act: old ∪ new saved first, so a crash at any instant leaves no object unknown to the inventory;
   // apply over the graph, best effort; prune only after a fully successful apply (engine/act.ts)
@@ -260,6 +284,13 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
 function supersededRun(opts: ReconcileOptions): ReconcileResult {
   const byManager = opts.signal.aborted || (opts.superseded?.aborted ?? false);
   return { failed: false, ...(byManager ? {} : { requeueAfterMs: 0 }) };
+}
+
+/** The fetched source with its files, read now when the fetch left them for later. */
+async function readFiles(fetched: FetchedSource): Promise<Result<FetchedSource>> {
+  if (!fetched.readFiles) return ok(fetched);
+  const files = await fetched.readFiles();
+  return files.ok ? ok({ ...fetched, files: files.value }) : files;
 }
 
 async function readCredentials(

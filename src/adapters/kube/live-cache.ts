@@ -28,6 +28,12 @@ export interface LiveCache {
    * the API server, so an object absent here is only applied create-only (docs/adr/0029).
    */
   unowned(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Set<string> | undefined>;
+  /**
+   * refKey → the watch's copy as it is, trusted or not, for those of `refs` a running, synced watch holds; no
+   * waiting for a watch to sync. For comparing with a copy already judged (engine/settled-checkpoints.ts): a copy
+   * with the same uid and resourceVersion is that same state, however far the watch lags.
+   */
+  peek(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>>;
 }
 
 export interface LiveCacheStats {
@@ -52,16 +58,11 @@ export class WatchedLive implements LiveCache {
 
   async lookup(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>> {
     const found = new Map<string, KubeObject>();
-    const names = refs.map((r) => ({ namespace: m.namespaced ? r.namespace : '', name: r.name }));
-    const copies = await this.watches.peekOwned(m.group, m.kind, namespace, names, this.syncWaitMs);
-    for (const o of copies ?? []) {
+    for (const [key, o] of await this.copies(m, namespace, refs, this.syncWaitMs)) {
       const { uid, resourceVersion } = o.metadata;
       const ours = uid ? this.ownWrites.latest(uid) : undefined;
       if (ours !== undefined && ours !== resourceVersion && !this.ownWrites.caughtUp(uid!)) continue;
-      found.set(
-        refKey({ group: m.group, kind: m.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name }),
-        o,
-      );
+      found.set(key, o);
     }
     this.stats.hits += found.size;
     this.stats.misses += refs.length - found.size;
@@ -76,5 +77,26 @@ export class WatchedLive implements LiveCache {
     const out = new Set<string>();
     for (const r of refs) if (!held.has(`${m.namespaced ? r.namespace : ''}/${r.name}`)) out.add(refKey(r));
     return out;
+  }
+
+  peek(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>> {
+    return this.copies(m, namespace, refs, 0);
+  }
+
+  private async copies(
+    m: ResourceMapping,
+    namespace: string,
+    refs: readonly ObjectRef[],
+    syncWaitMs: number,
+  ): Promise<Map<string, KubeObject>> {
+    const names = refs.map((r) => ({ namespace: m.namespaced ? r.namespace : '', name: r.name }));
+    const copies = await this.watches.peekOwned(m.group, m.kind, namespace, names, syncWaitMs);
+    const found = new Map<string, KubeObject>();
+    for (const o of copies ?? [])
+      found.set(
+        refKey({ group: m.group, kind: m.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name }),
+        o,
+      );
+    return found;
   }
 }

@@ -1,0 +1,157 @@
+/**
+ * Settled packages' periodic checks on the real control plane (docs/adr/0031): a check that finds nothing changed
+ * since the last one found the package settled stops before rendering and writes nothing; anything the
+ * checkpoint sums up that changes makes the next check a full one: a postBuild variable, and a status change of
+ * an object (which the drift watch ignores) that its health rule reads.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { conditionOf } from '../src/core/status.ts';
+import { eventually, kube } from './support/cluster.ts';
+import { createPackageSync, getPackageSync, httpBase, packageSync, waitReady } from './support/controller.ts';
+import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
+import { cmPath, get } from './support/safety.ts';
+
+let env: GitEnvWithController;
+let base: string;
+
+beforeAll(async () => {
+  env = await startGitEnv({
+    args: ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
+  });
+  base = await httpBase(env.controller);
+}, 600_000);
+afterAll(async () => {
+  await env?.dispose();
+});
+
+async function unchangedChecks(): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('packagesync_unchanged_checks_total '));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+/** Checks of this PackageSync that stopped before rendering (the controller's debug log). */
+const skipped = (ns: string, name: string) =>
+  env.controller.logs.filter(
+    (l) => l.includes('render and plan skipped') && l.includes(`"namespace":"${ns}"`) && l.includes(`"name":"${name}"`),
+  ).length;
+
+async function moreUnchangedChecks(ns: string, name: string, n: number): Promise<void> {
+  const before = skipped(ns, name);
+  await eventually(
+    `${n} more checks of ${name} stopped before rendering`,
+    async () => skipped(ns, name) - before >= n,
+    {
+      timeoutMs: 60_000,
+    },
+  );
+}
+
+describe('periodic checks of a settled package', () => {
+  it('stop before rendering and write nothing while nothing changed; a changed variable is applied', async () => {
+    const ns = await env.namespace('e2e-unchanged');
+    await (
+      await kube()
+    ).request('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+      body: { metadata: { name: 'vars' }, data: { COLOR: 'blue' } },
+    });
+    const { url } = await env.repo('unchanged', {
+      'paint.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: paint}\ndata: {color: "${COLOR}"}\n',
+    });
+    await createPackageSync(
+      packageSync(ns, 'paint', env.controller.shard, {
+        source: { url },
+        targetNamespace: ns,
+        interval: '2s',
+        postBuild: { substituteFrom: [{ kind: 'ConfigMap', name: 'vars' }] },
+      }),
+    );
+    await waitReady(ns, 'paint');
+    expect((await get(cmPath(ns, 'paint')))?.data).toEqual({ color: 'blue' });
+
+    // the first periodic check finds the package settled and remembers its checkpoint; the next ones stop early
+    const counted = await unchangedChecks();
+    await moreUnchangedChecks(ns, 'paint', 2);
+    expect(await unchangedChecks()).toBeGreaterThanOrEqual(counted + 2);
+    const settled = (await getPackageSync(ns, 'paint'))!;
+    const object = (await get(cmPath(ns, 'paint')))!;
+    await moreUnchangedChecks(ns, 'paint', 2);
+    expect((await getPackageSync(ns, 'paint'))!.metadata.resourceVersion).toBe(settled.metadata.resourceVersion);
+    expect((await get(cmPath(ns, 'paint')))!.metadata.resourceVersion).toBe(object.metadata.resourceVersion);
+
+    // a variable is part of the checkpoint: the check after its change renders and applies it
+    await (
+      await kube()
+    ).request('PATCH', `/api/v1/namespaces/${ns}/configmaps/vars`, {
+      contentType: 'application/merge-patch+json',
+      body: { data: { COLOR: 'green' } },
+    });
+    await eventually('the new value applied', async () => (await get(cmPath(ns, 'paint')))?.data?.color === 'green', {
+      timeoutMs: 60_000,
+    });
+  });
+
+  it('a status change the drift watch ignores still reaches health at the next check', async () => {
+    const ns = await env.namespace('e2e-unchanged-health');
+    const group = `${ns}.example.com`;
+    const crd = [
+      'apiVersion: apiextensions.k8s.io/v1',
+      'kind: CustomResourceDefinition',
+      `metadata: {name: widgets.${group}}`,
+      'spec:',
+      `  group: ${group}`,
+      '  names: {kind: Widget, plural: widgets, singular: widget}',
+      '  scope: Namespaced',
+      '  versions:',
+      '    - name: v1',
+      '      served: true',
+      '      storage: true',
+      '      subresources: {status: {}}',
+      '      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}',
+      '',
+    ].join('\n');
+    const { url } = await env.repo('unchanged-health', {
+      'crd.yaml': crd,
+      'widget.yaml': `apiVersion: ${group}/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {size: 1}\n`,
+    });
+    await createPackageSync(
+      packageSync(ns, 'widgets', env.controller.shard, {
+        source: { url },
+        targetNamespace: ns,
+        interval: '2s',
+        retryInterval: '1s',
+        timeout: '120s',
+        healthCheckExprs: [
+          {
+            apiVersion: `${group}/v1`,
+            kind: 'Widget',
+            current: "has(status.phase) && status.phase == 'Running'",
+            failed: "has(status.phase) && status.phase == 'Broken'",
+          },
+        ],
+      }),
+    );
+    // the Widget's own controller (this test) reports it running
+    const widget = `/apis/${group}/v1/namespaces/${ns}/widgets/w1`;
+    const setPhase = async (phase: string) =>
+      (await kube()).request('PATCH', `${widget}/status`, {
+        query: { fieldManager: 'widget-controller' },
+        contentType: 'application/merge-patch+json',
+        body: { status: { phase } },
+      });
+    await eventually('the Widget exists', async () => (await get(widget)) !== undefined, { timeoutMs: 60_000 });
+    await setPhase('Running');
+    await waitReady(ns, 'widgets');
+    await moreUnchangedChecks(ns, 'widgets', 2);
+
+    await setPhase('Broken');
+    await eventually(
+      'Ready=False naming the broken Widget',
+      async () => {
+        const ready = conditionOf((await getPackageSync(ns, 'widgets'))?.status, 'Ready');
+        return ready?.status === 'False' && (ready.message ?? '').includes('w1');
+      },
+      { timeoutMs: 60_000 },
+    );
+  });
+});

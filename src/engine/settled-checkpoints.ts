@@ -1,0 +1,134 @@
+/**
+ * Periodic checks of settled packages that skip render and plan when nothing changed
+ * (core/plan/checkpoint.ts, docs/adr/0031-unchanged-checks-skip-render-and-plan.md).
+ *
+ * A check that finds its package settled remembers its checkpoint here; the next check of that PackageSync
+ * (same generation, same revision, Ready) sums up the same inputs with the live copies the controller's watches
+ * hold and, when the checkpoint is the same, stops before rendering. Only where the watches may answer: a
+ * PackageSync acting as the controller in the controller's own cluster (objects.liveCache). A requested
+ * reconcile and a Helm package (its valuesFrom and the cluster's capabilities are inputs the checkpoint does not
+ * see) are always checked in full, and so is every PackageSync once after a restart (the memory is this process's).
+ */
+import type { PackageSync, Spec } from '../api/packagesync.ts';
+import type { PackageObjects } from '../adapters/kube/objects.ts';
+import { refOfEntry, type InventoryEntry } from '../core/inventory.ts';
+import { refKey, type KubeObject, type ObjectRef } from '../core/object.ts';
+import { checkpointOf } from '../core/plan/checkpoint.ts';
+import { isReadyFor } from '../core/status.ts';
+
+/** The last settled check's checkpoint of each PackageSync (by namespace/name, for its uid). */
+export class SettledCheckpoints {
+  private readonly byKey = new Map<string, { uid: string; checkpoint: string }>();
+
+  remember(ps: PackageSync, checkpoint: string | undefined): void {
+    const key = keyOf(ps);
+    if (checkpoint === undefined || !ps.metadata.uid) this.byKey.delete(key);
+    else this.byKey.set(key, { uid: ps.metadata.uid, checkpoint });
+  }
+
+  get(ps: PackageSync): string | undefined {
+    const held = this.byKey.get(keyOf(ps));
+    return held && held.uid === ps.metadata.uid ? held.checkpoint : undefined;
+  }
+
+  /** The PackageSync is gone (the manager's watch): nothing of it is kept. */
+  forget(namespace: string, name: string): void {
+    this.byKey.delete(`${namespace}/${name}`);
+  }
+
+  get size(): number {
+    return this.byKey.size;
+  }
+}
+
+/** What a check sums up besides the live copies. */
+export interface CheckpointInputs {
+  ps: PackageSync;
+  spec: Spec;
+  revision: string;
+  /** The postBuild substitution as read for this check. */
+  substitution: unknown;
+  inventory: readonly InventoryEntry[];
+}
+
+/** Whether this check may be answered from a checkpoint at all (see the top of this file). */
+export function mayUseCheckpoint(
+  memory: SettledCheckpoints | undefined,
+  objects: PackageObjects,
+  trigger: string | undefined,
+  c: CheckpointInputs,
+): memory is SettledCheckpoints {
+  return (
+    memory !== undefined &&
+    objects.liveCache !== undefined &&
+    trigger === undefined &&
+    c.spec.helm === undefined &&
+    c.inventory.length > 0 &&
+    isReadyFor(c.ps.status, c.ps.metadata.generation) &&
+    c.ps.status?.lastAppliedRevision === c.revision
+  );
+}
+
+/** True when nothing this check would look at changed since the last check found the package settled. */
+export async function unchangedSinceSettled(
+  memory: SettledCheckpoints,
+  objects: PackageObjects,
+  c: CheckpointInputs,
+): Promise<boolean> {
+  const before = memory.get(c.ps);
+  if (before === undefined) return false;
+  const live = await watchedCopies(objects, c.inventory);
+  return live !== undefined && checkpointOf(inputsOf(c, live)) === before;
+}
+
+/** A check found the package settled with these live copies: the next may stop before rendering. */
+export function rememberSettled(
+  memory: SettledCheckpoints,
+  c: CheckpointInputs,
+  live: ReadonlyMap<string, KubeObject>,
+): void {
+  memory.remember(c.ps, checkpointOf(inputsOf(c, live)));
+}
+
+function inputsOf(c: CheckpointInputs, live: ReadonlyMap<string, KubeObject>) {
+  return {
+    generation: c.ps.metadata.generation,
+    revision: c.revision,
+    renderInputs: c.substitution,
+    inventory: c.inventory,
+    live,
+  };
+}
+
+/**
+ * The inventoried objects as the controller's watches hold them, or undefined as soon as one is not held (a
+ * watch not running or not synced): the API server is never asked here, the full check does that. The copies
+ * are only compared with those the settled check judged: equal uid and resourceVersion is the same state, so
+ * a watch lagging behind our own apply needs no care here (live-cache.ts `peek`).
+ */
+async function watchedCopies(
+  objects: PackageObjects,
+  inventory: readonly InventoryEntry[],
+): Promise<Map<string, KubeObject> | undefined> {
+  const groups = new Map<string, ObjectRef[]>();
+  for (const entry of inventory) {
+    const ref = refOfEntry(entry);
+    if (!ref.ok) return undefined;
+    const k = `${ref.value.group}/${ref.value.kind}/${ref.value.namespace}`;
+    const refs = groups.get(k);
+    if (refs) refs.push(ref.value);
+    else groups.set(k, [ref.value]);
+  }
+  const live = new Map<string, KubeObject>();
+  for (const refs of groups.values()) {
+    const { group, kind, namespace } = refs[0]!;
+    const m = await objects.discovery.mapping(group, kind);
+    if (!m || !objects.liveCache) return undefined;
+    const found = await objects.liveCache.peek(m, m.namespaced ? namespace : '', refs);
+    if (found.size < refs.length) return undefined;
+    for (const r of refs) live.set(refKey(r), found.get(refKey(r))!);
+  }
+  return live;
+}
+
+const keyOf = (ps: PackageSync) => `${ps.metadata.namespace}/${ps.metadata.name}`;
