@@ -186,7 +186,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   if (!planned.ok) return run.failed(located(planned.failure), retry);
   const { live, plan } = planned.value;
   // objects annotated apply Ignore are not ours to judge (core/plan/object-policy.ts)
-  const managed = desired.filter((d) => !plan.ignored.has(refKey(refOf(d))));
+  let managed = desired.filter((d) => !plan.ignored.has(refKey(refOf(d))));
   const budget = checkPruneBudget({
     deletions: spec.prune ? plan.prune.length : 0,
     inventory: inventory.length,
@@ -240,8 +240,10 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   await run.driftCorrected(plan.drifted, acted.value.takenBack);
   await run.released(spec.prune ? plan.released : []);
 
-  // 6. health: Ready only when every applied object is Current (health-step.ts)
+  // 6. health: Ready only when every applied object is Current (health-step.ts); an object first read when its
+  // create-only apply was refused (docs/adr/0029) may say apply Ignore only now
   const known = new Map([...live.byKey, ...acted.value.stored]);
+  if (acted.value.ignored.size > 0) managed = managed.filter((d) => !acted.value.ignored.has(refKey(refOf(d))));
   run.observed(
     healthOf(
       managed.flatMap((d) => known.get(refKey(refOf(d))) ?? []),
