@@ -1,6 +1,7 @@
 /**
- * `node bench/profile-summary.ts <file.cpuprofile> [top]`: where a --cpu-prof run spent its CPU, by
- * function (self time) and by source file, so RESULTS.md can say what a change bought without a GUI.
+ * `node bench/profile-summary.ts <file.cpuprofile> [top] [from-s] [to-s]`: where a --cpu-prof run spent its CPU,
+ * by function (self time) and by source file, so RESULTS.md can say what a change bought without a GUI. With
+ * from/to (seconds after the profile began, e.g. the at-rest window), only the samples taken in that window.
  */
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
@@ -16,9 +17,10 @@ interface Profile {
   startTime: number;
   endTime: number;
   samples: number[];
+  timeDeltas?: number[];
 }
 
-const [file, topArg] = process.argv.slice(2);
+const [file, topArg, fromArg, toArg] = process.argv.slice(2);
 if (!file) throw new Error('usage: node bench/profile-summary.ts <file.cpuprofile> [top]');
 const top = Number(topArg ?? 25);
 const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
@@ -29,10 +31,24 @@ const where = (url: string) => {
   return path.includes('/node_modules/') ? `node_modules/${path.split('/node_modules/').pop()}` : relative(root, path);
 };
 
+// samples per node, all of them or those inside the window
+const hits = new Map<number, number>();
+if (fromArg === undefined || !p.timeDeltas) {
+  for (const n of p.nodes) hits.set(n.id, n.hitCount ?? 0);
+} else {
+  const from = p.startTime + Number(fromArg) * 1e6;
+  const to = toArg === undefined ? Infinity : p.startTime + Number(toArg) * 1e6;
+  let t = p.startTime;
+  p.samples.forEach((id, i) => {
+    t += p.timeDeltas![i] ?? 0;
+    if (t >= from && t < to) hits.set(id, (hits.get(id) ?? 0) + 1);
+  });
+}
+
 const byFunction = new Map<string, number>();
 const byFile = new Map<string, number>();
 for (const n of p.nodes) {
-  const ms = (n.hitCount ?? 0) * msPerSample;
+  const ms = (hits.get(n.id) ?? 0) * msPerSample;
   if (ms === 0) continue;
   const f = where(n.callFrame.url);
   const key = `${n.callFrame.functionName || '(anonymous)'}  ${f}:${n.callFrame.lineNumber + 1}`;
@@ -46,6 +62,9 @@ const print = (title: string, m: Map<string, number>) => {
   for (const [k, ms] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top))
     console.log(`${(ms / 1000).toFixed(2).padStart(8)} s ${((100 * ms) / totalMs).toFixed(1).padStart(5)} %  ${k}`);
 };
-console.log(`${file}: ${(totalMs / 1000).toFixed(1)} s sampled over ${((p.endTime - p.startTime) / 1e6).toFixed(1)} s`);
+const span = fromArg === undefined ? '' : ` (window ${fromArg}–${toArg ?? 'end'} s)`;
+console.log(
+  `${file}: ${(totalMs / 1000).toFixed(1)} s sampled over ${((p.endTime - p.startTime) / 1e6).toFixed(1)} s${span}`,
+);
 print('self time by function', byFunction);
 print('self time by file / package', byFile);

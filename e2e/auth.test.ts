@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kube } from './support/cluster.ts';
-import { createPackageSync, packageSync, waitCondition, waitReady } from './support/controller.ts';
+import { waitCondition, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import type { SpecInput } from '../src/api/packagesync.ts';
 
@@ -33,22 +33,18 @@ describe('git credentials from a Secret', () => {
   it('fetches over HTTP with basic auth', async () => {
     const ns = await env.namespace('e2e-basic');
     await secret(ns, 'git-auth', { username: 'platform', password: PASSWORD });
-    await createPackageSync(
-      packageSync(ns, 'basic', env.controller.shard, {
-        source: { url: env.server.url('private'), secretRef: { name: 'git-auth' } },
-      }),
-    );
+    await env.sync(ns, 'basic', {
+      source: { url: env.server.url('private'), secretRef: { name: 'git-auth' } },
+    });
     expect((await waitReady(ns, 'basic')).status?.lastAppliedRevision).toMatch(/^main@sha1:/);
   });
 
   it('fails with AuthenticationFailed on a wrong password, never showing it', async () => {
     const ns = await env.namespace('e2e-basic-wrong');
     await secret(ns, 'git-auth', { username: 'platform', password: 'wrong-Pa55word' });
-    await createPackageSync(
-      packageSync(ns, 'wrong', env.controller.shard, {
-        source: { url: env.server.url('private'), secretRef: { name: 'git-auth' } },
-      }),
-    );
+    await env.sync(ns, 'wrong', {
+      source: { url: env.server.url('private'), secretRef: { name: 'git-auth' } },
+    });
     const ps = await waitCondition(ns, 'wrong', 'Ready', 'False', 'AuthenticationFailed');
     expect(JSON.stringify(ps.status)).not.toContain('wrong-Pa55word');
     expect(env.controller.logs.join('\n')).not.toContain('wrong-Pa55word');
@@ -56,11 +52,9 @@ describe('git credentials from a Secret', () => {
 
   it('fails with AuthSecretNotFound when the Secret is missing, without trying anonymously', async () => {
     const ns = await env.namespace('e2e-nosecret');
-    await createPackageSync(
-      packageSync(ns, 'nosecret', env.controller.shard, {
-        source: { url: env.server.url('private'), secretRef: { name: 'absent' } },
-      }),
-    );
+    await env.sync(ns, 'nosecret', {
+      source: { url: env.server.url('private'), secretRef: { name: 'absent' } },
+    });
     const ps = await waitCondition(ns, 'nosecret', 'Ready', 'False', 'AuthSecretNotFound');
     expect(ps.status?.conditions?.[0]?.message).toContain(`${ns}/absent`);
   });
@@ -72,7 +66,7 @@ describe('git credentials from a Secret', () => {
     await secret(elsewhere, 'git-auth', { username: 'platform', password: PASSWORD });
     const url = env.server.url('never-asked');
     const source = { url, secretRef: { name: 'git-auth', namespace: elsewhere } } as SpecInput['source'];
-    await createPackageSync(packageSync(ns, 'elsewhere', env.controller.shard, { source, retryInterval: '2s' }));
+    await env.sync(ns, 'elsewhere', { source, retryInterval: '2s' });
     const ps = await waitCondition(ns, 'elsewhere', 'Ready', 'False', 'AuthSecretNotFound');
     expect(ps.status?.conditions?.[0]?.message).toContain(`Secret ${ns}/git-auth`);
     expect(ps.status?.conditions?.[0]?.message).not.toContain(elsewhere);
@@ -83,22 +77,18 @@ describe('git credentials from a Secret', () => {
   it('fetches over SSH with a key and known_hosts', async () => {
     const ns = await env.namespace('e2e-ssh');
     await secret(ns, 'ssh-auth', { identity: env.ssh.clientKey, known_hosts: env.ssh.knownHosts });
-    await createPackageSync(
-      packageSync(ns, 'ssh', env.controller.shard, {
-        source: { url: env.ssh.url('private'), secretRef: { name: 'ssh-auth' } },
-      }),
-    );
+    await env.sync(ns, 'ssh', {
+      source: { url: env.ssh.url('private'), secretRef: { name: 'ssh-auth' } },
+    });
     expect((await waitReady(ns, 'ssh')).status?.lastAppliedRevision).toMatch(/^main@sha1:/);
   });
 
   it('refuses an SSH key the server does not accept', async () => {
     const ns = await env.namespace('e2e-ssh-wrong');
     await secret(ns, 'ssh-auth', { identity: env.ssh.wrongKey, known_hosts: env.ssh.knownHosts });
-    await createPackageSync(
-      packageSync(ns, 'sshwrong', env.controller.shard, {
-        source: { url: env.ssh.url('private'), secretRef: { name: 'ssh-auth' } },
-      }),
-    );
+    await env.sync(ns, 'sshwrong', {
+      source: { url: env.ssh.url('private'), secretRef: { name: 'ssh-auth' } },
+    });
     const ps = await waitCondition(ns, 'sshwrong', 'Ready', 'False', 'AuthenticationFailed');
     expect(JSON.stringify(ps.status)).not.toContain('PRIVATE KEY');
   });

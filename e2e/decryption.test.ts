@@ -17,7 +17,7 @@ import { conditionOf } from '../src/core/status.ts';
 import { ageKeyPair } from '../test/support/age.ts';
 import { packageDir, packagesync } from './support/cli.ts';
 import { kube } from './support/cluster.ts';
-import { createPackageSync, getPackageSync, packageSync, waitCondition, waitReady } from './support/controller.ts';
+import { getPackageSync, waitCondition, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { cmPath, configMap, get } from './support/safety.ts';
 
@@ -73,16 +73,14 @@ afterAll(async () => {
 });
 
 async function create(name: string, url: string, spec: Partial<SpecInput> = {}): Promise<void> {
-  await createPackageSync(
-    packageSync(ns, name, env.controller.shard, {
-      source: { url },
-      targetNamespace: ns,
-      interval: '1h',
-      retryInterval: '2s',
-      decryption: { provider: 'sops', secretRef: { name: 'sops-age' } },
-      ...spec,
-    }),
-  );
+  await env.sync(ns, name, {
+    source: { url },
+    targetNamespace: ns,
+    interval: '1h',
+    retryInterval: '2s',
+    decryption: { provider: 'sops', secretRef: { name: 'sops-age' } },
+    ...spec,
+  });
 }
 
 const passwordOf = async (name: string) => {
@@ -163,14 +161,12 @@ describe('spec.decryption (sops, age)', () => {
       'secret.yaml': await encrypt(secretYaml('nodecrypt-secret'), right.recipient),
       'cm.yaml': configMap('nodecrypt-cm', { a: 'b' }),
     });
-    await createPackageSync(
-      packageSync(ns, 'nodecrypt', env.controller.shard, {
-        source: { url },
-        targetNamespace: ns,
-        interval: '1h',
-        retryInterval: '2s',
-      }),
-    );
+    await env.sync(ns, 'nodecrypt', {
+      source: { url },
+      targetNamespace: ns,
+      interval: '1h',
+      retryInterval: '2s',
+    });
     await failsWith('nodecrypt', /is encrypted with sops, but spec\.decryption is not set/);
   }, 90_000);
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventReasons, eventually, kube } from './support/cluster.ts';
-import { createPackageSync, getPackageSync, packageSync, waitReady } from './support/controller.ts';
+import { getPackageSync } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { cmPath, configMap, get, sleep } from './support/safety.ts';
 
@@ -24,10 +24,7 @@ const held = (name: string) => configMap(name, { v: '1' }, `  finalizers: ["${HO
 async function deploy(prefix: string, more: Record<string, unknown>, files: Record<string, string>) {
   const ns = await fx.namespace(prefix);
   const { url } = await fx.repo(prefix, files);
-  await createPackageSync(
-    packageSync(ns, 'app', fx.controller.shard, { source: { url }, retryInterval: '1s', timeout: '1m', ...more }),
-  );
-  await waitReady(ns, 'app');
+  await fx.syncReady(ns, 'app', { source: { url }, retryInterval: '1s', timeout: '1m', ...more });
   return ns;
 }
 

@@ -94,7 +94,7 @@ async function refusedRequests(): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
   return text
     .split('\n')
-    .filter((l) => /^packagesync_api_requests_total\{verb="(GET|WATCH)",code="403"\}/.test(l))
+    .filter((l) => /^packagesync_api_requests_total\{verb="(GET|WATCH)",code="403"(,resource="[^"]*")?\}/.test(l))
     .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
 }
 

@@ -14,14 +14,7 @@ import type { PackageSync } from '../src/api/packagesync.ts';
 import { conditionOf } from '../src/core/status.ts';
 import { commitFiles } from '../test/support/git/index.ts';
 import { eventReasons, eventually, kube } from './support/cluster.ts';
-import {
-  createPackageSync,
-  getPackageSync,
-  httpBase,
-  packageSync,
-  patchPackageSync,
-  waitReady,
-} from './support/controller.ts';
+import { getPackageSync, httpBase, patchPackageSync, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { cmPath, configMap, deployment, get, sleep, trigger } from './support/safety.ts';
 
@@ -86,8 +79,7 @@ describe.concurrent('drift', () => {
       'cm.yaml': configMap('settings', { color: 'blue' }),
       'd.yaml': deployment('web', { replicas: 1 }),
     });
-    await createPackageSync(packageSync(ns, 'ps', env.controller.shard, spec(url)));
-    await waitReady(ns, 'ps');
+    await env.syncReady(ns, 'ps', spec(url));
 
     // The two edits may be corrected by one check or by two (at most one check per 5 s: the second edit can land
     // after the first check began, and a check reads its objects from the watches in milliseconds): every
@@ -133,8 +125,7 @@ describe.concurrent('drift', () => {
       'cm.yaml': configMap('settings', { color: 'blue', size: 's' }),
       'secret.yaml': 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  password: hunter2\n',
     });
-    await createPackageSync(packageSync(ns, 'ps', env.controller.shard, spec(url, { driftPolicy: 'Detect' })));
-    await waitReady(ns, 'ps');
+    await env.syncReady(ns, 'ps', spec(url, { driftPolicy: 'Detect' }));
 
     const cmVersion = await editAs('someone', cmPath(ns, 'settings'), { data: { color: 'red' } });
     const secretVersion = await editAs('someone', `/api/v1/namespaces/${ns}/secrets/creds`, {
@@ -177,8 +168,7 @@ describe.concurrent('drift', () => {
       ),
     });
     const ignore = [{ paths: ['/spec/replicas'], target: { kind: 'Deployment', name: 'web' } }];
-    await createPackageSync(packageSync(ns, 'ps', env.controller.shard, spec(url, { ignore })));
-    await waitReady(ns, 'ps');
+    await env.syncReady(ns, 'ps', spec(url, { ignore }));
 
     // the HPA's write: the scale subresource, as its own field manager
     const checks = sample(await scrape(), 'packagesync_drift_checks_total') ?? 0;
@@ -209,8 +199,7 @@ describe.concurrent('drift', () => {
   it('a watch event that changed nothing the package sets writes nothing', async () => {
     const ns = await env.namespace('e2e-drift-noop');
     const { url } = await env.repo('drift-noop', { 'cm.yaml': configMap('settings', { color: 'blue' }) });
-    await createPackageSync(packageSync(ns, 'ps', env.controller.shard, spec(url)));
-    const ready = await waitReady(ns, 'ps');
+    const ready = await env.syncReady(ns, 'ps', spec(url));
     await sleep(1_000); // the last status write's echo
     const psVersion = (await getPackageSync(ns, 'ps'))!.metadata.resourceVersion;
     expect(ready).toBeDefined();

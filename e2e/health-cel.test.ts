@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles } from '../test/support/git/index.ts';
 import { kubectl } from './support/cluster.ts';
-import { createPackageSync, packageSync, patchPackageSync, waitCondition } from './support/controller.ts';
+import { patchPackageSync, waitCondition } from './support/controller.ts';
 import { condition, gadgetCRD, readyAt, stalledOnHealth, watchStatus } from './support/health.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 
@@ -38,15 +38,13 @@ describe('spec.healthCheckExprs', () => {
       'crd.yaml': gadgetCRD(group),
       'gadget.yaml': gadget(group, 'Broken'),
     });
-    await createPackageSync(
-      packageSync(ns, 'cel', env.controller.shard, {
-        source: { url },
-        timeout: '120s',
-        // a custom resource right after its CRD can meet UnknownKind while discovery lags: retry soon
-        retryInterval: '1s',
-        healthCheckExprs: [rule(group)],
-      }),
-    );
+    await env.sync(ns, 'cel', {
+      source: { url },
+      timeout: '120s',
+      // a custom resource right after its CRD can meet UnknownKind while discovery lags: retry soon
+      retryInterval: '1s',
+      healthCheckExprs: [rule(group)],
+    });
     const started = Date.now();
     const { last } = await watchStatus(ns, 'cel', stalledOnHealth, 100_000);
     // the failed rule ends the wait long before the timeout
@@ -78,12 +76,10 @@ describe('spec.healthCheckExprs', () => {
       'crd.yaml': gadgetCRD(group),
       'gadget.yaml': gadget(group, 'Running'),
     });
-    await createPackageSync(
-      packageSync(ns, 'bad', env.controller.shard, {
-        source: { url },
-        healthCheckExprs: [rule(group, "status.phase == 'Running'")].map((r) => ({ ...r, failed: 'status.phase ==' })),
-      }),
-    );
+    await env.sync(ns, 'bad', {
+      source: { url },
+      healthCheckExprs: [rule(group, "status.phase == 'Running'")].map((r) => ({ ...r, failed: 'status.phase ==' })),
+    });
     const failed = await waitCondition(ns, 'bad', 'Ready', 'False', 'InvalidSpec');
     expect(condition(failed, 'Ready')?.message).toMatch(
       new RegExp(

@@ -13,7 +13,6 @@ import { KubeClient } from '../src/adapters/kube/client.ts';
 import { Discovery } from '../src/adapters/kube/discovery.ts';
 import { WatchCache } from '../src/adapters/kube/watch-cache.ts';
 import { eventually, kube, kubectl } from './support/cluster.ts';
-import { createPackageSync, packageSync } from './support/controller.ts';
 import { deployment, stalledOnHealth, watchStatus } from './support/health.ts';
 import { sleep } from './support/safety.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
@@ -186,9 +185,7 @@ describe('a PackageSync that impersonates a ServiceAccount', () => {
     );
     await kubectl('create', 'rolebinding', 'deployer', '-n', ns, '--role=deployer', `--serviceaccount=${ns}:deployer`);
     const { url } = await env.repo('sa', { 'web.yaml': deployment('web', { failure: 'NotReady' }) });
-    await createPackageSync(
-      packageSync(ns, 'sa', env.controller.shard, { source: { url }, timeout: '6s', serviceAccountName: 'deployer' }),
-    );
+    await env.sync(ns, 'sa', { source: { url }, timeout: '6s', serviceAccountName: 'deployer' });
     const { last } = await watchStatus(ns, 'sa', stalledOnHealth, 30_000);
     expect(last.status?.conditions?.find((c) => c.type === 'Stalled')?.message).toMatch(
       new RegExp(`Deployment/${ns}/web \\(.*Pod web-[a-z0-9-]+: ContainersNotReady: `),

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles } from '../test/support/git/index.ts';
 import { eventually, kubectl } from './support/cluster.ts';
-import { createPackageSync, getPackageSync, packageSync, patchPackageSync } from './support/controller.ts';
+import { getPackageSync, patchPackageSync } from './support/controller.ts';
 import {
   condition,
   configMap,
@@ -37,7 +37,7 @@ describe.concurrent('waiting for health', () => {
       'web.yaml': deployment('web', { replicas: 2 }),
       'cm.yaml': configMap('c'),
     });
-    await createPackageSync(packageSync(ns, 'ok', env.controller.shard, { source: { url }, timeout: '20s' }));
+    await env.sync(ns, 'ok', { source: { url }, timeout: '20s' });
     // the window is generous: a loaded 2-core machine can take tens of seconds to start the first reconcile
     const { seen, last } = await watchStatus(ns, 'ok', readyAt(sha), 90_000);
     expect(last.status?.objects).toEqual({
@@ -59,7 +59,7 @@ describe.concurrent('waiting for health', () => {
   it('without wait, counts every object of the package, not only those the last apply changed', async () => {
     const ns = await env.namespace('e2e-health-nowait');
     const { repo, url } = await env.repo('nowait', { 'a.yaml': configMap('a'), 'b.yaml': configMap('b') });
-    await createPackageSync(packageSync(ns, 'nw', env.controller.shard, { source: { url }, wait: false }));
+    await env.sync(ns, 'nw', { source: { url }, wait: false });
     await watchStatus(ns, 'nw', readyAt());
     const sha = await commitFiles(repo, 'main', { 'b.yaml': configMap('b').replace('k: v', 'k: w') }, 'change b');
     await patchPackageSync(ns, 'nw', { metadata: { annotations: { 'packagesync.io/reconcile-requested-at': '1' } } });
@@ -72,7 +72,7 @@ describe.concurrent('waiting for health', () => {
     const ns = await env.namespace('e2e-health-pull');
     const { url } = await env.repo('pull', { 'web.yaml': deployment('web', { failure: 'ImagePullBackOff' }) });
     const started = Date.now();
-    await createPackageSync(packageSync(ns, 'pull', env.controller.shard, { source: { url }, timeout: '120s' }));
+    await env.sync(ns, 'pull', { source: { url }, timeout: '120s' });
     const { last } = await watchStatus(ns, 'pull', stalledOnHealth, 100_000);
     // fails fast: the message says 'health check failed', not 'timeout', and long before the 120s timeout
     expect(Date.now() - started).toBeLessThan(90_000);
@@ -89,7 +89,7 @@ describe.concurrent('waiting for health', () => {
     const ns = await env.namespace('e2e-health-crash');
     const { url } = await env.repo('crash', { 'web.yaml': deployment('web', { failure: 'CrashLoopBackOff' }) });
     const started = Date.now();
-    await createPackageSync(packageSync(ns, 'crash', env.controller.shard, { source: { url }, timeout: '120s' }));
+    await env.sync(ns, 'crash', { source: { url }, timeout: '120s' });
     const { last } = await watchStatus(ns, 'crash', stalledOnHealth, 100_000);
     expect(Date.now() - started).toBeLessThan(90_000);
     expect(stalledMessage(last)).toMatch(
@@ -100,7 +100,7 @@ describe.concurrent('waiting for health', () => {
   it('waits for a Job to complete', async () => {
     const ns = await env.namespace('e2e-health-job');
     const { url, sha } = await env.repo('job', { 'job.yaml': job('migrate') });
-    await createPackageSync(packageSync(ns, 'job', env.controller.shard, { source: { url }, timeout: '120s' }));
+    await env.sync(ns, 'job', { source: { url }, timeout: '120s' });
     const { last } = await watchStatus(ns, 'job', readyAt(sha), 100_000);
     expect(last.status?.objects).toMatchObject({ total: 1, current: 1 });
   });
@@ -109,7 +109,7 @@ describe.concurrent('waiting for health', () => {
     const ns = await env.namespace('e2e-health-jobfail');
     const { url } = await env.repo('jobfail', { 'job.yaml': job('migrate', { failure: 'Error' }) });
     const started = Date.now();
-    await createPackageSync(packageSync(ns, 'jobfail', env.controller.shard, { source: { url }, timeout: '120s' }));
+    await env.sync(ns, 'jobfail', { source: { url }, timeout: '120s' });
     const { last } = await watchStatus(ns, 'jobfail', stalledOnHealth, 100_000);
     expect(Date.now() - started).toBeLessThan(90_000);
     expect(stalledMessage(last)).toMatch(
@@ -128,9 +128,7 @@ describe.concurrent('waiting for health', () => {
     const started = Date.now();
     // retryInterval: a custom resource applied right after its CRD can still meet UnknownKind while the API
     // server's discovery lags the CRD's Established condition (an apply race, not what this test is about)
-    await createPackageSync(
-      packageSync(ns, 'cr', env.controller.shard, { source: { url }, timeout: '8s', retryInterval: '1s' }),
-    );
+    await env.sync(ns, 'cr', { source: { url }, timeout: '8s', retryInterval: '1s' });
     const { seen, last } = await watchStatus(ns, 'cr', stalledOnHealth, 30_000);
     expect(Date.now() - started).toBeGreaterThanOrEqual(8_000);
     const gadget = `Gadget.${group}/${ns}/g1`;
@@ -155,7 +153,7 @@ describe.concurrent('waiting for health', () => {
       'b.yaml': deployment('nowhere', { unschedulable: true }),
       'c.yaml': deployment('fine'),
     });
-    await createPackageSync(packageSync(ns, 'many', env.controller.shard, { source: { url }, timeout: '8s' }));
+    await env.sync(ns, 'many', { source: { url }, timeout: '8s' });
     const { last } = await watchStatus(ns, 'many', stalledOnHealth, 30_000);
     const message = stalledMessage(last);
     expect(message).toMatch(/^timeout waiting for health: [23] objects not Current: /);
@@ -171,9 +169,7 @@ describe.concurrent('a newer revision cancels the wait', () => {
   it('a new commit, found by interval polling, starts over at once', async () => {
     const ns = await env.namespace('e2e-health-commit');
     const { repo, url } = await env.repo('commit', { 'web.yaml': deployment('web', { failure: 'NotReady' }) });
-    await createPackageSync(
-      packageSync(ns, 'commit', env.controller.shard, { source: { url }, timeout: '180s', interval: '2s' }),
-    );
+    await env.sync(ns, 'commit', { source: { url }, timeout: '180s', interval: '2s' });
     await watchStatus(ns, 'commit', (ps) => /waiting for health/.test(condition(ps, 'Reconciling')?.message ?? ''));
     const fixed = await commitFiles(repo, 'main', { 'web.yaml': deployment('web') }, 'fix readiness');
     const started = Date.now();
@@ -187,9 +183,7 @@ describe.concurrent('a newer revision cancels the wait', () => {
   it('the trigger annotation starts over at once', async () => {
     const ns = await env.namespace('e2e-health-trigger');
     const { repo, url } = await env.repo('trigger', { 'web.yaml': deployment('web', { failure: 'NotReady' }) });
-    await createPackageSync(
-      packageSync(ns, 'trigger', env.controller.shard, { source: { url }, timeout: '180s', interval: '1h' }),
-    );
+    await env.sync(ns, 'trigger', { source: { url }, timeout: '180s', interval: '1h' });
     await watchStatus(ns, 'trigger', (ps) => /waiting for health/.test(condition(ps, 'Reconciling')?.message ?? ''));
     const fixed = await commitFiles(repo, 'main', { 'web.yaml': deployment('web') }, 'fix readiness');
     const started = Date.now();
@@ -204,7 +198,7 @@ describe.concurrent('a newer revision cancels the wait', () => {
   it('deleting the PackageSync stops the wait and prunes at once', async () => {
     const ns = await env.namespace('e2e-health-delete');
     const { url } = await env.repo('delete', { 'web.yaml': deployment('web', { failure: 'NotReady' }) });
-    await createPackageSync(packageSync(ns, 'del', env.controller.shard, { source: { url }, timeout: '180s' }));
+    await env.sync(ns, 'del', { source: { url }, timeout: '180s' });
     await watchStatus(ns, 'del', (ps) => /waiting for health/.test(condition(ps, 'Reconciling')?.message ?? ''));
     const started = Date.now();
     await kubectl('delete', 'pks', 'del', '-n', ns, '--wait=false');

@@ -10,7 +10,6 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PackageSync } from '../src/api/packagesync.ts';
 import { kubectl } from './support/cluster.ts';
-import { createPackageSync, packageSync } from './support/controller.ts';
 import { condition, configMap, deployment, readyAt, stalledOnHealth, watchStatus } from './support/health.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 
@@ -39,7 +38,7 @@ describe.concurrent('kstatus readers', () => {
   it('see Current when Ready, and kubectl shows, waits for and describes it', async () => {
     const ns = await env.namespace('e2e-kstatus-ready');
     const { url, sha } = await env.repo('ready', { 'cm.yaml': configMap('c') });
-    await createPackageSync(packageSync(ns, 'app', env.controller.shard, { source: { url } }));
+    await env.sync(ns, 'app', { source: { url } });
     // what a person types: it returns once Ready, without polling scripts
     await kubectl('wait', '--for=condition=Ready', 'pks/app', '-n', ns, '--timeout=30s');
     const { last } = await watchStatus(ns, 'app', readyAt(sha));
@@ -57,7 +56,7 @@ describe.concurrent('kstatus readers', () => {
   it('see InProgress while it waits for health, and Failed once Stalled', async () => {
     const ns = await env.namespace('e2e-kstatus-wait');
     const { url } = await env.repo('wait', { 'web.yaml': deployment('web', { failure: 'NotReady' }) });
-    await createPackageSync(packageSync(ns, 'app', env.controller.shard, { source: { url }, timeout: '8s' }));
+    await env.sync(ns, 'app', { source: { url }, timeout: '8s' });
     const waiting = await watchStatus(ns, 'app', (ps) => condition(ps, 'Reconciling')?.status === 'True');
     expect(await kstatus(waiting.last)).toMatch(/^InProgress /);
     const stalled = await watchStatus(ns, 'app', stalledOnHealth, 30_000);

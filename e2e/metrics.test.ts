@@ -96,6 +96,14 @@ describe('a running controller, scraped', () => {
     expect(sample(text, 'packagesync_api_requests_total', { verb: 'PATCH', code: '200' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'packagesync_api_requests_total', { verb: 'GET', code: '200' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'packagesync_api_request_duration_seconds_count', { verb: 'PATCH' })).toBeGreaterThanOrEqual(1);
+    // … and by resource: the applies and the prune were to ConfigMaps, discovery is no resource
+    expect(
+      sample(text, 'packagesync_api_requests_total', { verb: 'PATCH', resource: 'configmaps' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'packagesync_api_requests_total', { verb: 'DELETE', resource: 'configmaps' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'packagesync_api_requests_total', { verb: 'GET', resource: '' })).toBeGreaterThanOrEqual(1);
     // one series per condition status, 1 for the current one (as Flux's gotk_reconcile_condition)
     const cond = (name: string, type: string, status: string) =>
       sample(text, 'packagesync_condition', { name, namespace: ns, type, status });

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get } from './support/cluster.ts';
-import { createPackageSync, getPackageSync, packageSync, waitReady } from './support/controller.ts';
+import { getPackageSync, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { cmPath, configMap, trigger } from './support/safety.ts';
 
@@ -36,8 +36,8 @@ describe('two PackageSyncs on one monorepo', () => {
       'docs/README.md': '# not a package\n',
     });
     const spec = (path: string) => ({ source: { url, path }, interval: '1h', retryInterval: '2s' });
-    await createPackageSync(packageSync(ns, 'a', fx.controller.shard, spec('apps/a')));
-    await createPackageSync(packageSync(ns, 'b', fx.controller.shard, spec('apps/b')));
+    await fx.sync(ns, 'a', spec('apps/a'));
+    await fx.sync(ns, 'b', spec('apps/b'));
     await waitReady(ns, 'a');
     const b1 = await waitReady(ns, 'b');
     expect(b1.status?.lastAppliedRevision).toBe(`main@sha1:${first}`);

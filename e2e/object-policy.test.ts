@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles } from '../test/support/git/index.ts';
 import { kube } from './support/cluster.ts';
-import { createPackageSync, packageSync, waitCondition, waitReady } from './support/controller.ts';
+import { waitCondition, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { cmPath, configMap, get, inventoryIds, ready, trigger } from './support/safety.ts';
 
@@ -52,8 +52,7 @@ describe('packagesync.io/apply', () => {
       'seed.yaml': seed('1'),
       'plain.yaml': configMap('plain', { v: '1' }),
     });
-    await createPackageSync(packageSync(ns, 'inp', fx.controller.shard, spec(url)));
-    const first = await waitReady(ns, 'inp');
+    const first = await fx.syncReady(ns, 'inp', spec(url));
     const created = await get(cmPath(ns, 'seed'));
     expect(created?.data).toEqual({ v: '1' });
     expect(inventoryIds(first)).toEqual([`${ns}_plain__ConfigMap`, `${ns}_seed__ConfigMap`]);
@@ -82,8 +81,7 @@ describe('packagesync.io/apply', () => {
       'flux-off.yaml': fluxIgnored,
       'plain.yaml': configMap('plain', { v: '1' }),
     });
-    await createPackageSync(packageSync(ns, 'ign', fx.controller.shard, spec(url)));
-    const first = await waitReady(ns, 'ign');
+    const first = await fx.syncReady(ns, 'ign', spec(url));
     expect(await get(cmPath(ns, 'hands-off'))).toBeUndefined(); // not created, and Ready without it
     expect(await get(cmPath(ns, 'flux-off'))).toBeUndefined();
     expect(inventoryIds(first)).toEqual([`${ns}_plain__ConfigMap`]);
@@ -116,7 +114,7 @@ describe('packagesync.io/apply', () => {
       'typo.yaml': configMap('typo', { v: '1' }, annotated({ 'packagesync.io/apply': 'IfAbsent' })),
       'plain.yaml': configMap('plain', { v: '1' }),
     });
-    await createPackageSync(packageSync(ns, 'bad', fx.controller.shard, spec(url)));
+    await fx.sync(ns, 'bad', spec(url));
     const failed = await waitCondition(ns, 'bad', 'Ready', 'False', 'InvalidManifest');
     expect(ready(failed)?.message).toContain(`ConfigMap/${ns}/typo (typo.yaml:1)`);
     expect(ready(failed)?.message).toContain('"IfAbsent" is not one of Merge, IfNotPresent, Ignore');
@@ -132,8 +130,7 @@ describe('packagesync.io/recreate', () => {
   it('a Job whose template changed: refused, naming object, file, field and the opt-in; re-created with it', async () => {
     const ns = await fx.namespace('pol-job');
     const { repo, url } = await fx.repo('pol-job', { 'job.yaml': job('registry.local/once:1') });
-    await createPackageSync(packageSync(ns, 'job', fx.controller.shard, spec(url, { wait: false })));
-    await waitReady(ns, 'job');
+    await fx.syncReady(ns, 'job', spec(url, { wait: false }));
     const path = `/apis/batch/v1/namespaces/${ns}/jobs/once`;
     const before = await get(path);
 
@@ -165,8 +162,7 @@ describe('packagesync.io/recreate', () => {
       `apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n${Object.keys(annotations).length ? annotated(annotations) : ''}` +
       `spec:\n  selector: {app: web}\n  ports: [{port: 80}]\n${extra}`;
     const { repo, url } = await fx.repo('pol-svc', { 'svc.yaml': service('') });
-    await createPackageSync(packageSync(ns, 'svc', fx.controller.shard, spec(url)));
-    await waitReady(ns, 'svc');
+    await fx.syncReady(ns, 'svc', spec(url));
     const path = `/api/v1/namespaces/${ns}/services/web`;
     const before = await get(path);
     expect((before?.spec as { clusterIP?: string }).clusterIP).not.toBe('None');

@@ -5,14 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, tag } from '../test/support/git/index.ts';
 import { FIELD_MANAGER } from '../src/api/packagesync.ts';
 import { eventReasons, eventually, get, kube, type Live } from './support/cluster.ts';
-import {
-  createPackageSync,
-  getPackageSync,
-  packageSync,
-  patchPackageSync,
-  waitCondition,
-  waitReady,
-} from './support/controller.ts';
+import { getPackageSync, patchPackageSync, waitCondition, waitReady } from './support/controller.ts';
 import { configMap, deployment, startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 
 let env: GitEnvWithController;
@@ -34,13 +27,10 @@ describe('a PackageSync on a branch', () => {
       'app/extra.yaml': configMap('extra', { a: '1' }),
       'README.md': 'not a manifest',
     });
-    await createPackageSync(
-      packageSync(ns, 'app', env.controller.shard, {
-        source: { url, ref: { branch: 'main' }, path: 'app' },
-        timeout: '1m',
-      }),
-    );
-    const ready = await waitReady(ns, 'app');
+    const ready = await env.syncReady(ns, 'app', {
+      source: { url, ref: { branch: 'main' }, path: 'app' },
+      timeout: '1m',
+    });
     expect(ready.status?.lastAppliedRevision).toBe(`main@sha1:${sha}`);
     expect(ready.status?.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(
       /^Applied revision main@sha1:[0-9a-f]{40}: 3 created$/,
@@ -92,8 +82,7 @@ describe('a PackageSync on a branch', () => {
       'cm.yaml': configMap('one', { k: 'v' }),
       'deploy.yaml': deployment('api'),
     });
-    await createPackageSync(packageSync(ns, 'r', env.controller.shard, { source: { url } }));
-    const ready = await waitReady(ns, 'r');
+    const ready = await env.syncReady(ns, 'r', { source: { url } });
     const cmBefore = await get(`/api/v1/namespaces/${ns}/configmaps/one`);
     const deployBefore = await get(`/apis/apps/v1/namespaces/${ns}/deployments/api`);
     await env.controller.restart();
@@ -140,8 +129,7 @@ describe('adoption', () => {
       },
     });
     const { url } = await env.repo('adopt', { 'cm.yaml': configMap('legacy', { k: 'new' }) });
-    await createPackageSync(packageSync(ns, 'adopt', env.controller.shard, { source: { url } }));
-    await waitReady(ns, 'adopt');
+    await env.syncReady(ns, 'adopt', { source: { url } });
     const cm = await get(`/api/v1/namespaces/${ns}/configmaps/legacy`);
     expect(cm?.data?.k).toBe('new');
     expect(cm?.metadata.labels).toMatchObject({
@@ -165,21 +153,15 @@ describe('refs', () => {
     await (await kube()).request('POST', '/api/v1/namespaces', { body: { metadata: { name: `${ns}-semver` } } });
     await (await kube()).request('POST', '/api/v1/namespaces', { body: { metadata: { name: `${ns}-commit` } } });
     env.adoptNamespace(`${ns}-semver`, `${ns}-commit`);
-    await createPackageSync(
-      packageSync(ns, 'by-tag', env.controller.shard, { source: { url, ref: { tag: 'v1.0.0' } }, targetNamespace: ns }),
-    );
-    await createPackageSync(
-      packageSync(ns, 'by-semver', env.controller.shard, {
-        source: { url, ref: { semver: '^1.0.0' } },
-        targetNamespace: `${ns}-semver`,
-      }),
-    );
-    await createPackageSync(
-      packageSync(ns, 'by-commit', env.controller.shard, {
-        source: { url, ref: { commit: second } },
-        targetNamespace: `${ns}-commit`,
-      }),
-    );
+    await env.sync(ns, 'by-tag', { source: { url, ref: { tag: 'v1.0.0' } }, targetNamespace: ns });
+    await env.sync(ns, 'by-semver', {
+      source: { url, ref: { semver: '^1.0.0' } },
+      targetNamespace: `${ns}-semver`,
+    });
+    await env.sync(ns, 'by-commit', {
+      source: { url, ref: { commit: second } },
+      targetNamespace: `${ns}-commit`,
+    });
 
     expect((await waitReady(ns, 'by-tag')).status?.lastAppliedRevision).toBe(`v1.0.0@sha1:${first}`);
     expect((await waitReady(ns, 'by-semver')).status?.lastAppliedRevision).toBe(`v1.2.0@sha1:${second}`);
@@ -208,8 +190,7 @@ describe('packages', () => {
     ].join('\n');
     const widget = `apiVersion: ${group}/v1\nkind: Widget\nmetadata: {name: gizmo}\nspec: {size: 3}\n`;
     const { url } = await env.repo('crd', { 'a-widget.yaml': widget, 'z-crd.yaml': crd });
-    await createPackageSync(packageSync(ns, 'crd', env.controller.shard, { source: { url } }));
-    await waitReady(ns, 'crd');
+    await env.syncReady(ns, 'crd', { source: { url } });
     expect(await get(`/apis/${group}/v1/namespaces/${ns}/widgets/gizmo`)).toBeDefined();
     // cluster-scoped CRD: clean it up with the PackageSync (delete prunes)
     await (await kube()).request('DELETE', `/apis/packagesync.io/v1alpha1/namespaces/${ns}/packagesyncs/crd`);
@@ -225,8 +206,7 @@ describe('packages', () => {
       'a.yaml': configMap('a', { k: 'v' }),
       'b.yaml': configMap('b', { k: 'v' }),
     });
-    await createPackageSync(packageSync(ns, 'np', env.controller.shard, { source: { url }, prune: false }));
-    await waitReady(ns, 'np');
+    await env.syncReady(ns, 'np', { source: { url }, prune: false });
     const sha = await commitFiles(repo, 'main', { 'b.yaml': null }, 'drop b');
     await patchPackageSync(ns, 'np', { metadata: { annotations: { 'packagesync.io/reconcile-requested-at': '1' } } });
     const after = await waitReady(ns, 'np', (ps) => ps.status?.lastAppliedRevision?.endsWith(sha) === true);
@@ -241,8 +221,7 @@ describe('packages', () => {
   it('prunes everything on delete with prune: true', async () => {
     const ns = await env.namespace('e2e-delprune');
     const { url } = await env.repo('delprune', { 'a.yaml': configMap('a', { k: 'v' }) });
-    await createPackageSync(packageSync(ns, 'dp', env.controller.shard, { source: { url } }));
-    await waitReady(ns, 'dp');
+    await env.syncReady(ns, 'dp', { source: { url } });
     await (await kube()).request('DELETE', `/apis/packagesync.io/v1alpha1/namespaces/${ns}/packagesyncs/dp`);
     await eventually('PackageSync gone', async () => (await getPackageSync(ns, 'dp')) === undefined);
     expect(await get(`/api/v1/namespaces/${ns}/configmaps/a`)).toBeUndefined();
@@ -252,8 +231,7 @@ describe('packages', () => {
     const ns = await env.namespace('e2e-target');
     const target = await env.namespace('e2e-target-dst');
     const { url } = await env.repo('target', { 'a.yaml': configMap('a', { k: 'v' }) });
-    await createPackageSync(packageSync(ns, 't', env.controller.shard, { source: { url }, targetNamespace: target }));
-    await waitReady(ns, 't');
+    await env.syncReady(ns, 't', { source: { url }, targetNamespace: target });
     expect(await get(`/api/v1/namespaces/${target}/configmaps/a`)).toBeDefined();
     expect(await get(`/api/v1/namespaces/${ns}/configmaps/a`)).toBeUndefined();
   });
@@ -263,8 +241,7 @@ describe('suspend and trigger', () => {
   it('stops all work while suspended and reconciles at once on the trigger annotation', async () => {
     const ns = await env.namespace('e2e-suspend');
     const { repo, url } = await env.repo('suspend', { 'a.yaml': configMap('a', { v: '1' }) });
-    await createPackageSync(packageSync(ns, 's', env.controller.shard, { source: { url }, interval: '1h' }));
-    await waitReady(ns, 's');
+    await env.syncReady(ns, 's', { source: { url }, interval: '1h' });
     await patchPackageSync(ns, 's', { spec: { suspend: true } });
     const sha = await commitFiles(repo, 'main', { 'a.yaml': configMap('a', { v: '2' }) }, 'v2');
     await patchPackageSync(ns, 's', {
@@ -282,8 +259,7 @@ describe('failures', () => {
   it('reports a render failure naming the file, applying nothing and keeping the inventory', async () => {
     const ns = await env.namespace('e2e-fail');
     const { repo, url, sha } = await env.repo('fail', { 'a.yaml': configMap('a', { v: '1' }) });
-    await createPackageSync(packageSync(ns, 'f', env.controller.shard, { source: { url }, retryInterval: '2s' }));
-    await waitReady(ns, 'f');
+    await env.syncReady(ns, 'f', { source: { url }, retryInterval: '2s' });
     await commitFiles(
       repo,
       'main',

@@ -13,14 +13,7 @@ import { Reason } from '../src/api/reasons.ts';
 import type { PlanDocument } from '../src/core/plan/plan-render.ts';
 import { packagesync } from './support/cli.ts';
 import { eventually, eventReasons, get, kube } from './support/cluster.ts';
-import {
-  createPackageSync,
-  getPackageSync,
-  packageSync,
-  patchPackageSync,
-  waitCondition,
-  waitReady,
-} from './support/controller.ts';
+import { getPackageSync, patchPackageSync, waitCondition, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { deployment as failingDeployment, stalledOnHealth, watchStatus } from './support/health.ts';
 import { startPrivateCluster, type PrivateCluster } from './support/private-cluster.ts';
@@ -103,7 +96,7 @@ describe('spec.kubeConfig: a PackageSync in cluster 1 acting in cluster 2', () =
       retryInterval: '2s',
       kubeConfig: { secretRef: { name: 'cluster-2' } },
     };
-    await createPackageSync(packageSync(ns, 'app', fx.controller.shard, spec));
+    await fx.sync(ns, 'app', spec);
 
     // Ready means the Deployment is Available in cluster 2: health was read there
     const ps = await waitReady(ns, 'app');
@@ -178,8 +171,7 @@ describe('spec.kubeConfig: a PackageSync in cluster 1 acting in cluster 2', () =
       retryInterval: '1s',
       kubeConfig: { secretRef: { name: 'cluster-2' } },
     };
-    await createPackageSync(packageSync(ns, 'app', fx.controller.shard, spec));
-    const ps = await waitReady(ns, 'app');
+    const ps = await fx.syncReady(ns, 'app', spec);
     expect(inventoryIds(ps)).toEqual([`${ns}_w_${group}_Widget`]);
     expect(await remoteGet(`${widgets}/w`)).toBeDefined();
     await remote
@@ -199,7 +191,7 @@ describe('spec.kubeConfig: a PackageSync in cluster 1 acting in cluster 2', () =
       serviceAccountName: 'deployer',
       kubeConfig: { secretRef: { name: 'cluster-2' } },
     };
-    await createPackageSync(packageSync(ns, 'app', fx.controller.shard, spec));
+    await fx.sync(ns, 'app', spec);
     const refused = await waitCondition(ns, 'app', 'Ready', 'False', Reason.Forbidden);
     expect(JSON.stringify(refused.status?.conditions)).toContain(`system:serviceaccount:${ns}:deployer`);
     expect(await remoteGet(cmPath(ns, 'a'))).toBeUndefined();
@@ -251,7 +243,7 @@ describe('spec.kubeConfig: a PackageSync in cluster 1 acting in cluster 2', () =
       await kubeconfigSecret(ns, 'cluster-2', stringify(kc));
       const { url } = await fx.repo('remote-refused', { 'a.yaml': configMap('a', { k: 'v' }) });
       const spec = { source: { url }, interval: '1h', kubeConfig: { secretRef: { name: 'cluster-2' } } };
-      await createPackageSync(packageSync(ns, 'app', fx.controller.shard, spec));
+      await fx.sync(ns, 'app', spec);
       const ps = await waitCondition(ns, 'app', 'Ready', 'False', Reason.KubeConfigInvalid);
       const text = JSON.stringify(ps.status);
       expect(text).toContain(`Secret ${ns}/cluster-2 key value: ${field}`);
@@ -275,8 +267,7 @@ describe('spec.kubeConfig: a PackageSync in cluster 1 acting in cluster 2', () =
       retryInterval: '2s',
       kubeConfig: { secretRef: { name: 'cluster-2' } },
     };
-    await createPackageSync(packageSync(ns, 'app', fx.controller.shard, spec));
-    const applied = await waitReady(ns, 'app');
+    const applied = await fx.syncReady(ns, 'app', spec);
 
     // b leaves the package, and the kubeconfig now names a port nobody listens on: the Secret's edit alone
     // starts the reconcile (interval is 1h)
@@ -318,7 +309,7 @@ describe('the CLI on a PackageSync with spec.kubeConfig reads cluster 2', () => 
       timeout: '20s',
       kubeConfig: { secretRef: { name: 'cluster-2' } },
     };
-    await createPackageSync(packageSync(ns, 'app', fx.controller.shard, spec));
+    await fx.sync(ns, 'app', spec);
     await watchStatus(ns, 'app', stalledOnHealth, 100_000);
 
     const why = await packagesync('why', 'app', '-n', ns);

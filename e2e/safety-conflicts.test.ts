@@ -47,11 +47,10 @@ describe('ownership', () => {
       'shared.yaml': configMap('shared', { from: 'b' }),
       'b.yaml': configMap('b-only', { k: 'v' }),
     });
-    await createPackageSync(packageSync(ns, 'first', fx.controller.shard, spec(a.url, { interval: '2s' })));
-    const firstReady = await waitReady(ns, 'first');
+    const firstReady = await fx.syncReady(ns, 'first', spec(a.url, { interval: '2s' }));
     const before = await get(cmPath(ns, 'shared'));
 
-    await createPackageSync(packageSync(ns, 'second', fx.controller.shard, spec(b.url, { interval: '2s' })));
+    await fx.sync(ns, 'second', spec(b.url, { interval: '2s' }));
     const second = await waitCondition(ns, 'second', 'Ready', 'False', 'OwnershipConflict');
     expect(ready(second)?.message).toContain(`ConfigMap/${ns}/shared belongs to PackageSync ${ns}/first`);
     expect(second.status?.conditions?.find((c) => c.type === 'Stalled')?.status).toBe('True');
@@ -75,8 +74,7 @@ describe('ownership', () => {
   it('an object in the inventory that another PackageSync took over is a conflict, not taken back', async () => {
     const ns = await fx.namespace('own-taken');
     const { url } = await fx.repo('own-taken', { 'x.yaml': configMap('x', { v: '1' }) });
-    await createPackageSync(packageSync(ns, 'mine', fx.controller.shard, spec(url)));
-    await waitReady(ns, 'mine');
+    await fx.syncReady(ns, 'mine', spec(url));
     // what a PackageSync applying the same object at the same moment leaves behind: its labels, its data
     await (
       await kube()
@@ -134,8 +132,7 @@ describe('field managers', () => {
   it('a field someone else set before the package sets it → ApplyConflict naming the manager; spec.force takes it', async () => {
     const ns = await fx.namespace('fm-edit');
     const { repo, url } = await fx.repo('fm-edit', { 'cm.yaml': configMap('settings', { color: 'blue', size: 's' }) });
-    await createPackageSync(packageSync(ns, 'edit', fx.controller.shard, spec(url)));
-    await waitReady(ns, 'edit');
+    await fx.syncReady(ns, 'edit', spec(url));
     // kubectl edit: GET, change, PUT (an Update) with field manager kubectl-edit. color is ours since the last
     // apply: drift, taken back (docs/adr/0022); extra was never ours
     const client = await kube();
@@ -173,8 +170,7 @@ describe('field managers', () => {
   it("leaves alone a field another controller owns that the package omits (an HPA's replicas)", async () => {
     const ns = await fx.namespace('fm-hpa');
     const { repo, url } = await fx.repo('fm-hpa', { 'd.yaml': deployment('scaled') });
-    await createPackageSync(packageSync(ns, 'hpa', fx.controller.shard, spec(url)));
-    await waitReady(ns, 'hpa');
+    await fx.syncReady(ns, 'hpa', spec(url));
     const path = `/apis/apps/v1/namespaces/${ns}/deployments/scaled`;
     await (
       await kube()
@@ -202,8 +198,7 @@ describe('immutable fields', () => {
   it('a changed Deployment selector → ImmutableFieldChange; with spec.force deleted, awaited and recreated', async () => {
     const ns = await fx.namespace('imm-deploy');
     const { repo, url } = await fx.repo('imm-deploy', { 'd.yaml': deployment('web') });
-    await createPackageSync(packageSync(ns, 'imm', fx.controller.shard, spec(url)));
-    await waitReady(ns, 'imm');
+    await fx.syncReady(ns, 'imm', spec(url));
     const path = `/apis/apps/v1/namespaces/${ns}/deployments/web`;
     const before = await get(path);
     const sha = await commitFiles(repo, 'main', { 'd.yaml': deployment('web', { selector: 'web-v2' }) }, 'selector');
@@ -225,8 +220,7 @@ describe('immutable fields', () => {
     const job = (image: string) =>
       `apiVersion: batch/v1\nkind: Job\nmetadata: {name: once}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: c, image: "${image}"}]\n`;
     const { repo, url } = await fx.repo('imm-job', { 'job.yaml': job('registry.local/once:1') });
-    await createPackageSync(packageSync(ns, 'job', fx.controller.shard, spec(url, { wait: false })));
-    await waitReady(ns, 'job');
+    await fx.syncReady(ns, 'job', spec(url, { wait: false }));
     await commitFiles(repo, 'main', { 'job.yaml': job('registry.local/once:2') }, 'v2');
     await trigger(ns, 'job');
     const failed = await waitCondition(ns, 'job', 'Ready', 'False', 'ImmutableFieldChange');
@@ -242,8 +236,7 @@ describe('refused prunes', () => {
       'keep.yaml': configMap('keep', { k: 'v' }),
       'held.yaml': configMap('held', { k: 'v' }),
     });
-    await createPackageSync(packageSync(ns, 'fin', fx.controller.shard, spec(url)));
-    const first = await waitReady(ns, 'fin');
+    const first = await fx.syncReady(ns, 'fin', spec(url));
     // another controller guards the object with a finalizer it never removes
     await (
       await kube()

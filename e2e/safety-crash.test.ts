@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PackageSync } from '../src/api/packagesync.ts';
 import { commitFiles } from '../test/support/git/index.ts';
 import { kube } from './support/cluster.ts';
-import { createPackageSync, getPackageSync, packageSync, waitReady } from './support/controller.ts';
+import { getPackageSync, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { configMap, inventoryIds, ready, sleep, trigger } from './support/safety.ts';
 
@@ -50,15 +50,12 @@ describe('kill -9 during apply and prune', () => {
   it('never leaves an owned object outside the inventory, never deletes one still in the package', async () => {
     const ns = await fx.namespace('crash');
     const { repo, url } = await fx.repo('crash', files('A', 0));
-    await createPackageSync(
-      packageSync(ns, 'crash', fx.controller.shard, {
-        source: { url },
-        interval: '1h',
-        retryInterval: '1s',
-        wait: false,
-      }),
-    );
-    await waitReady(ns, 'crash');
+    await fx.syncReady(ns, 'crash', {
+      source: { url },
+      interval: '1h',
+      retryInterval: '1s',
+      wait: false,
+    });
 
     // Where each round kills: at the start of the apply (inventory old ∪ new just saved), after some of
     // the 50 new objects were created (creates come after the 100 configures), or after some of the 50

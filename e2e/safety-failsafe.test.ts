@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles } from '../test/support/git/index.ts';
-import { createPackageSync, packageSync, patchPackageSync, waitCondition, waitReady } from './support/controller.ts';
+import { patchPackageSync, waitCondition, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { cmPath, configMap, deployment, get, inventoryIds, ready, trigger } from './support/safety.ts';
 
@@ -26,16 +26,13 @@ async function readyOnFirstRevision(prefix: string, path = 'app', more: Record<s
     [`${path}/a.yaml`]: configMap('a', { v: '1' }),
     [`${path}/b.yaml`]: configMap('b', { v: '1' }),
   });
-  await createPackageSync(
-    packageSync(ns, 'ps', fx.controller.shard, {
-      source: { url, path },
-      interval: '1h',
-      retryInterval: '1s',
-      timeout: '1m',
-      ...more,
-    }),
-  );
-  const ps = await waitReady(ns, 'ps');
+  const ps = await fx.syncReady(ns, 'ps', {
+    source: { url, path },
+    interval: '1h',
+    retryInterval: '1s',
+    timeout: '1m',
+    ...more,
+  });
   expect(inventoryIds(ps)).toEqual([`${ns}_a__ConfigMap`, `${ns}_b__ConfigMap`]);
   return { ns, repo, sha, ps };
 }

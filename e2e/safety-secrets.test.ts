@@ -9,7 +9,7 @@ import { packageSyncCollectionPath } from '../src/adapters/kube/packagesyncs.ts'
 import type { PackageSync } from '../src/api/packagesync.ts';
 import type { GitHttpServer } from '../test/support/git/index.ts';
 import { kube } from './support/cluster.ts';
-import { createPackageSync, packageSync, waitCondition, waitReady } from './support/controller.ts';
+import { waitCondition, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { configMap, sleep } from './support/safety.ts';
 
@@ -71,9 +71,7 @@ describe('credentials', () => {
       const source = { url, ...(secretName ? { secretRef: { name: secretName } } : {}) };
       // the packages are the same: those that apply do so in a namespace of their own
       const targetNamespace = reason === 'Ready' ? await env.namespace(`secrets-${name}`) : undefined;
-      await createPackageSync(
-        packageSync(ns, name, env.controller.shard, { source, targetNamespace, retryInterval: '2s' }),
-      );
+      await env.sync(ns, name, { source, targetNamespace, retryInterval: '2s' });
     }
     for (const [name, , , reason] of cases) {
       if (reason === 'Ready') await waitReady(ns, name);

@@ -11,7 +11,7 @@ import { sshFingerprints } from '../src/core/signers.ts';
 import { tag, type TestRepo } from '../test/support/git/index.ts';
 import { gpgSigner, signedCommit, signedTag, sshSigner, type Signer } from '../test/support/git/signing.ts';
 import { eventually, kube } from './support/cluster.ts';
-import { createPackageSync, getPackageSync, packageSync, waitCondition, waitReady } from './support/controller.ts';
+import { getPackageSync, waitCondition, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { cmPath, configMap, get, trigger } from './support/safety.ts';
 
@@ -44,15 +44,13 @@ afterAll(async () => {
 });
 
 async function create(name: string, url: string, spec: Partial<SpecInput>): Promise<void> {
-  await createPackageSync(
-    packageSync(ns, name, env.controller.shard, {
-      targetNamespace: ns,
-      interval: '1h',
-      retryInterval: '2s',
-      ...spec,
-      source: { url, ...spec.source },
-    }),
-  );
+  await env.sync(ns, name, {
+    targetNamespace: ns,
+    interval: '1h',
+    retryInterval: '2s',
+    ...spec,
+    source: { url, ...spec.source },
+  });
 }
 
 const valueOf = async (name: string) => ((await get(cmPath(ns, name)))?.data as Record<string, string> | undefined)?.v;

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conditionOf } from '../src/core/status.ts';
 import { eventually, kube } from './support/cluster.ts';
-import { createPackageSync, getPackageSync, httpBase, packageSync, waitReady } from './support/controller.ts';
+import { getPackageSync, httpBase, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { cmPath, get } from './support/safety.ts';
 
@@ -58,15 +58,12 @@ describe('periodic checks of a settled package', () => {
     const { url } = await env.repo('unchanged', {
       'paint.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: paint}\ndata: {color: "${COLOR}"}\n',
     });
-    await createPackageSync(
-      packageSync(ns, 'paint', env.controller.shard, {
-        source: { url },
-        targetNamespace: ns,
-        interval: '2s',
-        postBuild: { substituteFrom: [{ kind: 'ConfigMap', name: 'vars' }] },
-      }),
-    );
-    await waitReady(ns, 'paint');
+    await env.syncReady(ns, 'paint', {
+      source: { url },
+      targetNamespace: ns,
+      interval: '2s',
+      postBuild: { substituteFrom: [{ kind: 'ConfigMap', name: 'vars' }] },
+    });
     expect((await get(cmPath(ns, 'paint')))?.data).toEqual({ color: 'blue' });
 
     // the first periodic check finds the package settled and remembers its checkpoint; the next ones stop early
@@ -114,23 +111,21 @@ describe('periodic checks of a settled package', () => {
       'crd.yaml': crd,
       'widget.yaml': `apiVersion: ${group}/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {size: 1}\n`,
     });
-    await createPackageSync(
-      packageSync(ns, 'widgets', env.controller.shard, {
-        source: { url },
-        targetNamespace: ns,
-        interval: '2s',
-        retryInterval: '1s',
-        timeout: '120s',
-        healthCheckExprs: [
-          {
-            apiVersion: `${group}/v1`,
-            kind: 'Widget',
-            current: "has(status.phase) && status.phase == 'Running'",
-            failed: "has(status.phase) && status.phase == 'Broken'",
-          },
-        ],
-      }),
-    );
+    await env.sync(ns, 'widgets', {
+      source: { url },
+      targetNamespace: ns,
+      interval: '2s',
+      retryInterval: '1s',
+      timeout: '120s',
+      healthCheckExprs: [
+        {
+          apiVersion: `${group}/v1`,
+          kind: 'Widget',
+          current: "has(status.phase) && status.phase == 'Running'",
+          failed: "has(status.phase) && status.phase == 'Broken'",
+        },
+      ],
+    });
     // the Widget's own controller (this test) reports it running
     const widget = `/apis/${group}/v1/namespaces/${ns}/widgets/w1`;
     const setPhase = async (phase: string) =>

@@ -96,9 +96,9 @@ describe('the reconcile loads a PackageSync from the watch when its copy is curr
       expect(counts).toEqual({});
       expect(syncs.reads).toEqual({ watch: 3, get: 1 });
       // deleted: what we wrote to it is forgotten (run.ts calls this on the watch's delete event)
-      await syncs.writeStatus((await syncs.get(ns, 'unit'))!, { lastAttemptedRevision: 'rev-2' });
+      const last = await syncs.writeStatus((await syncs.get(ns, 'unit'))!, { lastAttemptedRevision: 'rev-2' });
       expect(syncs.remembered).toBe(1);
-      syncs.forget(ns, 'unit');
+      syncs.forget(last as unknown as KubeObject);
       expect(syncs.remembered).toBe(0);
     } finally {
       informer.stop();
@@ -276,10 +276,11 @@ describe('the planner reads live objects from the owned-objects watches', () => 
         body: cm(ns, 'short-lived', ownerLabels({ name: 'web', namespace: ns })),
       });
       env.ownWrites.record(made);
-      expect(env.ownWrites.latest(made.metadata.uid!)).toBe(made.metadata.resourceVersion);
+      expect(env.ownWrites.size).toBe(1);
       await admin.request('DELETE', `/api/v1/namespaces/${ns}/configmaps/short-lived`);
-      await eventually('the delete event drops it', async () => env.ownWrites.latest(made.metadata.uid!) === undefined);
-      expect(env.ownWrites.size).toBe(0);
+      await eventually('the delete event drops it', async () => env.ownWrites.size === 0);
+      // nothing remembered of it: no copy of that uid is held back any more
+      expect(env.ownWrites.trustsCopy(made.metadata.uid, '0')).toBe(true);
     } finally {
       await env.close();
     }

@@ -5,7 +5,7 @@
  * status.cause (kubectl describe shows it) until a fix clears it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPackageSync, packageSync, waitCondition, waitReady } from './support/controller.ts';
+import { waitCondition } from './support/controller.ts';
 import { packagesync } from './support/cli.ts';
 import { kubectl } from './support/cluster.ts';
 import {
@@ -31,7 +31,7 @@ describe('packagesync why', () => {
   it('follows a PackageSync to the Pod that cannot pull its image', async () => {
     const ns = await env.namespace('e2e-why-pull');
     const { url } = await env.repo('why-pull', { 'web.yaml': deployment('web', { failure: 'ImagePullBackOff' }) });
-    await createPackageSync(packageSync(ns, 'pull', env.controller.shard, { source: { url }, timeout: '120s' }));
+    await env.sync(ns, 'pull', { source: { url }, timeout: '120s' });
     await watchStatus(ns, 'pull', stalledOnHealth, 100_000);
     const r = await packagesync('why', 'pull', '-n', ns);
     expect(r.code).toBe(1);
@@ -52,9 +52,7 @@ describe('packagesync why', () => {
   it('names a dependsOn that blocks; a Ready PackageSync is one line and exit 0', async () => {
     const ns = await env.namespace('e2e-why-deps');
     const { url } = await env.repo('why-deps', { 'cm.yaml': configMap('c') });
-    await createPackageSync(
-      packageSync(ns, 'waits', env.controller.shard, { source: { url }, dependsOn: [{ name: 'infra' }] }),
-    );
+    await env.sync(ns, 'waits', { source: { url }, dependsOn: [{ name: 'infra' }] });
     await waitCondition(ns, 'waits', 'Ready', 'False', 'DependencyNotReady');
     const blocked = await packagesync('why', 'waits', '-n', ns);
     expect(blocked.code).toBe(1);
@@ -62,8 +60,7 @@ describe('packagesync why', () => {
       `PackageSync ${ns}/waits  Ready=False DependencyNotReady\n└ dependsOn ${ns}/infra  not found\n`,
     );
 
-    await createPackageSync(packageSync(ns, 'ok', env.controller.shard, { source: { url } }));
-    await waitReady(ns, 'ok');
+    await env.syncReady(ns, 'ok', { source: { url } });
     const ok = await packagesync('why', 'ok', '-n', ns);
     expect(ok).toMatchObject({ code: 0, stdout: `PackageSync ${ns}/ok  Ready=True ReconciliationSucceeded\n` });
   });
@@ -75,9 +72,7 @@ describe('status.cause', () => {
     const { repo, url } = await env.repo('why-status', {
       'web.yaml': deployment('web', { failure: 'ImagePullBackOff' }),
     });
-    await createPackageSync(
-      packageSync(ns, 'pull', env.controller.shard, { source: { url }, timeout: '120s', retryInterval: '2s' }),
-    );
+    await env.sync(ns, 'pull', { source: { url }, timeout: '120s', retryInterval: '2s' });
     const { last } = await watchStatus(ns, 'pull', stalledOnHealth, 100_000);
     const cause = last.status?.cause ?? [];
     expect(cause.map((l) => l.kind)).toEqual(['Deployment', 'ReplicaSet', 'Pod']);

@@ -132,6 +132,12 @@ export function diff(after: VerbCounts, before: VerbCounts, minus: VerbCounts = 
 }
 
 export const total = (c: VerbCounts): number => Object.values(c).reduce((a, b) => a + b, 0);
+/** Counts as a report cell, sorted by key: "GET 3, PATCH 1"; with `per`, each divided by it (2 decimals). */
+export const verbs = (c: VerbCounts, per?: number): string =>
+  Object.entries(c)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k} ${per === undefined ? v : (v / per).toFixed(2)}`)
+    .join(', ') || '—';
 export const writes = (c: VerbCounts): number =>
   ['CREATE', 'UPDATE', 'PATCH', 'APPLY', 'DELETE', 'DELETECOLLECTION', 'POST', 'PUT'].reduce(
     (a, v) => a + (c[v] ?? 0),

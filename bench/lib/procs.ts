@@ -141,6 +141,24 @@ export function packageSyncRequests(metrics: string): VerbCounts {
   return sumCounter(metrics, 'packagesync_api_requests_total', 'verb');
 }
 
+/**
+ * The PackageSync controller's writes (`verb resource`, e.g. `PATCH configmaps`), from the resource label of its
+ * packagesync_api_requests_total: every POST, PUT, PATCH and DELETE but access reviews, which are questions
+ * (may I?) sent as a POST, not writes.
+ */
+export function packageSyncWrites(metrics: string): VerbCounts {
+  const out: VerbCounts = {};
+  for (const m of metrics.matchAll(/^packagesync_api_requests_total\{([^}]*)\} ([0-9.e+]+)$/gm)) {
+    const label = (k: string) => new RegExp(`(?:^|,)${k}="([^"]*)"`).exec(m[1]!)?.[1] ?? '';
+    const verb = label('verb');
+    const resource = label('resource');
+    if (!['POST', 'PUT', 'PATCH', 'DELETE'].includes(verb) || resource.endsWith('accessreviews')) continue;
+    const key = `${verb} ${resource}`;
+    out[key] = (out[key] ?? 0) + Number(m[2]);
+  }
+  return out;
+}
+
 /** API requests a Flux controller made, by HTTP method, from controller-runtime's rest_client_requests_total. */
 export function fluxRequests(metrics: string): VerbCounts {
   return sumCounter(metrics, 'rest_client_requests_total', 'method');

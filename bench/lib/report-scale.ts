@@ -1,15 +1,10 @@
 /** The fleet at scale (issue 18.1–2): per-unit costs, the fleet at rest, and a restart — rendered for RESULTS.md. */
-import { total, type VerbCounts } from './cluster.ts';
+import { total, verbs } from './cluster.ts';
 import type { FleetResult } from './fleet.ts';
 import type { RestartFigures } from './steady.ts';
 
 const f1 = (n: number) => n.toFixed(1);
 const f2 = (n: number) => n.toFixed(2);
-const perUnit = (c: VerbCounts, n: number) =>
-  Object.entries(c)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([k, v]) => `${k} ${f2(v / n)}`)
-    .join(', ') || '—';
 
 export interface ScaleTarget {
   measure: string;
@@ -30,7 +25,7 @@ export function renderScale(fleet: readonly FleetResult[], line: (s?: string) =>
   line('|---|---|---|---|---|---|');
   for (const x of rows)
     line(
-      `| ${x.n} | ${x.tool} | ${f1(x.seconds)}${x.readyAtCap !== undefined ? ` (capped: ${x.readyAtCap} Ready)` : ''} | ${f2(x.cpuSeconds! / (x.readyAtCap ?? x.n))} | ${f2(total(x.client) / (x.readyAtCap ?? x.n))} | ${perUnit(x.client, x.readyAtCap ?? x.n)} |`,
+      `| ${x.n} | ${x.tool} | ${f1(x.seconds)}${x.readyAtCap !== undefined ? ` (capped: ${x.readyAtCap} Ready)` : ''} | ${f2(x.cpuSeconds! / (x.readyAtCap ?? x.n))} | ${f2(total(x.client) / (x.readyAtCap ?? x.n))} | ${verbs(x.client, x.readyAtCap ?? x.n)} |`,
     );
   line();
   const idle = rows.filter((x) => x.idle);
@@ -47,11 +42,7 @@ export function renderScale(fleet: readonly FleetResult[], line: (s?: string) =>
     for (const x of idle) {
       const i = x.idle!;
       line(
-        `| ${x.n} | ${i.warmupSeconds ?? 0} | ${f1(i.seconds)} | ${f1(i.rssMiB)} | ${f2(i.cpuPercent)} | ${f2(i.requestsPerSecond)} | ${
-          Object.entries(i.requests)
-            .map(([k, v]) => `${k} ${v}`)
-            .join(', ') || '—'
-        } | ${i.reconciles ?? '—'} (${i.unchangedChecks ?? '—'}; ${i.driftChecks ?? '—'}) |`,
+        `| ${x.n} | ${i.warmupSeconds ?? 0} | ${f1(i.seconds)} | ${f1(i.rssMiB)} | ${f2(i.cpuPercent)} | ${f2(i.requestsPerSecond)} | ${verbs(i.requests)} | ${i.reconciles ?? '—'} (${i.unchangedChecks ?? '—'}; ${i.driftChecks ?? '—'}) |`,
       );
     }
     line();
@@ -59,9 +50,12 @@ export function renderScale(fleet: readonly FleetResult[], line: (s?: string) =>
   const restarted = rows.filter((x) => x.restart);
   if (restarted.length) {
     line('Restart: the controller SIGKILLed and started again (a cold process, an empty git cache). Time until it');
-    line('has reconciled every unit once; its writes meanwhile (PATCH/PUT/DELETE: applies, status and finalizer');
-    line('patches; nothing changed, so the target is 0) and, in brackets, any the API server counted to the fleet’s');
-    line('kinds, PackageSyncs and events from any client; its own requests (its POSTs are access reviews), peak per');
+    line(
+      'has reconciled every unit once; its writes meanwhile (POST/PUT/PATCH/DELETE by its own count, access reviews',
+    );
+    line('left out: applies, status and finalizer patches, events; nothing changed, so the target is 0) and, in');
+    line('brackets, any the API server counted to the fleet’s kinds, PackageSyncs and events from any client; its own');
+    line('requests (its other POSTs are access reviews), peak per');
     line('second (over 5 s samples) and mean. "CPU per check" =');
     line('the CPU after start over the reconciles (it includes the first LIST of every watch: an upper bound); at');
     line('rest, each unit is checked once per `interval`, so N × that / 600 s is the steady share of a core a 10 m');
@@ -74,17 +68,7 @@ export function renderScale(fleet: readonly FleetResult[], line: (s?: string) =>
     for (const x of restarted) {
       const r = x.restart!;
       line(
-        `| ${x.n} | ${f1(r.seconds)} | ${f1(r.startSeconds)} | ${r.reconciles} | ${r.writes}${
-          r.writes
-            ? ` (${Object.entries(r.writesByResource)
-                .map(([k, v]) => `${k} ${v}`)
-                .join(', ')})`
-            : ''
-        } | ${total(r.requests)} (${Object.entries(r.requests)
-          .map(([k, v]) => `${k} ${v}`)
-          .join(
-            ', ',
-          )}) | ${r.peakRequestsPerSecond} | ${f1(r.meanRequestsPerSecond)} | ${f1(r.cpuSeconds)} | ${perCheck(r) === undefined ? '—' : f1(1000 * perCheck(r)!)} | ${perCheck(r) === undefined ? '—' : f2((100 * x.n * perCheck(r)!) / 600)} | ${f1(r.peakMiB)} |`,
+        `| ${x.n} | ${f1(r.seconds)} | ${f1(r.startSeconds)} | ${r.reconciles} | ${r.writes}${r.writes ? ` (${verbs(r.writesByResource)})` : ''} | ${total(r.requests)} (${verbs(r.requests)}) | ${r.peakRequestsPerSecond} | ${f1(r.meanRequestsPerSecond)} | ${f1(r.cpuSeconds)} | ${perCheck(r) === undefined ? '—' : f1(1000 * perCheck(r)!)} | ${perCheck(r) === undefined ? '—' : f2((100 * x.n * perCheck(r)!) / 600)} | ${f1(r.peakMiB)} |`,
       );
     }
     line();

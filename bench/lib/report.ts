@@ -1,6 +1,6 @@
 /** Renders bench/RESULTS.md from one run's figures: machine, versions, every figure, each ratio vs target. */
 import type { BigResult } from './big.ts';
-import { total, writes, type VerbCounts } from './cluster.ts';
+import { total, verbs, writes } from './cluster.ts';
 import type { FleetResult } from './fleet.ts';
 import type { LatencyResult } from './latency.ts';
 import { renderScale, scaleTargets } from './report-scale.ts';
@@ -24,11 +24,6 @@ export interface Results {
 
 const f1 = (n: number) => n.toFixed(1);
 const f2 = (n: number) => n.toFixed(2);
-const verbs = (c: VerbCounts) =>
-  Object.entries(c)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([k, v]) => `${k} ${v}`)
-    .join(', ') || '—';
 /** A capped run's time is a lower bound: "> 600.0 (412/1000 Ready)". */
 const secs = (x: FleetResult) =>
   x.readyAtCap !== undefined ? `> ${f1(x.seconds)} (${x.readyAtCap}/${x.n} Ready at the cap)` : f1(x.seconds);

@@ -16,7 +16,15 @@ import {
   type TestRepo,
 } from '../../test/support/git/index.ts';
 import { deleteNamespace, trackNamespaces } from './cluster.ts';
-import { startController, type ControllerHandle, type ControllerOptions } from './controller.ts';
+import type { PackageSync, SpecInput } from '../../src/api/packagesync.ts';
+import {
+  createPackageSync,
+  packageSync,
+  startController,
+  waitReady,
+  type ControllerHandle,
+  type ControllerOptions,
+} from './controller.ts';
 import { installCRDs } from './crds.ts';
 
 export { deleteNamespace };
@@ -48,6 +56,15 @@ export interface GitEnv {
   commit(repo: TestRepo, files: Record<string, FileChange>): Promise<string>;
   /** Another controller on its own shard, stopped by dispose. */
   startController(opts?: ControllerOptions): Promise<ControllerHandle>;
+  /** Creates PackageSync `namespace/name` with `spec` on env.controller's shard (throws without a controller). */
+  sync(namespace: string, name: string, spec: SpecInput): Promise<PackageSync>;
+  /** sync(), then waitReady(namespace, name, check): the PackageSync once Ready for its generation. */
+  syncReady(
+    namespace: string,
+    name: string,
+    spec: SpecInput,
+    check?: (ps: PackageSync) => boolean,
+  ): Promise<PackageSync>;
   dispose(): Promise<void>;
 }
 
@@ -86,6 +103,10 @@ export async function startGitEnv(
     await git.dispose();
     throw e;
   }
+  const sync = (namespace: string, name: string, spec: SpecInput) => {
+    if (!handle) throw new Error('this GitEnv has no controller: start it with startGitEnv() or use packageSync()');
+    return createPackageSync(packageSync(namespace, name, handle.shard, spec));
+  };
   return {
     controller: handle,
     server,
@@ -102,6 +123,11 @@ export async function startGitEnv(
     },
     commit: (repo, files) => commitFiles(repo, 'main', files, 'change'),
     startController: launch,
+    sync,
+    async syncReady(namespace, name, spec, check) {
+      await sync(namespace, name, spec);
+      return waitReady(namespace, name, check);
+    },
     async dispose() {
       await Promise.all(controllers.map((c) => c.stop()));
       // E2E_CONTROLLER_LOG=/path keeps the controllers' logs of the run, for a failure that needs them

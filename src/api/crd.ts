@@ -4,7 +4,8 @@
  * API server refuses (additionalProperties next to properties, JSON-Schema-only keys, huge integer bounds).
  */
 import { z } from 'zod';
-import { GROUP, KIND, PLURAL, SpecSchema, StatusSchema, VERSION } from './packagesync.ts';
+import { GROUP, KIND, PLURAL, SpecSchema, VERSION } from './packagesync.ts';
+import { StatusSchema } from './status-schema.ts';
 
 type Json = Record<string, unknown>;
 

@@ -133,7 +133,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     if (event === 'delete') {
       metrics.forget(obj.metadata.namespace ?? '', obj.metadata.name);
       ports.checkpoints?.forget(obj.metadata.namespace ?? '', obj.metadata.name);
-      packageSyncs.forget(obj.metadata.namespace ?? '', obj.metadata.name);
+      packageSyncs.forget(obj);
     } else metrics.setConditions(obj as unknown as PackageSync);
   });
   let watchSynced = false;

@@ -6,11 +6,13 @@
  * (status, finalizer), or we have written nothing to it since this process started (then the watch's copy is
  * the one whose event queued the key). A copy that differs from our last write is lagging behind it or newer
  * than it, and a resourceVersion is opaque, so a GET decides; when the GET agrees with the watch, the watch is
- * trusted again. A stale read could not do harm either way: every status write carries the resourceVersion it
+ * trusted again (the rule is OwnWrites.trustsCopy's, which the owned-objects cache follows too: live-cache.ts).
+ * A stale read could not do harm either way: every status write carries the resourceVersion it
  * was read at, and a conflict re-reads with a GET and keeps the union of both inventories (ADR 0008).
  */
 import type { PackageSync, Status } from '../api/packagesync.ts';
 import type { KubeClient } from '../adapters/kube/client.ts';
+import { OwnWrites } from '../adapters/kube/own-writes.ts';
 import { PackageSyncs } from '../adapters/kube/packagesyncs.ts';
 import type { ShardOptions } from '../core/inventory-shards.ts';
 import type { KubeObject } from '../core/object.ts';
@@ -20,8 +22,8 @@ const WRITTEN_MAX = 100_000;
 
 export class WatchedPackageSyncs extends PackageSyncs {
   private watch: ReadonlyMap<string, KubeObject> | undefined;
-  /** key → the resourceVersion our last write returned. */
-  private readonly written = new Map<string, string>();
+  /** The resourceVersion our last write of each PackageSync (by uid) returned. */
+  private readonly written = new OwnWrites(WRITTEN_MAX);
   /** Reads answered by the watch / by a GET, for tests and the bench. */
   readonly reads = { watch: 0, get: 0 };
 
@@ -38,15 +40,15 @@ export class WatchedPackageSyncs extends PackageSyncs {
   override async getStored(namespace: string, name: string): Promise<PackageSync | undefined> {
     const key = `${namespace}/${name}`;
     const cached = this.watch?.get(key);
-    const mine = this.written.get(key);
-    if (cached && (mine === undefined || cached.metadata.resourceVersion === mine)) {
+    if (cached && this.written.trustsCopy(cached.metadata.uid, cached.metadata.resourceVersion)) {
       this.reads.watch++;
       // the informer's object is shared with every other reader: the reconcile gets its own
       return structuredClone(cached) as unknown as PackageSync;
     }
     this.reads.get++;
     const fresh = await this.read(namespace, name);
-    if (fresh && cached && fresh.metadata.resourceVersion === cached.metadata.resourceVersion) this.written.delete(key);
+    if (fresh && cached && fresh.metadata.resourceVersion === cached.metadata.resourceVersion)
+      this.written.confirmed(cached.metadata.uid!);
     return fresh;
   }
 
@@ -62,8 +64,8 @@ export class WatchedPackageSyncs extends PackageSyncs {
   }
 
   /** The PackageSync was deleted (its watch's delete event): what we wrote to it is of no use any more. */
-  forget(namespace: string, name: string): void {
-    this.written.delete(`${namespace}/${name}`);
+  forget(ps: KubeObject): void {
+    this.written.deleted(ps);
   }
 
   /** PackageSyncs whose last write is remembered now (tests). */
@@ -72,12 +74,7 @@ export class WatchedPackageSyncs extends PackageSyncs {
   }
 
   private rememberWrite(ps: PackageSync | undefined): PackageSync | undefined {
-    const rv = ps?.metadata.resourceVersion;
-    if (!ps || !rv) return ps;
-    const key = `${ps.metadata.namespace}/${ps.metadata.name}`;
-    this.written.delete(key);
-    this.written.set(key, rv);
-    if (this.written.size > WRITTEN_MAX) this.written.delete(this.written.keys().next().value!);
+    if (ps) this.written.record(ps as unknown as KubeObject);
     return ps;
   }
 }

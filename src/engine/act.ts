@@ -52,6 +52,8 @@ export interface Acted {
   inventory: InventoryEntry[];
   /** refKey → managers whose fields a drift correction took back. */
   takenBack: Map<string, string[]>;
+  /** refKeys of objects found only when applied whose live copy says apply Ignore: left alone, not in health. */
+  ignored: Set<string>;
 }
 
 /** Fails with the apply's failures summed up (nothing pruned), or the prune's failure (everything else done). */
@@ -66,6 +68,8 @@ export async function applyAndPrune(
   const applied = await applyGraph(objects, plan.graph, (o) => plan.toApply.has(refKey(refOf(o))), {
     force: opts.force,
     adopt: plan.adopt,
+    createOnly: plan.createOnly,
+    owner: objects.owner,
     takeBack: plan.takeBack,
     recreate: plan.recreate,
     signal: opts.signal,
@@ -88,7 +92,13 @@ export async function applyAndPrune(
   const inventory = [...plan.inventoryAfter, ...kept];
   await progress.saveInventory(inventory, 'pruned');
   if (pruned.failure) return { ok: false, failure: pruned.failure };
-  return ok({ stored: applied.stored, pruned: pruned.pruned, inventory, takenBack: applied.takenBack });
+  return ok({
+    stored: applied.stored,
+    pruned: pruned.pruned,
+    inventory,
+    takenBack: applied.takenBack,
+    ignored: applied.ignored,
+  });
 }
 
 function sameRef(entry: InventoryEntry, ref: ObjectRef): boolean {

@@ -17,6 +17,8 @@ import { healthWith, notFoundHealth, type Health, type HealthRules } from '../co
 import type { Change } from '../core/plan/changeset.ts';
 import { describeObject, type DependencyGraph } from '../core/plan/graph.ts';
 import { ApplySchedule } from '../core/plan/schedule.ts';
+import { decideRefusedCreate } from '../core/plan/create-only.ts';
+import type { Owner } from '../core/plan/ownership.ts';
 import { describeRef, refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
 import { withSourceFile } from '../core/render/locate.ts';
 
@@ -32,6 +34,8 @@ export interface ApplyResult {
   failures: Failure[];
   /** refKey → the field managers whose fields a drift correction took back (ApplyOptions.takeBack). */
   takenBack: Map<string, string[]>;
+  /** refKeys of objects sent create-only that exist and whose live copy says apply Ignore: not in health. */
+  ignored: Set<string>;
 }
 
 export interface ApplyOptions {
@@ -45,6 +49,12 @@ export interface ApplyOptions {
    * taken back with force and the managers recorded (docs/adr/0022).
    */
   takeBack?: ReadonlySet<string>;
+  /**
+   * New objects the plan did not read (ChangePlan.createOnly): sent create-only, read only when that is refused,
+   * then decided for `owner` as the plan would have (docs/adr/0029). Both or neither.
+   */
+  createOnly?: ReadonlySet<string>;
+  owner?: Owner;
   /** The reconcile's budget: a dependency not Current when it fires fails its dependents. */
   signal: AbortSignal;
   concurrency: number;
@@ -64,7 +74,13 @@ export async function applyGraph(
   needsApply: (obj: KubeObject) => boolean,
   opts: ApplyOptions,
 ): Promise<ApplyResult> {
-  const result: ApplyResult = { changes: [], stored: new Map(), failures: [], takenBack: new Map() };
+  const result: ApplyResult = {
+    changes: [],
+    stored: new Map(),
+    failures: [],
+    takenBack: new Map(),
+    ignored: new Set(),
+  };
   const schedule = new ApplySchedule(graph);
   const queue = new PQueue({ concurrency: opts.concurrency });
   const position = new Map(graph.order.map((i, p) => [i, p]));
@@ -211,13 +227,24 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 async function applyOne(
   objects: Objects,
-  obj: KubeObject,
+  planned: KubeObject,
   opts: ApplyOptions,
   result: ApplyResult,
 ): Promise<Result<void>> {
-  const key = refKey(refOf(obj));
+  const key = refKey(refOf(planned));
+  let obj = planned;
+  let adopt = opts.adopt?.has(key) ?? false;
+  let optedIn = opts.recreate?.has(key) ?? false;
+  if (opts.createOnly?.has(key) && opts.owner) {
+    const first = await createUnread(objects, planned, opts.owner, opts, result).catch(
+      (e: unknown): Result<undefined> => ({ ok: false, failure: applyFailure(planned, e) }),
+    );
+    if (!first.ok) return first;
+    if (!first.value) return ok(undefined);
+    ({ object: obj, adopt, recreate: optedIn } = first.value);
+  }
   try {
-    const force = opts.force || (opts.adopt?.has(key) ?? false);
+    const force = opts.force || adopt;
     const res = await objects.apply(obj, { force, signal: opts.signal }).catch(async (e: unknown) => {
       const conflicts = force || !opts.takeBack?.has(key) ? [] : fieldConflicts(e);
       if (conflicts.length === 0) throw e;
@@ -230,7 +257,7 @@ async function applyOne(
     return ok(undefined);
   } catch (e) {
     const failure = applyFailure(obj, e);
-    const mayRecreate = opts.force || (opts.recreate?.has(key) ?? false);
+    const mayRecreate = opts.force || optedIn;
     if (failure.reason !== Reason.ImmutableFieldChange) return { ok: false, failure };
     if (!mayRecreate) return { ok: false, failure: opts.sources ? withSourceFile(failure, opts.sources) : failure };
     // spec.force or the object's recreate opt-in: delete, wait until it is gone, create it again. What it
@@ -242,6 +269,44 @@ async function applyOne(
     result.stored.set(key, recreated.value);
     return ok(undefined);
   }
+}
+
+/**
+ * A new object the plan did not read (docs/adr/0029): its apply is sent create-only. Created: done. Refused (it
+ * exists): read it and decide as the plan would have (core/plan/create-only.ts): done when it is left alone or
+ * conflicts, else the plain apply to make instead. One deleted between the refusal and the read is tried again.
+ */
+async function createUnread(
+  objects: Objects,
+  obj: KubeObject,
+  owner: Owner,
+  opts: ApplyOptions,
+  result: ApplyResult,
+): Promise<Result<{ object: KubeObject; adopt: boolean; recreate: boolean } | undefined>> {
+  const ref = refOf(obj);
+  const key = refKey(ref);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const created = await objects.create(obj, { force: opts.force, signal: opts.signal });
+    if (created) {
+      result.changes.push({ ref, action: 'created' });
+      result.stored.set(key, created);
+      return ok(undefined);
+    }
+    const live = await objects.get(ref, { signal: opts.signal });
+    if (!live) continue;
+    const decided = decideRefusedCreate(obj, live, owner);
+    if (!decided.ok) return decided;
+    if (decided.value.action === 'apply') return ok(decided.value);
+    result.changes.push({ ref, action: 'unchanged' });
+    result.stored.set(key, live);
+    if (decided.value.ignored) result.ignored.add(key);
+    return ok(undefined);
+  }
+  return fail(
+    Reason.ApplyFailed,
+    `${describeRef(ref)}: not applied: it exists when created and is gone when read, again and again; the next reconcile tries again`,
+    { object: ref },
+  );
 }
 
 async function recreate(objects: Objects, obj: KubeObject, opts: ApplyOptions): Promise<Result<KubeObject>> {

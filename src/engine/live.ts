@@ -8,7 +8,10 @@
  *   at once) carries its labels, not ours, and must be seen as a conflict, not re-taken by our next
  *   apply — otherwise the two would take it from each other on every reconcile.
  * The controller answers what it can from its shared watches first (objects.liveCache, adapters/kube/live-cache.ts):
- * a settled package's periodic check then costs no request. What the watches do not hold is read as above.
+ * a settled package's periodic check then costs no request. What the watches do not hold is read as above,
+ * except a new object the caller may create unread (core/plan/create-only.ts) that a synced owned-objects
+ * watch shows no PackageSync owns: it is not read at all, but listed in `unverified`, and its apply is sent
+ * create-only (docs/adr/0029). Almost every such read answered 404: a new unit of a fleet costs no GET.
  * Nothing here decides; src/core/plan does.
  */
 import { refOfEntry } from '../core/inventory.ts';
@@ -28,14 +31,22 @@ export interface LiveState {
   byKey: Map<string, KubeObject>;
   /** Inventory refs whose kind the cluster no longer serves (their CRD is gone). */
   unknownKinds: ObjectRef[];
+  /**
+   * refKeys of new desired objects not read: no PackageSync owns them (the watches say), so each either does
+   * not exist or exists unowned. Absent from byKey; their apply must be create-only.
+   */
+  unverified: Set<string>;
 }
 
 export async function readLiveState(
   objects: PackageObjects,
   desired: readonly KubeObject[],
   inventory: readonly InventoryEntry[],
-  opts: { signal?: AbortSignal },
+  opts: { signal?: AbortSignal; mayCreateUnread?: (obj: KubeObject) => boolean },
 ): Promise<Result<LiveState>> {
+  const createUnread = opts.mayCreateUnread;
+  const eligible = new Set(createUnread ? desired.filter((o) => createUnread(o)).map((o) => refKey(refOf(o))) : []);
+  const unverified = new Set<string>();
   const inInventory = new Set<string>();
   const groups = new Map<
     string,
@@ -87,7 +98,14 @@ export async function readLiveState(
         const owned = listNeeded ? await objects.listOwned(m, ns, opts) : [];
         for (const o of owned)
           byKey.set(refKey(refOf({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? '' } })), o);
-        const unseen = g.desired.filter((r) => !byKey.has(refKey(r)));
+        const unseen = await withoutUnowned(
+          objects,
+          m,
+          ns,
+          g.desired.filter((r) => !byKey.has(refKey(r))),
+          (r) => eligible.has(refKey(r)) && !inInventory.has(refKey(r)),
+          unverified,
+        );
         if (unseen.length > LIST_INSTEAD_OF_GETS) {
           const all = await objects.list(m, ns, '', opts);
           const wanted = new Set(unseen.map(refKey));
@@ -115,7 +133,27 @@ export async function readLiveState(
     if (status === 403) return fail(Reason.Forbidden, `reading live objects: forbidden: ${errorText(e)}`);
     return fail(Reason.ApplyFailed, `reading live objects: ${errorText(e)}`);
   }
-  return ok({ byKey, unknownKinds });
+  return ok({ byKey, unknownKinds, unverified });
+}
+
+/**
+ * `unseen` without the new objects the watches show no PackageSync owns (those go to `unverified`): only a
+ * synced owned-objects watch that already runs answers; without one, everything is read as before.
+ */
+async function withoutUnowned(
+  objects: PackageObjects,
+  m: ResourceMapping,
+  namespace: string,
+  unseen: ObjectRef[],
+  mayCreateUnread: (r: ObjectRef) => boolean,
+  unverified: Set<string>,
+): Promise<ObjectRef[]> {
+  const candidates = unseen.filter(mayCreateUnread);
+  if (!objects.liveCache || candidates.length === 0) return unseen;
+  const nobodys = await objects.liveCache.unowned(m, namespace, candidates);
+  if (!nobodys) return unseen;
+  for (const k of nobodys) unverified.add(k);
+  return unseen.filter((r) => !nobodys.has(refKey(r)));
 }
 
 /**

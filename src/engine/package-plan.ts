@@ -12,6 +12,7 @@ import { ok, type Result } from '../core/failure.ts';
 import type { InventoryEntry } from '../core/inventory.ts';
 import { groupOf, type KubeObject } from '../core/object.ts';
 import type { IgnoreRule } from '../core/plan/ignore.ts';
+import { mayCreateUnread } from '../core/plan/create-only.ts';
 import { planChanges, type ChangePlan } from '../core/plan/plan-changes.ts';
 import {
   plainPackage,
@@ -87,7 +88,10 @@ export async function planAgainstLive(
   } = {},
 ): Promise<Result<PlannedPackage>> {
   const { signal, sources } = opts;
-  const live = await readLiveState(objects, desired, inventory, { ...(signal ? { signal } : {}) });
+  const live = await readLiveState(objects, desired, inventory, {
+    ...(signal ? { signal } : {}),
+    mayCreateUnread: (o) => mayCreateUnread(o, opts.ignore),
+  });
   if (!live.ok) return live;
   const external = await readExternalDependencies(objects, desired, { ...(signal ? { signal } : {}) });
   if (!external.ok) return external;
@@ -99,5 +103,7 @@ export async function planAgainstLive(
     ...(opts.ignore ? { ignore: opts.ignore } : {}),
   });
   if (!plan.ok) return plan;
+  // what was not read is sent create-only; one the plan leaves alone is not sent at all
+  for (const key of live.value.unverified) if (plan.value.toApply.has(key)) plan.value.createOnly.add(key);
   return ok({ live: live.value, plan: plan.value });
 }

@@ -35,7 +35,7 @@ import { planAgainstLive } from './package-plan.ts';
 import { packageRevision } from './package-revision.ts';
 import { renderStep } from './render-step.ts';
 import { verifyStep } from './verify-step.ts';
-import type { Ports } from './ports.ts';
+import type { FetchedSource, Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
 import { readSubstitution } from './substitution-inputs.ts';
 import { targetCluster } from './target-cluster.ts';
@@ -124,13 +124,21 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   if (run.trigger && spec.source.url !== undefined) ports.source.forget?.(spec.source.url);
   const credentials = await readCredentials(ps, spec, ports);
   if (!credentials.ok) return run.failed(credentials.failure, retry);
-  const source = await ports.source.fetch(spec.source, credentials.value, signal);
-  if (!source.ok) return run.failed(source.failure, retry);
+  // the package's files are read only if the run renders (a settled check may stop before: ADR 0031)
+  const fetched = await ports.source.fetch(spec.source, credentials.value, signal, { deferFiles: true });
+  if (!fetched.ok) return run.failed(fetched.failure, retry);
   // a commit that touched nothing the package reads keeps the revision applied (package-revision.ts)
-  const revision = await packageRevision(ps, source.value);
+  const revision = await packageRevision(ps, fetched.value);
   run.resolved(revision);
   // spec.source.verify: an unsigned or wrongly signed commit goes no further (engine/verify-step.ts)
-  const verified = await verifyStep(ports, ps.metadata.namespace, spec.source, source.value, credentials.value, signal);
+  const verified = await verifyStep(
+    ports,
+    ps.metadata.namespace,
+    spec.source,
+    fetched.value,
+    credentials.value,
+    signal,
+  );
   if (!verified.ok) return run.failed(verified.failure, retry);
 
   // 3. render: the postBuild variables first (substitution-inputs.ts), then build (plain files | kustomize |
@@ -148,6 +156,8 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
     run.log.debug('nothing changed since the last settled check: render and plan skipped');
     return { failed: false, requeueAfterMs: interval };
   }
+  const source = await readFiles(fetched.value);
+  if (!source.ok) return run.failed(source.failure, retry);
   const rendered = await renderStep(ports, {
     source: source.value,
     spec,
@@ -176,7 +186,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   if (!planned.ok) return run.failed(located(planned.failure), retry);
   const { live, plan } = planned.value;
   // objects annotated apply Ignore are not ours to judge (core/plan/object-policy.ts)
-  const managed = desired.filter((d) => !plan.ignored.has(refKey(refOf(d))));
+  let managed = desired.filter((d) => !plan.ignored.has(refKey(refOf(d))));
   const budget = checkPruneBudget({
     deletions: spec.prune ? plan.prune.length : 0,
     inventory: inventory.length,
@@ -230,8 +240,10 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
   await run.driftCorrected(plan.drifted, acted.value.takenBack);
   await run.released(spec.prune ? plan.released : []);
 
-  // 6. health: Ready only when every applied object is Current (health-step.ts)
+  // 6. health: Ready only when every applied object is Current (health-step.ts); an object first read when its
+  // create-only apply was refused (docs/adr/0029) may say apply Ignore only now
   const known = new Map([...live.byKey, ...acted.value.stored]);
+  if (acted.value.ignored.size > 0) managed = managed.filter((d) => !acted.value.ignored.has(refKey(refOf(d))));
   run.observed(
     healthOf(
       managed.flatMap((d) => known.get(refKey(refOf(d))) ?? []),
@@ -272,6 +284,13 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
 function supersededRun(opts: ReconcileOptions): ReconcileResult {
   const byManager = opts.signal.aborted || (opts.superseded?.aborted ?? false);
   return { failed: false, ...(byManager ? {} : { requeueAfterMs: 0 }) };
+}
+
+/** The fetched source with its files, read now when the fetch left them for later. */
+async function readFiles(fetched: FetchedSource): Promise<Result<FetchedSource>> {
+  if (!fetched.readFiles) return ok(fetched);
+  const files = await fetched.readFiles();
+  return files.ok ? ok({ ...fetched, files: files.value }) : files;
 }
 
 async function readCredentials(

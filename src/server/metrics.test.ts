@@ -64,14 +64,16 @@ describe('controller metrics', () => {
     expect(lines((await m.render()).body, 'packagesync_condition{')).toHaveLength(0);
   });
 
-  it('counts reconciles by result, API requests by verb and code, queue depth, applies, prunes', async () => {
+  it('counts reconciles by result, API requests by verb, code and resource, queue depth, applies, prunes', async () => {
     const m = createMetrics({ processMetrics: false });
     m.observeReconcile({ namespace: 'a', name: 'b' }, 1.5, false);
     m.observeReconcile({ namespace: 'a', name: 'b' }, 0.2, true);
     m.observeReconcile({ namespace: 'a', name: 'b' }, 0.3, true);
-    m.onApiRequest('PATCH', 200, 0.01);
-    m.onApiRequest('PATCH', 409, 0.02);
-    m.onApiRequest('GET', 0, 30);
+    m.onApiRequest('PATCH', 200, 0.01, 'packagesyncs');
+    m.onApiRequest('PATCH', 409, 0.02, 'configmaps');
+    m.onApiRequest('PATCH', 409, 0.02, 'configmaps');
+    m.onApiRequest('POST', 201, 0.01, 'selfsubjectaccessreviews');
+    m.onApiRequest('GET', 0, 30, '');
     m.setQueue(4, 2);
     m.objects.applied(3);
     m.objects.pruned(1);
@@ -80,9 +82,13 @@ describe('controller metrics', () => {
     expect(body).toContain('packagesync_reconcile_total{result="success"} 1');
     expect(body).toContain('packagesync_reconcile_total{result="failure"} 2');
     expect(body).toContain('packagesync_reconcile_duration_seconds_count 3');
-    expect(body).toContain('packagesync_api_requests_total{verb="PATCH",code="409"} 1');
-    expect(body).toContain('packagesync_api_requests_total{verb="GET",code="0"} 1');
-    expect(body).toContain('packagesync_api_request_duration_seconds_count{verb="PATCH"} 2');
+    expect(body).toContain('packagesync_api_requests_total{verb="PATCH",code="200",resource="packagesyncs"} 1');
+    expect(body).toContain('packagesync_api_requests_total{verb="PATCH",code="409",resource="configmaps"} 2');
+    expect(body).toContain(
+      'packagesync_api_requests_total{verb="POST",code="201",resource="selfsubjectaccessreviews"} 1',
+    );
+    expect(body).toContain('packagesync_api_requests_total{verb="GET",code="0",resource=""} 1');
+    expect(body).toContain('packagesync_api_request_duration_seconds_count{verb="PATCH"} 3');
     expect(body).toContain('packagesync_queue_depth 4');
     expect(body).toContain('packagesync_reconciles_in_flight 2');
     expect(body).toContain('packagesync_objects_applied_total 3');

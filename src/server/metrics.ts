@@ -7,10 +7,16 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PackageSync } from '../api/packagesync.ts';
 import type { SourcePort } from '../engine/ports.ts';
+import {
+  CONDITION_METRIC,
+  CONDITION_STATUSES,
+  CONDITION_TYPES,
+  DRIFTED_METRIC,
+  PackageSyncSeries,
+  type ConditionStatus,
+} from './package-sync-series.ts';
 
-export const CONDITION_TYPES = ['Ready', 'Reconciling', 'Stalled'] as const;
-const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
-type ConditionStatus = (typeof CONDITION_STATUSES)[number];
+export { CONDITION_TYPES };
 
 export interface ControllerMetrics {
   readonly registry: Registry;
@@ -19,7 +25,7 @@ export interface ControllerMetrics {
   /** Same shape as ManagerOptions.onQueueDepth. */
   setQueue(queued: number, inFlight: number): void;
   /** Same shape as KubeClientOptions.onRequest; status 0 = no answer (timeout, connection error). */
-  onApiRequest(verb: string, status: number, seconds: number): void;
+  onApiRequest(verb: string, status: number, seconds: number, resource?: string): void;
   /** Plug into Ports.observe. */
   readonly objects: {
     applied(n: number): void;
@@ -103,8 +109,11 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     help: 'PackageSyncs queued because someone else changed one of their objects (watch events; see docs/drift.md).',
     registers,
   });
-  const drifted = new Gauge({
-    name: 'packagesync_drifted_objects',
+  // per-PackageSync series are formatted once per status change, not per scrape (package-sync-series.ts); the
+  // gauges stay registered, without values, so that the registry lists them
+  const perPackageSync = new PackageSyncSeries();
+  new Gauge({
+    name: DRIFTED_METRIC,
     help: 'Objects of a PackageSync that differ from its package in the cluster now (driftPolicy Detect; status.drift).',
     labelNames: ['name', 'namespace'] as const,
     registers,
@@ -117,8 +126,8 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
   });
   const apiRequests = new Counter({
     name: 'packagesync_api_requests_total',
-    help: 'Requests to the Kubernetes API server, by verb and HTTP status (0 = no answer).',
-    labelNames: ['verb', 'code'] as const,
+    help: 'Requests to the Kubernetes API server, by verb, HTTP status (0 = no answer) and plural resource ("" = discovery and other non-resource paths).',
+    labelNames: ['verb', 'code', 'resource'] as const,
     registers,
   });
   const apiDuration = new Histogram({
@@ -128,8 +137,8 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers,
   });
-  const condition = new Gauge({
-    name: 'packagesync_condition',
+  new Gauge({
+    name: CONDITION_METRIC,
     help: 'A PackageSync condition: 1 for its current status, 0 for the others (one series per status, as Flux does).',
     labelNames: ['name', 'namespace', 'type', 'status'] as const,
     registers,
@@ -193,8 +202,8 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
       queueDepth.set(queued);
       inFlight.set(running);
     },
-    onApiRequest(verb, status, seconds) {
-      apiRequests.inc({ verb, code: String(status) });
+    onApiRequest(verb, status, seconds, resource = '') {
+      apiRequests.inc({ verb, code: String(status), resource });
       apiDuration.observe({ verb }, seconds);
     },
     objects: {
@@ -212,10 +221,10 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     },
     instrumentSource(source) {
       return {
-        async fetch(src, credentials, signal) {
+        async fetch(src, credentials, signal, opts) {
           const started = performance.now();
           try {
-            return await source.fetch(src, credentials, signal);
+            return await source.fetch(src, credentials, signal, opts);
           } finally {
             observeGitFetch((performance.now() - started) / 1000);
           }
@@ -227,19 +236,13 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     driftCheck: () => driftChecks.inc(),
     setConditions(ps) {
       const { name, namespace } = ps.metadata;
-      for (const [type, status] of Object.entries(conditionStatuses(ps.status?.conditions))) {
-        for (const s of CONDITION_STATUSES) condition.set({ name, namespace, type, status: s }, s === status ? 1 : 0);
-      }
-      drifted.set({ name, namespace }, ps.status?.drift?.total ?? 0);
+      perPackageSync.set(namespace, name, conditionStatuses(ps.status?.conditions), ps.status?.drift?.total ?? 0);
     },
     forget(namespace, name) {
-      for (const type of CONDITION_TYPES) {
-        for (const status of CONDITION_STATUSES) condition.remove({ name, namespace, type, status });
-      }
-      drifted.remove({ name, namespace });
+      perPackageSync.forget(namespace, name);
     },
     async render() {
-      return { contentType: registry.contentType, body: await registry.metrics() };
+      return { contentType: registry.contentType, body: perPackageSync.insertInto(await registry.metrics()) };
     },
   };
 }

@@ -1,4 +1,4 @@
-import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo, Server, Socket } from 'node:net';
 import { join } from 'node:path';
@@ -46,6 +46,29 @@ describe('the shared checkout cache', () => {
     const c = await fetcher.fetchRevision(server.url('shared'), second, undefined);
     expect(c.ok && c.value.dir).not.toBe(a.ok && a.value.dir);
     expect(fetcher.stats()).toMatchObject({ fetches: 2, checkouts: 2 });
+  });
+
+  it('a checkout idle past the eviction bound is looked for on disk again, and made again when gone', async () => {
+    let now = 1_000_000;
+    const root = join(repos.cacheRoot, 'idle');
+    const fetcher = createGitFetcher({
+      cacheRoot: root,
+      allowInsecureHttp: true,
+      eviction: { maxBytes: Number.MAX_SAFE_INTEGER, maxIdleMs: 60_000, minIdleMs: 60_000 },
+      clock: () => now,
+    });
+    const a = await fetcher.fetchRevision(server.url('shared'), first, undefined);
+    const dir = a.ok ? a.value.dir : '';
+    // used a moment ago: eviction cannot have removed it, the memo answers
+    now += 30_000;
+    expect((await fetcher.fetchRevision(server.url('shared'), first, undefined)).ok).toBe(true);
+    expect(fetcher.stats()).toMatchObject({ checkouts: 1, cacheHits: 1 });
+    // idle past minIdleMs it may have been evicted: gone from disk, it is checked out again
+    now += 61_000;
+    await rm(dir, { recursive: true, force: true });
+    const b = await fetcher.fetchRevision(server.url('shared'), first, undefined);
+    expect(b.ok && (await readdir(b.value.dir))).toEqual(['app']);
+    expect(fetcher.stats()).toMatchObject({ checkouts: 2 });
   });
 
   it('a restarted process reuses checkouts already on disk', async () => {

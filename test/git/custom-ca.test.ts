@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reason } from '../../src/api/reasons.ts';
 import { authFromSecret, createGitFetcher, type GitFetcher } from '../../src/adapters/git/index.ts';
 import { startGitFixture, type GitFixture, type GitHttpServer } from '../support/git/index.ts';
+import { selfSignedCert } from '../support/tls-cert.ts';
 
 const run = promisify(execFile);
 let dir: string;
@@ -25,22 +26,7 @@ let fetcher: GitFetcher;
 
 /** A CA (cert + key) in `dir`, named `name`. */
 async function makeCa(name: string): Promise<string> {
-  await run('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-days',
-    '2',
-    '-subj',
-    `/CN=${name}`,
-    '-keyout',
-    join(dir, `${name}.key`),
-    '-out',
-    join(dir, `${name}.crt`),
-  ]);
-  return readFile(join(dir, `${name}.crt`), 'utf8');
+  return readFile(selfSignedCert(dir, name, name).certPath, 'utf8');
 }
 
 beforeAll(async () => {

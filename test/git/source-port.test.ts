@@ -97,6 +97,22 @@ describe('the engine SourcePort over git', () => {
     expect(source.fetcher.stats().fetches).toBe(2);
   });
 
+  it('reads the files only when asked, with deferFiles (a settled check that stops before rendering reads none)', async () => {
+    const source = await createGitSource(config, pino({ level: 'silent' }));
+    const spec = { url: server.url('platform'), ref: { branch: 'main' }, path: './apps/web/' };
+    const deferred = await source.fetch(spec, credentials, signal(), { deferFiles: true });
+    expect(deferred.ok && deferred.value.files).toEqual([]);
+    expect(deferred.ok && deferred.value.revision).toBe(`main@sha1:${head}`);
+    const files = deferred.ok ? await deferred.value.readFiles!() : undefined;
+    expect(files).toEqual({ ok: true, value: [{ path: 'deploy.yaml', content: 'kind: Deployment\n' }] });
+    const eager = await source.fetch(spec, credentials, signal());
+    expect(eager.ok && eager.value.readFiles).toBeUndefined();
+
+    const missing = await source.fetch({ ...spec, path: 'apps/api' }, credentials, signal(), { deferFiles: true });
+    const read = missing.ok ? await missing.value.readFiles!() : missing;
+    expect(!read.ok && read.failure.reason).toBe(Reason.PathNotFound);
+  });
+
   it.each([
     ['a file:// URL', { url: 'file:///etc', path: '.' }, credentials, Reason.InvalidURL],
     ['an ext:: URL', { url: 'ext::sh -c id', path: '.' }, credentials, Reason.InvalidURL],

@@ -145,3 +145,10 @@ function pluginOf(err: unknown): string {
 function failure(reason: string, message: string, terminal = false): Failure {
   return { reason, message, terminal };
 }
+
+/** Only the error's class and code: an unexpected error's message could quote a path or a value. */
+export function errorName(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  const name = err instanceof Error ? err.name : 'error';
+  return typeof code === 'string' ? `${name} ${code}` : name;
+}

@@ -43,6 +43,16 @@ export interface FetchedSource {
    * every path it reads. False when that cannot be told without the network (the commit is not cached).
    */
   samePackageAt?(commit: string): Promise<boolean>;
+  /**
+   * Set when the fetch was asked to leave the files for later (`FetchOptions.deferFiles`): `files` is empty until
+   * this reads them (engine/reconcile.ts reads them only when it renders: ADR 0031).
+   */
+  readFiles?(): Promise<Result<SourceFile[]>>;
+}
+
+export interface FetchOptions {
+  /** Resolve and check out, but read the package's files only when `readFiles` is called. */
+  deferFiles?: boolean;
 }
 
 export interface SourcePort {
@@ -54,6 +64,7 @@ export interface SourcePort {
     source: Spec['source'],
     credentials: Record<string, string> | undefined,
     signal: AbortSignal,
+    opts?: FetchOptions,
   ): Promise<Result<FetchedSource>>;
   /** Forgets what it recently learnt about this URL's refs: the next fetch asks the git server. */
   forget?(url: string): void;
@@ -109,6 +120,7 @@ export async function createGitSource(
     source: Spec['source'],
     credentials: Record<string, string> | undefined,
     signal: AbortSignal,
+    opts: FetchOptions = {},
   ): Promise<Result<FetchedSource>> {
     const url = validateSourceURL(source.url ?? '', { allowInsecureHttp });
     if (!url.ok) return url;
@@ -126,17 +138,23 @@ export async function createGitSource(
     const checkout = await fetcher.fetchRevision(url.value.url, commit, auth.value, { signal, path: path.value });
     if (!checkout.ok) return checkout;
     // a kustomize or Helm package: the tool reads what it names (bases elsewhere, templates), not every file
-    const files = (await builtPackageAt(checkout.value.dir, path.value))
-      ? ok([])
-      : await readPackageFiles(checkout.value.dir, path.value, limits);
-    if (!files.ok)
-      return { ok: false, failure: { ...files.failure, message: `${files.failure.message} (revision ${revision})` } };
-    log.debug({ url: url.value.url, revision, files: files.value.length }, 'source fetched');
+    const readFiles = async (): Promise<Result<SourceFile[]>> => {
+      const files = (await builtPackageAt(checkout.value.dir, path.value))
+        ? ok([])
+        : await readPackageFiles(checkout.value.dir, path.value, limits);
+      if (!files.ok)
+        return { ok: false, failure: { ...files.failure, message: `${files.failure.message} (revision ${revision})` } };
+      log.debug({ url: url.value.url, revision, files: files.value.length }, 'source read');
+      return files;
+    };
+    const files = opts.deferFiles ? ok([]) : await readFiles();
+    if (!files.ok) return files;
     const { paths, pathRevision } = checkout.value;
     return ok({
       revision,
       commit,
       files: files.value,
+      ...(opts.deferFiles ? { readFiles } : {}),
       checkoutRoot: checkout.value.dir,
       packagePath: path.value,
       ...(pathRevision ? { pathRevision } : {}),

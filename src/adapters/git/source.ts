@@ -4,10 +4,14 @@ import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { credentialFingerprint, loadFingerprintKey } from './auth.ts';
 import type { GitAuth } from './auth.ts';
-import { cachePaths, ensureCacheRepo, exists, fetchCommit, hasCommit, removeTree } from './cache.ts';
-import { chooseEvictions, listCache, type EvictionPolicy } from './evict.ts';
+import { cachePaths, ensureCacheRepo, exists, fetchCommit, hasCommit } from './cache.ts';
+import { CacheEviction } from './cache-eviction.ts';
+import { errorName } from './errors.ts';
+import type { EvictionPolicy } from './evict.ts';
 import { withGitOperation } from './git-command.ts';
-import { formatRevision, lsRemoteArgs, parseLsRemote, selectRef } from './refs.ts';
+import { RefResolutions } from './ref-resolution.ts';
+import { formatRevision } from './refs.ts';
+import { RepoLocks } from './repo-locks.ts';
 import {
   checkoutName,
   forgetPromisor,
@@ -121,15 +125,6 @@ export interface GitFetcher {
   evict(): Promise<void>;
 }
 
-interface SharedResolve {
-  url: string;
-  result: Promise<Result<ResolvedRef>>;
-  /** The signal of the call that runs it: a failure after it aborted says nothing to the others. */
-  signal: AbortSignal | undefined;
-  /** When the result came back; undefined while in flight. */
-  at?: number;
-}
-
 const DEFAULT_TIMEOUT_MS = 120_000;
 /**
  * Commit-and-path memo entries kept, least recently used forgotten first. An entry is ~580 bytes of heap
@@ -140,22 +135,24 @@ const DEFAULT_TIMEOUT_MS = 120_000;
  * minute on 500 units, and hits did not refresh an entry, so the soak read it as heap that grew all run.
  */
 const SPARSE_MEMO_MAX = 20_000;
-/** Eviction walks the whole cache: after a new checkout, not more often than this. */
-const EVICTION_EVERY_MS = 30_000;
 
 export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
   const tmpRoot = options.tmpRoot ?? join(options.cacheRoot, 'tmp');
   const allowInsecureHttp = options.allowInsecureHttp === true;
   const counters: GitFetchStats = { lsRemotes: 0, fetches: 0, checkouts: 0, cacheHits: 0, evictions: 0 };
-  /** When this process last used each checkout and cache repo (evict.ts reads it). */
-  const used = new Map<string, number>();
-  const clock = options.clock ?? Date.now;
-  const touch = (...paths: string[]) => {
-    const now = clock();
-    for (const p of paths) used.set(p, now);
-  };
-  let evicting: Promise<void> | undefined;
-  let lastEviction = 0;
+  const locks = new RepoLocks();
+  const eviction = new CacheEviction(
+    {
+      cacheRoot: options.cacheRoot,
+      eviction: options.eviction,
+      onEvicted: options.onEvicted,
+      clock: options.clock ?? Date.now,
+    },
+    locks,
+    counters,
+  );
+  const touch = (...paths: string[]) => eviction.touch(...paths);
+  const surelyPresent = (dir: string) => eviction.surelyPresent(dir);
   const inFlight = new Map<string, Promise<Result<Checkout>>>();
   /**
    * `<cache base>\n<commit>\n<path>` → the sparse set and path revision found for it (~580 bytes each),
@@ -175,9 +172,6 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
   };
   /** A fleet's packages of one commit, read from its whole checkout (whole-checkouts.ts). */
   const fleet = new WholeCheckouts();
-  const repoLocks = new Map<string, Promise<unknown>>();
-  const resolves = new Map<string, SharedResolve>();
-  const refCacheTtlMs = options.refCacheTtlMs ?? 0;
   let fingerprintKey: Promise<Buffer> | undefined;
   const fingerprint = async (auth: GitAuth | undefined): Promise<string> =>
     credentialFingerprint(auth, await (fingerprintKey ??= loadFingerprintKey(options.cacheRoot)));
@@ -191,18 +185,12 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
 
-  /** Runs `fn` after every earlier task on the same cache repo has settled. */
-  async function serialised<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const previous = repoLocks.get(key) ?? Promise.resolve();
-    const run = previous.then(fn, fn);
-    const tail = run.catch(() => undefined);
-    repoLocks.set(key, tail);
-    try {
-      return await run;
-    } finally {
-      if (repoLocks.get(key) === tail) repoLocks.delete(key);
-    }
-  }
+  const refs = new RefResolutions({
+    allowInsecureHttp,
+    refCacheTtlMs: options.refCacheTtlMs ?? 0,
+    operation,
+    counters,
+  });
 
   async function checkoutOf(
     source: SourceURL,
@@ -217,7 +205,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     const memoKey = `${paths.base}\n${commit}\n${path}`;
     const memo = sparse.get(memoKey);
     const known = memo && (memo.dir ?? join(paths.checkouts, checkoutName(commit, memo.set.paths)));
-    if (memo && known && (await exists(known))) {
+    if (memo && known && (surelyPresent(known) || (await exists(known)))) {
       touch(known, paths.repo);
       counters.cacheHits++;
       memoHits++;
@@ -236,7 +224,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
       counters.cacheHits++;
       return ok({ dir: served.dir, commit, paths: served.set.paths, pathRevision: served.pathRevision });
     }
-    return serialised(paths.base, () =>
+    return locks.serialised(paths.base, () =>
       withGitOperation(operation(source, auth, opts), async (op) => {
         try {
           await ensureCacheRepo(op, paths, source.url);
@@ -292,40 +280,10 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
         if (!checkout.ok) return checkout;
         counters.checkouts++;
         touch(dir, paths.repo);
-        scheduleEviction();
+        eviction.schedule();
         return ok({ dir: checkout.value, commit, paths: set.paths, pathRevision: revision });
       }),
     );
-  }
-
-  /** After a new checkout, at most once per EVICTION_EVERY_MS, in the background. */
-  function scheduleEviction(): void {
-    if (!options.eviction || evicting || clock() - lastEviction < EVICTION_EVERY_MS) return;
-    void evict();
-  }
-
-  function evict(): Promise<void> {
-    const policy = options.eviction;
-    if (!policy) return Promise.resolve();
-    evicting ??= (async () => {
-      lastEviction = clock();
-      const chosen = chooseEvictions(await listCache(options.cacheRoot, used), policy, clock());
-      let bytes = 0;
-      for (const entry of chosen) {
-        // one at a time with the fetches into the same cache repo; a checkout still unused when its turn comes
-        await serialised(entry.base, async () => {
-          if (entry.kind === 'checkout' && clock() - (used.get(entry.path) ?? 0) < policy.minIdleMs) return;
-          await removeTree(entry.path);
-          used.delete(entry.path);
-          counters.evictions++;
-          bytes += entry.bytes;
-        });
-      }
-      if (chosen.length > 0) options.onEvicted?.({ paths: chosen.length, bytes });
-    })()
-      .catch(() => undefined) // a cache that cannot be cleaned now is tried again after the next checkout
-      .finally(() => (evicting = undefined));
-    return evicting;
   }
 
   async function fetchRevision(
@@ -380,55 +338,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     } catch (err) {
       return fail(Reason.FetchFailed, `cannot use the git cache directory: ${errorName(err)}`);
     }
-    // Same URL, credentials and ref: the answer is the same, so concurrent callers (and, within the TTL,
-    // later ones) share one ls-remote. Keyed by credential too: a result obtained with one tenant's
-    // credentials is never handed to a caller without them.
-    const key = `${source.value.url}\n${credential}\n${JSON.stringify(wanted ?? null)}`;
-    const shared = resolves.get(key);
-    if (shared && (shared.at === undefined || Date.now() - shared.at < refCacheTtlMs)) {
-      const result = await shared.result;
-      // the call we joined was cancelled by its own caller: that proves nothing about this one
-      if (result.ok || !shared.signal?.aborted || opts?.signal?.aborted) return result;
-    }
-    const entry: SharedResolve = {
-      url: source.value.url,
-      signal: opts?.signal,
-      result: listRefs(source.value, wanted, auth, opts),
-    };
-    resolves.set(key, entry);
-    const result = await entry.result;
-    if (resolves.get(key) === entry) {
-      if (result.ok && refCacheTtlMs > 0) entry.at = Date.now();
-      else resolves.delete(key);
-    }
-    return result;
-  }
-
-  function listRefs(
-    source: SourceURL,
-    wanted: Exclude<SourceRef, { commit: string }> | undefined,
-    auth: GitAuth | undefined,
-    opts?: GitCallOptions,
-  ): Promise<Result<ResolvedRef>> {
-    counters.lsRemotes++;
-    return withGitOperation(operation(source, auth, opts), async (op) => {
-      let stdout: string;
-      try {
-        stdout = await op.git().raw(lsRemoteArgs(source.url, wanted));
-      } catch (err) {
-        return { ok: false, failure: op.failure(err, 'listing refs of') };
-      }
-      return selectRef(parseLsRemote(stdout), wanted, source.url);
-    }).catch((err: unknown) =>
-      fail<ResolvedRef>(Reason.FetchFailed, `listing refs of ${source.url} failed: ${errorName(err)}`),
-    );
-  }
-
-  function forget(url: string): void {
-    const normalised = validateSourceURL(url, { allowInsecureHttp });
-    for (const [key, entry] of resolves) {
-      if (entry.url === url || (normalised.ok && entry.url === normalised.value.url)) resolves.delete(key);
-    }
+    return refs.resolve(source.value, credential, wanted, auth, opts);
   }
 
   async function pathRevisionAt(
@@ -451,16 +361,9 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
   return {
     resolveRef,
     fetchRevision,
-    forget,
+    forget: (url) => refs.forget(url),
     pathRevisionAt,
     stats: () => ({ ...counters, memoEntries: sparse.size, memoHits }),
-    evict,
+    evict: () => eviction.evict(),
   };
-}
-
-/** Only the error's class and code: an unexpected error's message could quote a path or a value. */
-function errorName(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  const name = err instanceof Error ? err.name : 'error';
-  return typeof code === 'string' ? `${name} ${code}` : name;
 }

@@ -5,6 +5,7 @@
  * in-cluster service account, read by ./kubeconfig.ts (not client-node: docs/adr/0009).
  */
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import { resourceOfPath } from './request-resource.ts';
 import { loadKubeconfig, type Kubeconfig, type KubeconfigInfo, type KubeHeaders, type KubeTls } from './kubeconfig.ts';
 
 export interface KubeClientOptions {
@@ -14,8 +15,8 @@ export interface KubeClientOptions {
   requestTimeoutMs?: number;
   /** Connections kept open to the API server. */
   connections?: number;
-  /** Called after every request, for metrics. */
-  onRequest?: (verb: string, status: number, seconds: number) => void;
+  /** Called after every request, for metrics; `resource` is the plural resource of its path ("" for none). */
+  onRequest?: (verb: string, status: number, seconds: number, resource: string) => void;
 }
 
 export interface RequestOptions {
@@ -156,6 +157,7 @@ export class KubeClient {
     // a stream is bounded until its headers arrive, then only by the caller's signal
     const whole = streaming ? 0 : timeout;
     const verb = verbOf(method, opts.query);
+    const resource = resourceOfPath(path);
     for (let attempt = 0; ; attempt++) {
       const started = performance.now();
       const signals = [opts.signal, whole > 0 ? AbortSignal.timeout(whole) : undefined].filter((s) => s !== undefined);
@@ -172,7 +174,7 @@ export class KubeClient {
           headersTimeout: timeout,
         });
       } catch (e) {
-        this.onRequest?.(verb, 0, (performance.now() - started) / 1000);
+        this.onRequest?.(verb, 0, (performance.now() - started) / 1000, resource);
         if (isTimeout(e) && !opts.signal?.aborted) {
           throw new KubeApiError(
             504,
@@ -182,7 +184,7 @@ export class KubeClient {
         }
         throw e;
       }
-      this.onRequest?.(verb, res.statusCode, (performance.now() - started) / 1000);
+      this.onRequest?.(verb, res.statusCode, (performance.now() - started) / 1000, resource);
       if (res.statusCode === 429 && attempt < MAX_429_RETRIES) {
         await res.body.dump();
         const after = Number(res.headers['retry-after'] ?? 1);

@@ -22,6 +22,13 @@ export interface LiveCache {
   /** refKey → the trusted cached copy, for those of `refs` (one kind, one scope) the cache can answer for. */
   lookup(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>>;
   /**
+   * refKeys of those of `refs` that no PackageSync owns, as far as a synced owned-objects watch that already runs
+   * can tell (the watch does not hold them at all); undefined when no such watch runs. Nothing is started for it:
+   * a watch per kind and namespace would cost more than the reads it saves. The watch may lag a moment behind
+   * the API server, so an object absent here is only applied create-only (docs/adr/0029).
+   */
+  unowned(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Set<string> | undefined>;
+  /**
    * refKey → the watch's copy as it is, trusted or not, for those of `refs` a running, synced watch holds; no
    * waiting for a watch to sync. For comparing with a copy already judged (engine/settled-checkpoints.ts): a copy
    * with the same uid and resourceVersion is that same state, however far the watch lags.
@@ -54,14 +61,22 @@ export class WatchedLive implements LiveCache {
   async lookup(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>> {
     const found = new Map<string, KubeObject>();
     for (const [key, o] of await this.copies(m, namespace, refs, this.syncWaitMs)) {
-      const { uid, resourceVersion } = o.metadata;
-      const ours = uid ? this.ownWrites.latest(uid) : undefined;
-      if (ours !== undefined && ours !== resourceVersion && !this.ownWrites.caughtUp(uid!)) continue;
+      if (!this.ownWrites.trustsCopy(o.metadata.uid, o.metadata.resourceVersion)) continue;
       found.set(key, o);
     }
     this.stats.hits += found.size;
     this.stats.misses += refs.length - found.size;
     return found;
+  }
+
+  async unowned(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Set<string> | undefined> {
+    const names = refs.map((r) => ({ namespace: m.namespaced ? r.namespace : '', name: r.name }));
+    const copies = await this.watches.peekOwned(m.group, m.kind, namespace, names, this.syncWaitMs);
+    if (!copies) return undefined;
+    const held = new Set(copies.map((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`));
+    const out = new Set<string>();
+    for (const r of refs) if (!held.has(`${m.namespaced ? r.namespace : ''}/${r.name}`)) out.add(refKey(r));
+    return out;
   }
 
   peek(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>> {

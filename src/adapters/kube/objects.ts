@@ -9,12 +9,18 @@ import { Reason } from '../../api/reasons.ts';
 import { fail, ok, type Result } from '../../core/failure.ts';
 import { groupOf, versionOf, type KubeObject, type ObjectRef } from '../../core/object.ts';
 import { ownerSelector, type Owner } from '../../core/plan/ownership.ts';
-import { KubeApiError, isNotFound, type KubeClient } from './client.ts';
+import { KubeApiError, isConflict, isNotFound, type KubeClient } from './client.ts';
 import { resourcePath, type Discovery, type ResourceMapping } from './discovery.ts';
 import type { LiveCache } from './live-cache.ts';
 import type { OwnWrites } from './own-writes.ts';
 
 export { applyFailure, fieldConflicts } from './failures.ts';
+
+/** Sent as metadata.resourceVersion by a create-only apply: no stored object has it (java-operator-sdk does the same). */
+const CREATE_ONLY_RESOURCE_VERSION = '1';
+
+/** A create-only apply met an existing object. */
+class ObjectExists extends Error {}
 
 export interface ObjectsOptions {
   signal?: AbortSignal;
@@ -105,10 +111,26 @@ export class Objects {
     }
   }
 
+  /**
+   * A server-side apply that may only create (docs/adr/0029): the object as created, or undefined when it already
+   * exists, in which case nothing was written to it. The body carries a resourceVersion no stored object has
+   * (etcd's first write is revision 2): on create the API server ignores it, so the object and its managedFields
+   * are exactly a plain apply's; on an existing object the precondition fails (409 Conflict) even with force.
+   * A 409 can also be the field-manager conflict the apply meets first; either way the object exists.
+   */
+  async create(obj: KubeObject, opts: ObjectsOptions & { force?: boolean } = {}): Promise<KubeObject | undefined> {
+    try {
+      return (await this.apply(obj, { ...opts, createOnly: true })).object;
+    } catch (e) {
+      if (e instanceof ObjectExists) return undefined;
+      throw e;
+    }
+  }
+
   /** One server-side apply request. Returns the object as the server stored it. */
   async apply(
     obj: KubeObject,
-    opts: ObjectsOptions & { force?: boolean; dryRun?: boolean } = {},
+    opts: ObjectsOptions & { force?: boolean; dryRun?: boolean; createOnly?: boolean } = {},
   ): Promise<{ created: boolean; object: KubeObject }> {
     const mapped = await this.mappingFor(groupOf(obj.apiVersion), obj.kind, versionOf(obj.apiVersion));
     if (!mapped.ok) throw new KubeApiError(404, 'NotFound', mapped.failure.message);
@@ -136,13 +158,18 @@ export class Objects {
             dryRun: opts.dryRun ? 'All' : undefined,
           },
           contentType: 'application/apply-patch+yaml',
-          body: obj,
+          body: opts.createOnly
+            ? { ...obj, metadata: { ...obj.metadata, resourceVersion: CREATE_ONLY_RESOURCE_VERSION } }
+            : obj,
           impersonate: this.identity,
           signal: opts.signal,
         },
       );
       if (!opts.dryRun) this.ownWrites?.record(res.body);
       return { created: res.status === 201, object: res.body };
+    } catch (e) {
+      if (opts.createOnly && isConflict(e)) throw new ObjectExists();
+      throw e;
     } finally {
       done?.();
     }

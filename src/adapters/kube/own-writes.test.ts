@@ -36,10 +36,33 @@ describe('OwnWrites', () => {
     const uids = Array.from({ length: 100 }, (_, i) => `u${i}`);
     for (const uid of uids) w.record(cm('1', uid));
     w.watched(cm('1', 'u0'));
+    expect(w.trustsCopy('u1', '0')).toBe(false);
     for (const uid of uids) w.deleted(cm('2', uid));
     expect(w.size).toBe(0);
     expect(w.caughtUp('u0')).toBe(false);
-    expect(w.latest('u0')).toBeUndefined();
+    // nothing remembered: a copy of that uid is not held back as lagging behind our write (it was before)
+    expect(w.trustsCopy('u1', '0')).toBe(true);
+  });
+
+  it.each([
+    // [what, writes recorded, watch copies delivered, API server agreed, copy's rv, trusted]
+    ['no write remembered', [], [], false, '4', true],
+    ['a copy without a uid', ['5'], [], false, undefined, true],
+    ['the copy is our newest write', ['5'], [], false, '5', true],
+    ['the copy lags behind our write', ['5'], [], false, '4', false],
+    ['the copy is an older write of ours', ['5', '7'], [], false, '5', false],
+    ['the watch delivered our write, the copy is newer', ['5'], ['5'], false, '6', true],
+    ['the watch delivered only a copy before our write', ['5'], ['4'], false, '4', false],
+    ['a read agreed with the watch after our write', ['5'], [], true, '6', true],
+    ['we wrote again after the watch caught up', ['5', '8'], ['5'], false, '6', false],
+  ] as const)('trustsCopy: %s → %s', (_what, writes, delivered, agreed, rv, trusted) => {
+    const w = new OwnWrites();
+    writes.forEach((v, i) => {
+      w.record(cm(v));
+      if (i === 0) delivered.forEach((d) => w.watched(cm(d)));
+    });
+    if (agreed) w.confirmed('u1');
+    expect(w.trustsCopy(rv === undefined ? undefined : 'u1', rv)).toBe(trusted);
   });
 
   it('forgets the oldest objects past its bound', () => {
@@ -47,6 +70,7 @@ describe('OwnWrites', () => {
     ['a', 'b', 'c'].forEach((uid) => w.record(cm('1', uid)));
     expect(w.isOwn(cm('1', 'a'))).toBe(false);
     expect(w.isOwn(cm('1', 'c'))).toBe(true);
+    expect(w.trustsCopy('a', '0')).toBe(true); // forgotten: the watch is trusted again
   });
 
   it('holds an event back while an apply of its object is in flight: the echo of our write is ours', async () => {

@@ -72,11 +72,6 @@ export class OwnWrites {
     while (this.inFlight.has(keyOf(obj))) await this.inFlight.get(keyOf(obj))!.done;
   }
 
-  /** The resourceVersion our newest apply of this object (by uid) produced, if remembered. */
-  latest(uid: string): string | undefined {
-    return this.byUid.get(uid);
-  }
-
   /**
    * A watch delivered this copy (after `settled`): when it is our newest write, that watch has caught up with
    * it, and since a watch delivers each object's changes in order, every copy it holds later is at least as new
@@ -89,6 +84,26 @@ export class OwnWrites {
   /** Whether a watch has delivered our newest write of this object (see `watched`). */
   caughtUp(uid: string): boolean {
     return this.seenByWatch.has(uid);
+  }
+
+  /**
+   * A read from the API server agreed with the watch's copy of this object: the watch holds our newest write or
+   * something newer, so it has caught up (as after `watched`).
+   */
+  confirmed(uid: string): void {
+    if (this.byUid.has(uid)) this.seenByWatch.add(uid);
+  }
+
+  /**
+   * Whether a watch's copy of an object (its uid and resourceVersion) can stand for the live one: it carries our
+   * newest write's resourceVersion, or we remember no write of it (none since start, or forgotten past the
+   * bound), or the watch has already delivered our newest write (`caughtUp`). Otherwise it may lag behind our
+   * write, and a resourceVersion is opaque (no "newer than"): the caller reads it from the API server.
+   */
+  trustsCopy(uid: string | undefined, resourceVersion: string | undefined): boolean {
+    if (uid === undefined) return true;
+    const ours = this.byUid.get(uid);
+    return ours === undefined || ours === resourceVersion || this.caughtUp(uid);
   }
 
   isOwn(obj: KubeObject): boolean {

@@ -9,8 +9,10 @@ import type { SourcePort } from '../git/source-port.ts';
  */
 export function sourceBySpec(git: SourcePort, oci: SourcePort): SourcePort {
   return {
-    fetch: (source, credentials, signal) =>
-      source.oci !== undefined ? oci.fetch(source, credentials, signal) : git.fetch(source, credentials, signal),
+    fetch: (source, credentials, signal, opts) =>
+      source.oci !== undefined
+        ? oci.fetch(source, credentials, signal, opts)
+        : git.fetch(source, credentials, signal, opts),
     ...(git.forget ? { forget: (url: string) => git.forget!(url) } : {}),
     verify: async (source, fetched, keys, credentials, signal) => {
       if (source.oci !== undefined || !git.verify)

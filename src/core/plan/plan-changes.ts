@@ -7,9 +7,10 @@ import type { InventoryEntry } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
 import { fail, ok, type Result } from '../failure.ts';
 import { describeRef, refKey, refOf, type KubeObject, type ObjectRef } from '../object.ts';
-import { appliedAsIs, DigestAnnotation, driftedPaths, needsApply, withDigest } from './drift.ts';
+import { appliedAsIs, driftedPaths, needsApply, withDigest } from './drift.ts';
 import type { Drift } from './drift-report.ts';
-import { ignoredPointers, respectIgnored, type IgnoreRule } from './ignore.ts';
+import { ignoredPointers, type IgnoreRule } from './ignore.ts';
+import { sentWithLiveFields } from './create-only.ts';
 import { ownershipOf, type Owner } from './ownership.ts';
 import { isProtectedKind, planPrune } from './prune.ts';
 import { buildGraph, describeObject, type DependencyGraph } from './graph.ts';
@@ -44,6 +45,11 @@ export interface ChangePlan {
   prune: ObjectRef[];
   /** Protected kinds (prune.ts) that left the package: left in the cluster, dropped from the inventory. */
   released: ObjectRef[];
+  /**
+   * refKeys of new objects sent create-only because they were not read (engine/live.ts, docs/adr/0029): a refused
+   * create is read and decided then (create-only.ts). Empty from planChanges; the engine fills it.
+   */
+  createOnly: Set<string>;
   /** The inventory to save before applying: old ∪ new, so a crash leaves nothing unknown. */
   inventoryDuringApply: InventoryEntry[];
   /** The inventory once everything applied and pruned. */
@@ -102,16 +108,7 @@ export function planChanges(
   const prune = opts.pruneProtectedKinds ? stale : stale.filter((r) => !isProtectedKind(r));
   const released = opts.pruneProtectedKinds ? [] : stale.filter(isProtectedKind);
   const ignoredFields = new Map(desired.map((o) => [o, ignoredPointers(o, live.get(refKey(refOf(o))), opts.ignore)]));
-  const sent = desired.map((o) => {
-    const stamped = withDigest(o);
-    const pointers = ignoredFields.get(o)!;
-    if (pointers.length === 0) return stamped;
-    // ignored fields go as the live copy has them (Argo CD's RespectIgnoreDifferences); the digest stays the
-    // package's, even if an ignored pointer covers the annotations
-    const respected = respectIgnored(stamped, live.get(refKey(refOf(o))), pointers);
-    const annotations = { ...respected.metadata.annotations, ...pick(stamped.metadata.annotations, DigestAnnotation) };
-    return { ...respected, metadata: { ...respected.metadata, annotations } };
-  });
+  const sent = desired.map((o) => sentWithLiveFields(withDigest(o), live.get(refKey(refOf(o))), ignoredFields.get(o)!));
   const graph = buildGraph(sent, {
     sources: opts.sources,
     leaving: (ref) => leaving.has(refKey(ref)),
@@ -159,13 +156,10 @@ export function planChanges(
     recreate,
     prune,
     released,
+    createOnly: new Set(),
     inventoryDuringApply: mergeInventories(inventory, next),
     inventoryAfter: mergeInventories([], next),
   });
-}
-
-function pick(annotations: Record<string, string> | undefined, key: string): Record<string, string> {
-  return annotations && Object.hasOwn(annotations, key) ? { [key]: annotations[key]! } : {};
 }
 
 /** Each object's policy annotations (object-policy.ts); the first unreadable one fails the plan, naming its file. */

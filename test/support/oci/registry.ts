@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { selfSignedCert } from '../tls-cert.ts';
 import { startTokenServer, type TokenServer } from './token-server.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
@@ -47,28 +48,10 @@ function openssl(args: string[], cwd: string): void {
 }
 
 async function makePki(dir: string): Promise<void> {
-  openssl(
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      'ca.key',
-      '-out',
-      'ca.crt',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=packagesync-test-registry-ca',
-      '-addext',
-      'basicConstraints=critical,CA:TRUE',
-      '-addext',
-      'keyUsage=critical,keyCertSign,cRLSign',
-    ],
-    dir,
-  );
+  selfSignedCert(dir, 'ca', 'packagesync-test-registry-ca', [
+    'basicConstraints=critical,CA:TRUE',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
   openssl(
     ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'tls.key', '-out', 'tls.csr', '-subj', '/CN=127.0.0.1'],
     dir,

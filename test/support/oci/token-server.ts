@@ -12,12 +12,11 @@
  * Every token handed out is kept in `issued`, so tests can check none leaks into logs or status.
  */
 import { createSign, randomBytes, X509Certificate } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { selfSignedCert } from '../tls-cert.ts';
 
 export interface TokenServer {
   /** The realm the registry's challenge names: https://127.0.0.1:PORT/token */
@@ -48,27 +47,9 @@ export interface TokenServerOptions {
 const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
 
 export async function startTokenServer(opts: TokenServerOptions): Promise<TokenServer> {
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      'token-signer.key',
-      '-out',
-      'token-signer.crt',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=packagesync-test-token-signer',
-    ],
-    { cwd: opts.dir, stdio: 'ignore' },
-  );
-  const signingKey = await readFile(join(opts.dir, 'token-signer.key'), 'utf8');
-  const signingCertPath = join(opts.dir, 'token-signer.crt');
+  const signer = selfSignedCert(opts.dir, 'token-signer', 'packagesync-test-token-signer');
+  const signingKey = await readFile(signer.keyPath, 'utf8');
+  const signingCertPath = signer.certPath;
   const x5c = new X509Certificate(await readFile(signingCertPath)).raw.toString('base64');
   const service = 'packagesync-test-registry';
   const issuer = 'packagesync-test-token-issuer';
