@@ -37,6 +37,7 @@ import { renderStep } from './render-step.ts';
 import { verifyStep } from './verify-step.ts';
 import type { FetchedSource, Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
+import { Deadline } from './deadline.ts';
 import { readSubstitution } from './substitution-inputs.ts';
 import { targetCluster } from './target-cluster.ts';
 import { readOciCredentials } from './oci-credentials.ts';
@@ -76,18 +77,21 @@ export async function reconcile(
   if (!ps) return { failed: false };
 
   const run = new Run(ps, ports, opts.signal);
+  const deadline = new Deadline(opts.signal);
   try {
-    return await reconcileSpec(run, opts);
+    return await reconcileSpec(run, opts, deadline);
   } catch (e) {
     // An API fault mid-reconcile (e.g. the API server restarting): say so if the API lets us, then let the
     // queue retry. A shutdown (aborted signal) is not a failure of the package: leave the status to the next
     // leader.
     if (!opts.signal.aborted) await run.interrupted(e).catch(() => undefined);
     throw e;
+  } finally {
+    deadline.clear();
   }
 }
 
-async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<ReconcileResult> {
+async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadline): Promise<ReconcileResult> {
   const { ports, loaded: ps } = run;
   // 1. (cont.) the spec, suspend, dependsOn; then the identity every later step acts as
   const parsed = parseSpec(ps.spec);
@@ -113,7 +117,8 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions): Promise<Reconcil
     const outcome = { kind: 'dependency-not-ready', message: ready.failure.message } as const;
     return run.decided(outcome, { failed: false, requeueAfterMs: retry });
   }
-  const signal = AbortSignal.any([opts.signal, AbortSignal.timeout(durationMs(spec.timeout))]);
+  // spec.timeout over the shutdown signal, let go when the reconcile ends (deadline.ts)
+  const signal = deadline.start(durationMs(spec.timeout));
   // the cluster to act in (spec.kubeConfig: a remote one, reachable now) and the identity, bound once
   const cluster = await targetCluster(ps.metadata.namespace, spec, ports, signal);
   if (!cluster.ok) return run.failed(cluster.failure, retry);
