@@ -58,11 +58,12 @@ export function renderScale(fleet: readonly FleetResult[], line: (s?: string) =>
     line('requests (its other POSTs are access reviews), peak per');
     line('second (over 5 s samples) and mean. "CPU per check" =');
     line('the CPU after start over the reconciles (it includes the first LIST of every watch: an upper bound); at');
-    line('rest, each unit is checked once per `interval`, so N × that / 600 s is the steady share of a core a 10 m');
-    line('interval costs (the at-rest window above is shorter than one interval).');
+    line('rest, each unit is checked once per `interval`, so N × that / 600 s is what a 10 m interval would cost if');
+    line('every check were a full one; a check that finds nothing changed stops before rendering (ADR 0031): the');
+    line('at-rest row above measures those.');
     line();
     line(
-      '| N | to every unit checked (s) | of which start (s) | reconciles | writes | requests | peak req/s | mean req/s | CPU (s) | CPU per check (ms) | steady CPU at 10 m (% of a core) | peak RSS (MiB) |',
+      '| N | to every unit checked (s) | of which start (s) | reconciles | writes | requests | peak req/s | mean req/s | CPU (s) | CPU per check (ms) | every 10 m in full (% of a core) | peak RSS (MiB) |',
     );
     line('|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const x of restarted) {

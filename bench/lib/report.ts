@@ -236,7 +236,9 @@ interface Target {
 }
 
 function summary(r: Results): Target[] {
-  const maxN = Math.max(0, ...r.fleet.map((x) => x.n));
+  // issue 7's ratios at the largest fleet both tools ran (Flux stays the anchor at 1,000 while PackageSync goes on)
+  const withFlux = r.fleet.filter((x) => x.tool === 'Flux' && r.fleet.some((y) => y.n === x.n && y.tool !== 'Flux'));
+  const maxN = Math.max(0, ...(withFlux.length ? withFlux : r.fleet).map((x) => x.n));
   const p = r.fleet.find((x) => x.n === maxN && x.tool === 'PackageSync');
   const fx = r.fleet.find((x) => x.n === maxN && x.tool === 'Flux');
   const big = r.big.at(-1);
