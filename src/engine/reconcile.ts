@@ -2,9 +2,11 @@
  * One reconcile of one PackageSync, top to bottom:
  *
  *   1. load, finalizer / deletion, spec, suspend, dependsOn
- *   2. source   resolve the ref, fetch (cached per URL and commit), read the package's files
- *   3. render   postBuild variables (substitution-inputs.ts), build (plain files | kustomize | helm template)
- *               → objects (pure after the build), namespace policy
+ *   2. source   resolve the ref, fetch (cached per URL and commit)
+ *   3. render   postBuild variables (substitution-inputs.ts); a periodic check that finds nothing changed since
+ *               the package was last found settled stops here (settled-checkpoints.ts); read the package's
+ *               files, build (plain files | kustomize | helm template) → objects (pure after the build),
+ *               namespace policy
  *   4. plan     desired × inventory × live (reads here, decisions in core/plan: the dependency graph);
  *               nothing to do → done
  *   5. act      save inventory old ∪ new → apply the graph, best effort → prune in reverse graph order
