@@ -58,10 +58,8 @@ export async function unchangedBeforeLoading(
   };
   if (!(await unchangedSinceSettled(ports.checkpoints!, ports.objects, inputs))) return undefined;
   ports.observe?.unchangedCheck?.('before-load');
-  ports.log.debug(
-    { namespace, name },
-    'nothing changed since the last settled check: render and plan skipped, before loading',
-  );
+  // the manager's logger for this reconcile already names the PackageSync
+  ports.log.debug('nothing changed since the last settled check: render and plan skipped, before loading');
   return { failed: false, requeueAfterMs: facts.intervalMs };
 }
 
