@@ -151,6 +151,24 @@ describe('encrypted kustomize sources (secretGenerator envs, patches)', () => {
     await create('global', url, { provider: 'sops' });
     await waitReady(ns, 'global');
     expect(await secretData('global-env')).toEqual({ PASSWORD: PLAINTEXT, USER: 'admin' });
+
+    // `packagesync plan` decrypts with the same Secret when told which it is: nothing to change
+    const planned = await packagesync(
+      'plan',
+      'global',
+      '-n',
+      ns,
+      '--allow-insecure-http',
+      '--sops-age-secret',
+      `${controllerNs}/global-age`,
+    );
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(planned.stdout).toContain('No changes');
+    // without it there is no key to decrypt with: the plan says so, naming the file and never the plaintext
+    const keyless = await packagesync('plan', 'global', '-n', ns, '--allow-insecure-http');
+    expect(keyless.code).toBe(2);
+    expect(keyless.stderr).toContain('DecryptionFailed');
+    expect(keyless.stderr + keyless.stdout).not.toContain(PLAINTEXT);
   }, 120_000);
 
   it('applies a Secret annotated kustomize.toolkit.fluxcd.io/decrypt: Disabled as committed (its app decrypts it)', async () => {

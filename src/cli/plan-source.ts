@@ -31,6 +31,20 @@ export interface PlanSourceFlags {
   ref?: string;
   dir?: string;
   allowInsecureHttp: boolean;
+  /** The controller's --sops-age-secret, as NAMESPACE/NAME: spec.decryption without a secretRef uses its keys. */
+  sopsAgeSecret?: string;
+}
+
+/** `--sops-age-secret NAMESPACE/NAME` (the controller's Secret lives in the controller's namespace). */
+export function parseSopsAgeSecret(value: string | undefined): { namespace: string; name: string } | undefined {
+  if (value === undefined) return undefined;
+  const m = /^([a-z0-9][-a-z0-9]*)\/([a-z0-9][-a-z0-9.]*)$/.exec(value);
+  if (!m)
+    throw new CliError(
+      ExitCode.Invalid,
+      `--sops-age-secret ${value}: give the controller's Secret as NAMESPACE/NAME, e.g. packagesync-system/sops-age`,
+    );
+  return { namespace: m[1]!, name: m[2]! };
 }
 
 export interface PlannedSource {
@@ -55,6 +69,7 @@ export async function renderForPlan(
   flags: PlanSourceFlags,
 ): Promise<PlannedSource> {
   const namespace = ps.metadata.namespace;
+  const sopsAgeSecret = parseSopsAgeSecret(flags.sopsAgeSecret);
   const secrets = new Secrets(cluster.client);
   const tools = defaultToolPaths();
   const cacheDir = flags.dir ? undefined : await mkdtemp(join(tmpdir(), 'packagesync-plan-'));
@@ -80,6 +95,7 @@ export async function renderForPlan(
       configMaps: new ConfigMaps(cluster.client),
       source: source ?? { fetch: () => Promise.reject(new Error('no git source for a local directory')) },
       log,
+      ...(sopsAgeSecret ? { sopsAgeSecret } : {}),
       decryptor: createSopsDecryptor({ bin: tools.sops, timeoutMs: 60_000, maxOutputBytes: 64 << 20 }),
       render: createRenderer({
         kustomizePath: tools.kustomize,

@@ -63,6 +63,12 @@ export function registerPlan(program: Command): void {
       ),
     )
     .addOption(
+      new Option(
+        '--sops-age-secret <namespace/name>',
+        "the controller's --sops-age-secret (in the controller's namespace): its age keys decrypt for a spec.decryption without a secretRef, as in the controller (default: none)",
+      ),
+    )
+    .addOption(
       new Option('-o, --output <format>', 'text, json (docs/cli.md#plan) or markdown (a pull-request comment)')
         .choices(['text', 'json', 'markdown'])
         .default('text'),
