@@ -82,7 +82,7 @@ export function renderWall(
     line('the rest is kube-controller-manager’s ReplicaSets, EndpointSlices, Deployment status…).');
     line();
     line(
-      '| N | PackageSync to all Ready (s) | floor: all applied (s) | floor: all Current (s) | PackageSync / floor | in flight | retried | API server requests (floor) | by verb |',
+      '| N | PackageSync to all Ready (s) | floor: all applied (s) | floor: all applied and Current (s) | PackageSync / floor | in flight | retried | API server requests (floor) | by verb |',
     );
     line('|---|---|---|---|---|---|---|---|---|');
     for (const f of [...floors].sort((a, b) => a.n - b.n)) {
