@@ -31,6 +31,8 @@ export interface FleetFloorResult {
   /** apiserver_request_total delta by verb over the window, minus the harness's own watch (the PATCHes stay). */
   apiserver: VerbCounts;
   controlPlane?: ControlPlaneCpu;
+  /** The harness's own CPU over the window (it is the floor's client: serialising, TLS, the watch). */
+  harnessCpuSeconds?: number;
 }
 
 export const isCurrent = (o: KubeObject): boolean => computeHealth(o).status === 'Current';
@@ -48,13 +50,16 @@ export async function runFleetFloor(ctx: BenchContext, n: number, inFlight: numb
     try {
       let started = 0;
       let cpu: (() => ControlPlaneCpu) | undefined;
+      let ownCpu = process.cpuUsage();
       const applied = await applyFloor(ctx.kubeconfig, ns, docs, inFlight, () => {
         cpu = cpuWindow(ctx.controlPlane, cpus().length);
+        ownCpu = process.cpuUsage();
         started = performance.now();
       });
       const appliedSeconds = (performance.now() - started) / 1000;
       const currentAt = await watch.ready;
       const controlPlane = cpu?.();
+      const used = process.cpuUsage(ownCpu);
       const harness = diff(ctx.harness.own, own);
       harness.GET = (harness.GET ?? 0) + 1; // the first /metrics read, completed inside the window
       // (or not: the API server may count it before its body is read; then the subtraction leaves a 0, dropped)
@@ -68,6 +73,7 @@ export async function runFleetFloor(ctx: BenchContext, n: number, inFlight: numb
         currentSeconds: Math.max(appliedSeconds, (currentAt - started) / 1000),
         retries: applied.retries,
         apiserver,
+        harnessCpuSeconds: (used.user + used.system) / 1e6,
         ...(controlPlane ? { controlPlane } : {}),
       };
     } finally {

@@ -58,7 +58,13 @@ export function cpuRows(fleet: readonly FleetResult[], floors: readonly FleetFlo
         ...(x.controlPlane ? { cpu: x.controlPlane } : {}),
         ...(x.cpuSeconds !== undefined ? { controllerSeconds: x.cpuSeconds } : {}),
       })),
-    ...floors.map((f) => ({ n: f.n, run: 'floor', units: f.n, ...(f.controlPlane ? { cpu: f.controlPlane } : {}) })),
+    ...floors.map((f) => ({
+      n: f.n,
+      run: 'floor',
+      units: f.n,
+      ...(f.controlPlane ? { cpu: f.controlPlane } : {}),
+      ...(f.harnessCpuSeconds !== undefined ? { controllerSeconds: f.harnessCpuSeconds } : {}),
+    })),
   ];
   const order = (run: string) => ['PackageSync', 'floor', 'Flux'].indexOf(run);
   return rows.sort((a, b) => a.n - b.n || order(a.run) - order(b.run));
@@ -98,7 +104,10 @@ export function renderWall(
   );
   line('all Current): user + system seconds from /proc/<pid>/stat of the cluster’s processes (hack/cluster.sh’s pid');
   line('files), then per Ready unit and as a share of the whole machine (all cores: on 2 cores, one busy core is');
-  line('50 %). “controller”: the tool’s own CPU from its metrics, since its start (Flux: both controllers).');
+  line('50 %). “controller”: the tool’s own CPU from its metrics, since its start (Flux: both controllers); for the');
+  line(
+    'floor, the harness’s own over the window (the floor’s client: a busy harness would make the floor look slower).',
+  );
   line();
   line(
     `| N | run | window (s) | ${CONTROL_PLANE.join(' | ')} | control plane, % of the machine | controller (s · % of the machine) |`,
