@@ -21,6 +21,9 @@ export interface ControlPlaneCpu {
   seconds: Partial<Record<Component, number>>;
   /** Why the others were not measured. */
   notMeasured?: string;
+  /** The whole machine's busy share over the window (every process, /proc/stat): beside the control plane's, it says
+   * whether the machine was full (others' work included) or the control plane held back with cores to spare. */
+  machineBusyPercent?: number;
 }
 
 export interface ControlPlanePids {
@@ -59,6 +62,34 @@ export function cpuBetween(
     if (b !== undefined && a !== undefined && a >= b) out[c] = (a - b) / ticksPerSecond;
   }
   return out;
+}
+
+/** Busy and total jiffies of the machine from /proc/stat's first ("cpu") line; idle and iowait are not busy. */
+export function parseMachineTicks(procStat: string): { busy: number; total: number } | undefined {
+  const line = procStat.split('\n').find((l) => l.startsWith('cpu '));
+  if (!line) return undefined;
+  // user nice system idle iowait irq softirq steal (guest and guest_nice are already inside user and nice)
+  const v = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  if (v.length < 5 || v.some((x) => !Number.isFinite(x))) return undefined;
+  const total = v.reduce((a, b) => a + b, 0);
+  return { busy: total - v[3]! - v[4]!, total };
+}
+
+/** Busy share of the machine between two /proc/stat readings, percent. */
+export function busyBetween(
+  before: { busy: number; total: number },
+  after: { busy: number; total: number },
+): number | undefined {
+  const total = after.total - before.total;
+  return total > 0 ? (100 * (after.busy - before.busy)) / total : undefined;
+}
+
+function machineNow(): { busy: number; total: number } | undefined {
+  try {
+    return parseMachineTicks(readFileSync('/proc/stat', 'utf8'));
+  } catch {
+    return undefined;
+  }
 }
 
 /** A component's CPU as a share of the whole machine over the window, percent (100 = every core busy). */
@@ -118,9 +149,12 @@ function ticksPerSecond(): number {
 /** Starts a window now; the returned function ends it and says what each component spent. */
 export function cpuWindow(cp: ControlPlanePids | undefined, cores: number): () => ControlPlaneCpu {
   const before = cp ? ticksNow(cp.pids) : {};
+  const machineBefore = machineNow();
   const t0 = performance.now();
   return () => {
     const seconds = cpuBetween(before, cp ? ticksNow(cp.pids) : {}, ticksPerSecond());
+    const machineAfter = machineNow();
+    const busy = machineBefore && machineAfter ? busyBetween(machineBefore, machineAfter) : undefined;
     const gone = CONTROL_PLANE.filter((c) => seconds[c] === undefined && cp?.pids[c] !== undefined).map(
       (c) => `${c}: its process went away`,
     );
@@ -130,6 +164,7 @@ export function cpuWindow(cp: ControlPlanePids | undefined, cores: number): () =
       cores,
       seconds,
       ...(why.length ? { notMeasured: why.join('; ') } : {}),
+      ...(busy !== undefined ? { machineBusyPercent: busy } : {}),
     };
   };
 }

@@ -43,7 +43,8 @@ export function cpuRow(r: CpuRow): string {
         ? `${f1(r.controllerSeconds)} s · ${f1(machineShare(r.controllerSeconds, r.cpu.wallSeconds, r.cpu.cores))} %`
         : `${f1(r.controllerSeconds)} s`;
   const wall = r.cpu ? f1(r.cpu.wallSeconds) : '—';
-  return `| ${r.n} | ${r.run} | ${wall} | ${cells.join(' | ')} | ${controlPlaneShare(r.cpu)} | ${controller} |`;
+  const busy = r.cpu?.machineBusyPercent === undefined ? 'not measured' : `${f1(r.cpu.machineBusyPercent)} %`;
+  return `| ${r.n} | ${r.run} | ${wall} | ${cells.join(' | ')} | ${controlPlaneShare(r.cpu)} | ${controller} | ${busy} |`;
 }
 
 /** The CPU rows, the fleet's runs and the floors, by N. */
@@ -110,9 +111,9 @@ export function renderWall(
   );
   line();
   line(
-    `| N | run | window (s) | ${CONTROL_PLANE.join(' | ')} | control plane, % of the machine | controller (s · % of the machine) |`,
+    `| N | run | window (s) | ${CONTROL_PLANE.join(' | ')} | control plane, % of the machine | controller (s · % of the machine) | machine busy (every process) |`,
   );
-  line(`|---|---|---|${CONTROL_PLANE.map(() => '---|').join('')}---|---|`);
+  line(`|---|---|---|${CONTROL_PLANE.map(() => '---|').join('')}---|---|---|`);
   for (const r of rows) line(cpuRow(r));
   const why = rows.find((r) => r.cpu?.notMeasured)?.cpu?.notMeasured;
   if (why) line(`\nNot measured: ${why}.`);

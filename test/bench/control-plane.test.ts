@@ -8,10 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  busyBetween,
   cpuBetween,
   cpuWindow,
   findControlPlane,
   machineShare,
+  parseMachineTicks,
   parseStatTicks,
   type ControlPlaneCpu,
 } from '../../bench/lib/control-plane.ts';
@@ -58,6 +60,19 @@ describe('cpuBetween', () => {
   });
 });
 
+describe('the machine’s busy share', () => {
+  it('counts every state but idle and iowait as busy, from the aggregate line only', () => {
+    const text = 'cpu  100 10 40 800 50 0 5 5 3 0\ncpu0 50 5 20 400 25 0 2 3 1 0\nintr 1 2 3\n';
+    expect(parseMachineTicks(text)).toEqual({ busy: 160, total: 1010 });
+    expect(parseMachineTicks('intr 1 2 3\n')).toBeUndefined();
+  });
+
+  it('is the busy delta over the total delta', () => {
+    expect(busyBetween({ busy: 160, total: 1010 }, { busy: 310, total: 1210 })).toBe(75);
+    expect(busyBetween({ busy: 1, total: 5 }, { busy: 1, total: 5 })).toBeUndefined();
+  });
+});
+
 describe('findControlPlane', () => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-cp-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -81,7 +96,12 @@ describe('findControlPlane', () => {
   });
 });
 
-const cpu = (seconds: ControlPlaneCpu['seconds']): ControlPlaneCpu => ({ wallSeconds: 100, cores: 2, seconds });
+const cpu = (seconds: ControlPlaneCpu['seconds']): ControlPlaneCpu => ({
+  wallSeconds: 100,
+  cores: 2,
+  seconds,
+  machineBusyPercent: 97.5,
+});
 const all = cpu({ 'kube-apiserver': 100, 'kube-controller-manager': 50, etcd: 20, kwok: 2 });
 
 describe('report rows', () => {
@@ -95,10 +115,10 @@ describe('report rows', () => {
 
   it('renders a row with the controller’s own CPU, and a run from before CPU was measured', () => {
     expect(cpuRow({ n: 1000, run: 'PackageSync', units: 1000, cpu: all, controllerSeconds: 30 })).toBe(
-      '| 1000 | PackageSync | 100.0 | 100.0 s · 100.0 ms/unit · 50.0 % | 50.0 s · 50.0 ms/unit · 25.0 % | 20.0 s · 20.0 ms/unit · 10.0 % | 2.0 s · 2.0 ms/unit · 1.0 % | 86.0 % | 30.0 s · 15.0 % |',
+      '| 1000 | PackageSync | 100.0 | 100.0 s · 100.0 ms/unit · 50.0 % | 50.0 s · 50.0 ms/unit · 25.0 % | 20.0 s · 20.0 ms/unit · 10.0 % | 2.0 s · 2.0 ms/unit · 1.0 % | 86.0 % | 30.0 s · 15.0 % | 97.5 % |',
     );
     expect(cpuRow({ n: 10, run: 'Flux', units: 10 })).toBe(
-      '| 10 | Flux | — | not measured | not measured | not measured | not measured | not measured | — |',
+      '| 10 | Flux | — | not measured | not measured | not measured | not measured | not measured | — | not measured |',
     );
   });
 
