@@ -24,10 +24,14 @@ afterAll(async () => {
   await env?.dispose();
 });
 
-async function unchangedChecks(): Promise<number> {
+/** packagesync_unchanged_checks_total: where the checks stopped (before-load, before-render) or all of them. */
+async function unchangedChecks(stopped?: 'before-load' | 'before-render'): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('packagesync_unchanged_checks_total '));
-  return line ? Number(line.split(' ').pop()) : 0;
+  const lines = text
+    .split('\n')
+    .filter((l) => l.startsWith('packagesync_unchanged_checks_total{'))
+    .filter((l) => stopped === undefined || l.includes(`stopped="${stopped}"`));
+  return lines.reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
 }
 
 /** Checks of this PackageSync that stopped before rendering (the controller's debug log). */
@@ -66,10 +70,11 @@ describe('periodic checks of a settled package', () => {
     });
     expect((await get(cmPath(ns, 'paint')))?.data).toEqual({ color: 'blue' });
 
-    // the first periodic check finds the package settled and remembers its checkpoint; the next ones stop early
-    const counted = await unchangedChecks();
+    // the first periodic check finds the package settled and remembers its checkpoint; the next ones stop early,
+    // before even loading the PackageSync (its resourceVersion, the ref and the variables compared first)
+    const counted = await unchangedChecks('before-load');
     await moreUnchangedChecks(ns, 'paint', 2);
-    expect(await unchangedChecks()).toBeGreaterThanOrEqual(counted + 2);
+    expect(await unchangedChecks('before-load')).toBeGreaterThanOrEqual(counted + 2);
     const settled = (await getPackageSync(ns, 'paint'))!;
     const object = (await get(cmPath(ns, 'paint')))!;
     await moreUnchangedChecks(ns, 'paint', 2);
@@ -86,6 +91,70 @@ describe('periodic checks of a settled package', () => {
     await eventually('the new value applied', async () => (await get(cmPath(ns, 'paint')))?.data?.color === 'green', {
       timeoutMs: 60_000,
     });
+  });
+
+  it('a new commit on the ref and a deleted credentials Secret reach the next check', async () => {
+    const ns = await env.namespace('e2e-unchanged-source');
+    await (
+      await kube()
+    ).request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+      body: { metadata: { name: 'creds' }, stringData: { username: 'git', password: 'not-checked-here' } },
+    });
+    const repo = await env.repo('unchanged-source', {
+      'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shade}\ndata: {shade: light}\n',
+    });
+    await env.syncReady(ns, 'shade', {
+      source: { url: repo.url, secretRef: { name: 'creds' } },
+      targetNamespace: ns,
+      interval: '2s',
+      retryInterval: '1s',
+    });
+    await moreUnchangedChecks(ns, 'shade', 2);
+
+    // the ref moved: the commit it names is compared before loading, so the next periodic check applies it
+    await env.commit(repo.repo, {
+      'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shade}\ndata: {shade: dark}\n',
+    });
+    await eventually('the new commit applied', async () => (await get(cmPath(ns, 'shade')))?.data?.shade === 'dark', {
+      timeoutMs: 60_000,
+    });
+    await waitReady(ns, 'shade');
+    await moreUnchangedChecks(ns, 'shade', 2);
+
+    // the Secret is read as the full check reads it: once gone, the next check says so
+    await (await kube()).request('DELETE', `/api/v1/namespaces/${ns}/secrets/creds`);
+    await eventually(
+      'Ready=False: AuthSecretNotFound',
+      async () => {
+        const ready = conditionOf((await getPackageSync(ns, 'shade'))?.status, 'Ready');
+        return ready?.status === 'False' && ready.reason === 'AuthSecretNotFound';
+      },
+      { timeoutMs: 60_000 },
+    );
+  });
+
+  it('a dependency that is no longer Ready reaches the next check of its dependent', async () => {
+    const ns = await env.namespace('e2e-unchanged-deps');
+    const base = await env.repo('unchanged-base', {
+      'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: base}\ndata: {a: "1"}\n',
+    });
+    const app = await env.repo('unchanged-app', {
+      'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\ndata: {a: "1"}\n',
+    });
+    const every = { targetNamespace: ns, interval: '2s', retryInterval: '1s' };
+    await env.syncReady(ns, 'base', { source: { url: base.url }, ...every });
+    await env.syncReady(ns, 'app', { source: { url: app.url }, dependsOn: [{ name: 'base' }], ...every });
+    await moreUnchangedChecks(ns, 'app', 2);
+
+    await env.commit(base.repo, { 'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: base\n' });
+    await eventually(
+      'app: Ready=False, DependencyNotReady',
+      async () => {
+        const ready = conditionOf((await getPackageSync(ns, 'app'))?.status, 'Ready');
+        return ready?.status === 'False' && ready.reason === 'DependencyNotReady';
+      },
+      { timeoutMs: 60_000 },
+    );
   });
 
   it('a status change the drift watch ignores still reaches health at the next check', async () => {
