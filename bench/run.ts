@@ -21,7 +21,8 @@
  *   --flux-fleet 1000       the fleet sizes Flux runs at (default: every one)
  *   --render-only           rewrite the report from the last results (bench/.work/results-latest.json)
  *   --fleet-floor           the API server's floor (lib/fleet-floor.ts) at every PackageSync fleet size; by default
- *                           only at the largest, when it is 1,000 or more (make bench: once, at 1,000; --quick: none)
+ *                           only at the largest, when it is 1,000 or more and PackageSync runs (make bench: once, at
+ *                           1,000; --quick and a Flux-only --tools rerun: none)
  *   --no-fleet-floor        never   --floor-in-flight 32   the floor's SSA PATCHes in flight
  *   --cluster-dir <dir>     hack/cluster.sh's dir of the cluster under test, for its processes' CPU (pids/);
  *                           default: the kubeconfig's dir (what hack/cluster.sh writes); none found: "not measured"
@@ -95,7 +96,8 @@ const fluxCap = Number(args['flux-cap']);
 const fluxFleet = args['flux-fleet'] ? sizes(args['flux-fleet'], []) : undefined;
 // the floor costs one more fleet (and its deletion): by default once, at the largest fleet if it is 1,000 or more
 const floorAt = (n: number) =>
-  !args['no-fleet-floor'] && (args['fleet-floor'] || (n === Math.max(...fleetSizes) && n >= 1000));
+  !args['no-fleet-floor'] &&
+  (args['fleet-floor'] || (tools.has('packagesync') && n === Math.max(...fleetSizes) && n >= 1000));
 const started = Date.now();
 const log = (msg: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
