@@ -7,8 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conditionOf } from '../src/core/status.ts';
 import { eventually, kube } from './support/cluster.ts';
-import { getPackageSync, httpBase, waitReady } from './support/controller.ts';
+import { getPackageSync, httpBase, metricSum, SERVE_METRICS, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
+import { gadgetCRD } from './support/health.ts';
 import { cmPath, get } from './support/safety.ts';
 
 let env: GitEnvWithController;
@@ -16,7 +17,7 @@ let base: string;
 
 beforeAll(async () => {
   env = await startGitEnv({
-    args: ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
+    args: SERVE_METRICS,
   });
   base = await httpBase(env.controller);
 }, 600_000);
@@ -25,14 +26,8 @@ afterAll(async () => {
 });
 
 /** packagesync_unchanged_checks_total: where the checks stopped (before-load, before-render) or all of them. */
-async function unchangedChecks(stopped?: 'before-load' | 'before-render'): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  const lines = text
-    .split('\n')
-    .filter((l) => l.startsWith('packagesync_unchanged_checks_total{'))
-    .filter((l) => stopped === undefined || l.includes(`stopped="${stopped}"`));
-  return lines.reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
-}
+const unchangedChecks = (stopped?: 'before-load' | 'before-render') =>
+  metricSum(base, 'packagesync_unchanged_checks_total', stopped ? { stopped } : {});
 
 /** Checks of this PackageSync that stopped before rendering (the controller's debug log). */
 const skipped = (ns: string, name: string) =>
@@ -160,27 +155,11 @@ describe('periodic checks of a settled package', () => {
   it('a status change the drift watch ignores still reaches health at the next check', async () => {
     const ns = await env.namespace('e2e-unchanged-health');
     const group = `${ns}.example.com`;
-    const crd = [
-      'apiVersion: apiextensions.k8s.io/v1',
-      'kind: CustomResourceDefinition',
-      `metadata: {name: widgets.${group}}`,
-      'spec:',
-      `  group: ${group}`,
-      '  names: {kind: Widget, plural: widgets, singular: widget}',
-      '  scope: Namespaced',
-      '  versions:',
-      '    - name: v1',
-      '      served: true',
-      '      storage: true',
-      '      subresources: {status: {}}',
-      '      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}',
-      '',
-    ].join('\n');
     const { url } = await env.repo('unchanged-health', {
-      'crd.yaml': crd,
-      'widget.yaml': `apiVersion: ${group}/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {size: 1}\n`,
+      'crd.yaml': gadgetCRD(group, { statusSubresource: true }),
+      'gadget.yaml': `apiVersion: ${group}/v1\nkind: Gadget\nmetadata: {name: w1}\nspec: {size: 1}\n`,
     });
-    await env.sync(ns, 'widgets', {
+    await env.sync(ns, 'gadgets', {
       source: { url },
       targetNamespace: ns,
       interval: '2s',
@@ -189,30 +168,30 @@ describe('periodic checks of a settled package', () => {
       healthCheckExprs: [
         {
           apiVersion: `${group}/v1`,
-          kind: 'Widget',
+          kind: 'Gadget',
           current: "has(status.phase) && status.phase == 'Running'",
           failed: "has(status.phase) && status.phase == 'Broken'",
         },
       ],
     });
-    // the Widget's own controller (this test) reports it running
-    const widget = `/apis/${group}/v1/namespaces/${ns}/widgets/w1`;
+    // the Gadget's own controller (this test) reports it running
+    const gadget = `/apis/${group}/v1/namespaces/${ns}/gadgets/w1`;
     const setPhase = async (phase: string) =>
-      (await kube()).request('PATCH', `${widget}/status`, {
-        query: { fieldManager: 'widget-controller' },
+      (await kube()).request('PATCH', `${gadget}/status`, {
+        query: { fieldManager: 'gadget-controller' },
         contentType: 'application/merge-patch+json',
         body: { status: { phase } },
       });
-    await eventually('the Widget exists', async () => (await get(widget)) !== undefined, { timeoutMs: 60_000 });
+    await eventually('the Gadget exists', async () => (await get(gadget)) !== undefined, { timeoutMs: 60_000 });
     await setPhase('Running');
-    await waitReady(ns, 'widgets');
-    await moreUnchangedChecks(ns, 'widgets', 2);
+    await waitReady(ns, 'gadgets');
+    await moreUnchangedChecks(ns, 'gadgets', 2);
 
     await setPhase('Broken');
     await eventually(
-      'Ready=False naming the broken Widget',
+      'Ready=False naming the broken Gadget',
       async () => {
-        const ready = conditionOf((await getPackageSync(ns, 'widgets'))?.status, 'Ready');
+        const ready = conditionOf((await getPackageSync(ns, 'gadgets'))?.status, 'Ready');
         return ready?.status === 'False' && (ready.message ?? '').includes('w1');
       },
       { timeoutMs: 60_000 },

@@ -60,6 +60,8 @@ export interface ReconcileOptions {
   superseded?: AbortSignal;
   /** postBuild: an undefined variable without a default fails the render (default true, as Flux 2.9). */
   strictSubstitutions?: boolean;
+  /** Called when the reconcile only waits from then on (health): the manager may start another meanwhile. */
+  onlyWaiting?: () => void;
 }
 
 /** How soon a spec the schema refuses is looked at again (an edit wakes it at once anyway). */
@@ -268,6 +270,8 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
     [],
   );
   if (spec.wait && managed.length > 0) {
+    // from here on this reconcile waits for the cluster: its worker may take the next package (ADR 0030)
+    opts.onlyWaiting?.();
     const healthy = await awaitHealth({
       ports,
       spec,
