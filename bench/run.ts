@@ -20,11 +20,17 @@
  *   --skip-restart          do not SIGKILL and restart the controller after the largest fleet
  *   --flux-fleet 1000       the fleet sizes Flux runs at (default: every one)
  *   --render-only           rewrite the report from the last results (bench/.work/results-latest.json)
+ *   --fleet-floor           the API server's floor (lib/fleet-floor.ts) at every PackageSync fleet size; by default
+ *                           only at the largest, when it is 1,000 or more and PackageSync runs (make bench: once, at
+ *                           1,000; --quick and a Flux-only --tools rerun: none)
+ *   --no-fleet-floor        never   --floor-in-flight 32   the floor's SSA PATCHes in flight
+ *   --cluster-dir <dir>     hack/cluster.sh's dir of the cluster under test, for its processes' CPU (pids/);
+ *                           default: the kubeconfig's dir (what hack/cluster.sh writes); none found: "not measured"
  */
 import { execFileSync } from 'node:child_process';
 import { cpus, release, totalmem } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runBig, type BigResult } from './lib/big.ts';
 import { countingClient, ensureBenchCluster, kubectl, root, setWaitForDeletion, workDir } from './lib/cluster.ts';
@@ -37,6 +43,8 @@ import {
   type FleetResult,
 } from './lib/fleet.ts';
 import { runLatency, type LatencyResult } from './lib/latency.ts';
+import { findControlPlane } from './lib/control-plane.ts';
+import { runFleetFloor, type FleetFloorResult } from './lib/fleet-floor.ts';
 import { renderResults, type Results } from './lib/report.ts';
 
 const { values: args } = parseArgs({
@@ -68,6 +76,10 @@ const { values: args } = parseArgs({
     // at-rest window: one interval (plus jitter) puts every unit's first periodic check behind it (ADR 0031)
     'fleet-interval': { type: 'string', default: '10m' },
     'idle-warmup': { type: 'string', default: '0' },
+    'fleet-floor': { type: 'boolean', default: false },
+    'no-fleet-floor': { type: 'boolean', default: false },
+    'floor-in-flight': { type: 'string', default: '32' },
+    'cluster-dir': { type: 'string' },
   },
 });
 
@@ -82,6 +94,10 @@ const tools = new Set(args.tools.split(','));
 const fluxCap = Number(args['flux-cap']);
 // issue 18: Flux stays the anchor at 1,000 while PackageSync goes to 10,000 in the same run
 const fluxFleet = args['flux-fleet'] ? sizes(args['flux-fleet'], []) : undefined;
+// the floor costs one more fleet (and its deletion): by default once, at the largest fleet if it is 1,000 or more
+const floorAt = (n: number) =>
+  !args['no-fleet-floor'] &&
+  (args['fleet-floor'] || (tools.has('packagesync') && n === Math.max(...fleetSizes) && n >= 1000));
 const started = Date.now();
 const log = (msg: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
@@ -125,6 +141,8 @@ async function main(): Promise<void> {
   await commitChange(git.change.repo, 0);
   const harness = await countingClient(kubeconfig);
   await removeLeftovers(harness.client, args.prefix);
+  const controlPlane = findControlPlane(args['cluster-dir'] ?? dirname(kubeconfig));
+  if (controlPlane.missing.length) log(`control-plane CPU not measured for ${controlPlane.missing.join('; ')}`);
   const ctx: BenchContext = {
     kubeconfig,
     harness,
@@ -135,6 +153,7 @@ async function main(): Promise<void> {
     portBase: Number(args['port-base']),
     fleetInterval: args['fleet-interval'],
     idleWarmupSeconds: Number(args['idle-warmup']),
+    controlPlane,
     nodeArgs: [
       ...(args['node-flags'] ? args['node-flags'].split(/\s+/).filter(Boolean) : []),
       ...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(workDir, 'profiles')}`] : []),
@@ -145,6 +164,7 @@ async function main(): Promise<void> {
   const fleet: FleetResult[] = [];
   const kfleet: FleetResult[] = [];
   const big: BigResult[] = [];
+  const fleetFloor: FleetFloorResult[] = [];
   let latency: LatencyResult | undefined;
   const settings = {
     'controller concurrency (both tools)': String(ctx.concurrency),
@@ -169,6 +189,7 @@ async function main(): Promise<void> {
       fleet: [...fleet],
       kfleet: [...kfleet],
       big: [...big],
+      fleetFloor: [...fleetFloor],
       latency,
       history: existsSync(resolve(root, 'bench/HISTORY.md'))
         ? readFileSync(resolve(root, 'bench/HISTORY.md'), 'utf8')
@@ -184,6 +205,14 @@ async function main(): Promise<void> {
       const largest = Math.max(...fleetSizes);
       const idle = Number(args.idle ?? (quick ? 5 : 60));
       for (const n of fleetSizes) {
+        if (floorAt(n)) {
+          // before PackageSync's run, and its namespace gone before that run starts (unmeasured)
+          log(`fleet ${n}: the API server's floor, ${args['floor-in-flight']} in flight`);
+          fleetFloor.push(await runFleetFloor(ctx, n, Number(args['floor-in-flight'])));
+          const f = fleetFloor.at(-1)!;
+          log(`  applied ${f.appliedSeconds.toFixed(1)} s, all Current ${f.currentSeconds.toFixed(1)} s`);
+          publish();
+        }
         if (tools.has('packagesync')) {
           log(`fleet ${n}: PackageSync`);
           // the largest fleet also idles (CPU, requests) and survives a SIGKILL (issue 18.2)
@@ -264,6 +293,11 @@ function merge(results: Results, previous: Results): void {
     if (results.big.some((r) => r.n === row.n)) continue;
     results.big.push(row);
     kept.push(`big package ${row.n}`);
+  }
+  for (const row of previous.fleetFloor ?? []) {
+    if (results.fleetFloor?.some((r) => r.n === row.n)) continue;
+    (results.fleetFloor ??= []).push(row);
+    kept.push(`fleet floor ${row.n}`);
   }
   if (!results.latency && previous.latency) {
     results.latency = previous.latency;

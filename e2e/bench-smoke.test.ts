@@ -4,10 +4,10 @@
  * `make test`).
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
 import { kubeconfig, uniqueName } from './support/cluster.ts';
@@ -54,6 +54,8 @@ it('runs every benchmark at tiny sizes and writes the report', async () => {
     '--no-wait-cleanup',
     '--idle',
     '2',
+    // the API server's floor for the same fleet (by default only at 1,000 units or more)
+    '--fleet-floor',
   ];
   await run(process.execPath, args, { timeout: 420_000, maxBuffer: 16 << 20 });
   const report = readFileSync(out, 'utf8');
@@ -69,6 +71,14 @@ it('runs every benchmark at tiny sizes and writes the report', async () => {
   expect(report).toMatch(
     /\| 2 \| PackageSync \| [0-9.]+ \| [0-9.]+ \| 2 \| [0-9.]+ \| [0-9.]+ \| \d+ \| [0-9.]+ \| 0 \/ 2 \| \d+ \|/,
   );
+  // the fleet floor next to PackageSync's time: 3 units' 4 objects applied by the harness, 12 SSA PATCHes
+  expect(report).toMatch(/\| 3 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+× \| 32 \| \d+ \| \d+ \| .*APPLY 12\b/);
+  // control-plane CPU of each fleet run: measured from hack/cluster.sh's pid files, "not measured" without them
+  const cell = existsSync(join(dirname(kubeconfig()), 'pids', 'kube-apiserver.pid'))
+    ? '[0-9.]+ s · [0-9.]+ ms/unit · [0-9.]+ %'
+    : 'not measured';
+  for (const run of ['PackageSync', 'floor'])
+    expect(report).toMatch(new RegExp(`\\| 3 \\| ${run} \\| [0-9.]+ \\| ${cell} \\|`));
   expect(report).toMatch(/\| 20 \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \|/);
   expect(report).toMatch(/no-op resync 20 \| 0 writes/);
   expect(report).toMatch(/\| webhook \| 1 \| [0-9.]+ \|/);

@@ -156,14 +156,22 @@ export function setWaitForDeletion(wait: boolean): void {
   waitForDeletion = wait;
 }
 
-/** Deletes a namespace and waits until it is gone, so the next phase starts on a quiet cluster. */
-export async function deleteNamespace(client: KubeClient, name: string, timeoutMs = 900_000): Promise<void> {
+/**
+ * Deletes a namespace and waits until it is gone, so the next phase starts on a quiet cluster; `alwaysWait`
+ * waits even under --no-wait-cleanup (the fleet floor: tens of thousands of objects going would load the next run).
+ */
+export async function deleteNamespace(
+  client: KubeClient,
+  name: string,
+  timeoutMs = 900_000,
+  alwaysWait = false,
+): Promise<void> {
   try {
     await client.request('DELETE', `/api/v1/namespaces/${name}`);
   } catch {
     return;
   }
-  if (!waitForDeletion) return;
+  if (!waitForDeletion && !alwaysWait) return;
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {

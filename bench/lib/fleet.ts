@@ -11,7 +11,6 @@ import {
   createNamespace,
   deleteNamespace,
   diff,
-  writes,
   type CountingClient,
   type VerbCounts,
 } from './cluster.ts';
@@ -37,9 +36,11 @@ import {
   PS_PATH,
   watchUntil,
 } from './units.ts';
+import { resync } from './fleet-resync.ts';
+import { cpuWindow, type ControlPlaneCpu, type ControlPlanePids } from './control-plane.ts';
+import { cpus } from 'node:os';
 import { cpuSeconds, measureIdle, measureRestart, type IdleFigures, type RestartFigures } from './steady.ts';
 import { RECONCILE_REQUESTED_AT } from '../../src/api/packagesync.ts';
-import type { KubeObject } from '../../src/core/object.ts';
 
 export interface BenchContext {
   kubeconfig: string;
@@ -56,6 +57,8 @@ export interface BenchContext {
   fleetInterval?: string;
   /** Rest after Ready before the at-rest window (default 0). */
   idleWarmupSeconds?: number;
+  /** The control plane's processes (control-plane.ts): their CPU over each fleet run; absent: not measured. */
+  controlPlane?: ControlPlanePids;
   log(msg: string): void;
 }
 
@@ -85,6 +88,8 @@ export interface FleetResult {
   shape?: FleetShape;
   /** The kustomize fleet: what the first sync spent rendering, and a no-op resync of every unit. */
   render?: RenderFigures;
+  /** kube-apiserver, kube-controller-manager, etcd and kwok CPU over creation → all Ready (absent in older results). */
+  controlPlane?: ControlPlaneCpu;
 }
 
 export type FleetShape = 'plain' | 'kustomize';
@@ -158,6 +163,7 @@ export async function runFleetPackageSync(
       apiserver: m.apiserver,
       client: packageSyncRequests(atReady),
       cpuSeconds: cpuSeconds(atReady),
+      controlPlane: m.controlPlane,
       shape,
     };
     if (shape === 'kustomize') {
@@ -250,6 +256,7 @@ export async function runFleetFlux(
       apiserver: m.apiserver,
       client: clientCounts,
       cpuSeconds: fluxCpu,
+      controlPlane: m.controlPlane,
       ...(m.readyAtCap !== undefined ? { readyAtCap: m.readyAtCap } : {}),
       shape,
     };
@@ -292,11 +299,12 @@ async function measure(
   n: number,
   capSeconds: number,
   create: () => Promise<void>,
-): Promise<{ seconds: number; apiserver: VerbCounts; readyAtCap?: number }> {
+): Promise<{ seconds: number; apiserver: VerbCounts; readyAtCap?: number; controlPlane: ControlPlaneCpu }> {
   const { client } = ctx.harness;
   const before = await apiserverRequests(client);
   const own = snapshot(ctx.harness);
   const watch = watchUntil(client, collection, n, isReady, 30 * 60_000);
+  const cpu = cpuWindow(ctx.controlPlane, cpus().length);
   const started = performance.now();
   const progress = setInterval(() => ctx.log(`  ${watch.readyNow()}/${n} Ready`), 30_000);
   try {
@@ -310,13 +318,19 @@ async function measure(
       readyAtCap = watch.readyNow();
       readyAt = performance.now();
     }
+    const controlPlane = cpu();
     const seconds = (readyAt - started) / 1000;
     // The harness's own requests in the window: its creates, the informer's LIST, and the first /metrics
     // scrape (counted by the API server when it completes, so inside the window; the second one is not).
     const harness = diff(ctx.harness.own, own);
     harness.GET = (harness.GET ?? 0) + 1;
     const after = await apiserverRequests(client);
-    return { seconds, apiserver: diff(after, before, harness), ...(readyAtCap !== undefined ? { readyAtCap } : {}) };
+    return {
+      seconds,
+      apiserver: diff(after, before, harness),
+      controlPlane,
+      ...(readyAtCap !== undefined ? { readyAtCap } : {}),
+    };
   } finally {
     clearInterval(progress);
     watch.stop();
@@ -338,62 +352,6 @@ export function metricValue(metrics: string, name: string, labels = ''): number 
   for (const m of metrics.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? ([0-9.e+-]+)$`, 'gm')))
     if (!labels || (m[1] ?? '').includes(labels)) sum += Number(m[2]);
   return sum;
-}
-
-/**
- * A requested resync of the whole fleet with nothing changed: every unit gets its tool's reconcile-request
- * annotation (one PATCH each, by the harness), then the time until every unit's status.lastHandledReconcileAt
- * says it handled it. PackageSync re-applies every object on a request (its periodic resync of a settled
- * package does not); Flux builds and dry-run-applies as on every reconcile. Both render what did not change:
- * PackageSync's render cache turns that into no kustomize run, which the counters show.
- */
-async function resync(
-  ctx: BenchContext,
-  collection: string,
-  n: number,
-  annotation: string,
-  metrics: () => Promise<string>,
-  duration: { sum: string; count: string; labels?: string },
-): Promise<Omit<RenderFigures, 'coldToolRuns' | 'coldToolSeconds' | 'resyncToolRuns' | 'resyncCacheHits'>> {
-  const { client } = ctx.harness;
-  const token = `bench-resync-${Date.now()}`;
-  const handled = (o: KubeObject) =>
-    (o.status as { lastHandledReconcileAt?: string } | undefined)?.lastHandledReconcileAt === token;
-  const before = await metrics();
-  const apiBefore = await apiserverRequests(client);
-  const own = snapshot(ctx.harness);
-  const watch = watchUntil(client, collection, n, handled, 10 * 60_000);
-  const started = performance.now();
-  try {
-    const list = await client.request<{ items: { metadata: { name: string } }[] }>('GET', collection);
-    const q = new PQueue({ concurrency: 32 });
-    await Promise.all(
-      list.items.map((i) =>
-        q.add(() =>
-          client.request('PATCH', `${collection}/${i.metadata.name}`, {
-            contentType: 'application/merge-patch+json',
-            body: { metadata: { annotations: { [annotation]: token } } },
-          }),
-        ),
-      ),
-    );
-    const done = await watch.ready;
-    const after = await metrics();
-    const harness = diff(ctx.harness.own, own);
-    const api = diff(await apiserverRequests(client), apiBefore, harness);
-    const reconciles =
-      metricValue(after, duration.count, duration.labels) - metricValue(before, duration.count, duration.labels);
-    const spent =
-      metricValue(after, duration.sum, duration.labels) - metricValue(before, duration.sum, duration.labels);
-    return {
-      resyncSeconds: (done - started) / 1000,
-      resyncReconciles: Math.round(reconciles),
-      resyncSecondsPerReconcile: reconciles > 0 ? spent / reconciles : 0,
-      resyncWrites: writes(api),
-    };
-  } finally {
-    watch.stop();
-  }
 }
 
 /** Removes the finalizers of every object in a collection, so a namespace can go while no controller runs. */

@@ -9,14 +9,24 @@ import { loadKubeconfig } from '../../src/adapters/kube/kubeconfig.ts';
 
 type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
 
-const PLURALS: Record<string, string> = { ConfigMap: 'configmaps', Deployment: 'deployments' };
+const PLURALS: Record<string, string> = {
+  ConfigMap: 'configmaps',
+  Deployment: 'deployments',
+  Service: 'services',
+  ServiceAccount: 'serviceaccounts',
+};
+
+/** Overload answers worth asking again (429 Too Many Requests, 5xx): a saturated API server sheds, it is not wrong. */
+const RETRIABLE = new Set([429, 500, 503, 504]);
 
 export async function applyFloor(
   kubeconfig: string,
   namespace: string,
   docs: Record<string, unknown>[],
   inFlight = 32,
-): Promise<{ seconds: number; requests: number }> {
+  /** Called just before the first request (after the bodies are serialised): the fleet floor's clocks start here. */
+  onStart?: () => void,
+): Promise<{ seconds: number; requests: number; retries: number }> {
   const kc = await loadKubeconfig({ path: kubeconfig });
   const auth = await kc.headers();
   const pool = new Pool(kc.info.server, {
@@ -32,23 +42,32 @@ export async function applyFloor(
       body: JSON.stringify({ ...d, metadata: { ...d.metadata, namespace } }),
     };
   });
+  onStart?.();
   const started = performance.now();
   let next = 0;
+  let retries = 0;
   const worker = async () => {
     while (next < requests.length) {
       const r = requests[next++]!;
-      const res = await pool.request({
-        method: 'PATCH',
-        path: r.path,
-        body: r.body,
-        headers: { ...auth, 'content-type': 'application/apply-patch+yaml', accept: 'application/json' },
-      });
-      const text = await res.body.text();
-      if (res.statusCode >= 300) throw new Error(`floor: ${r.path}: ${res.statusCode} ${text.slice(0, 200)}`);
+      for (let attempt = 0; ; attempt++) {
+        const res = await pool.request({
+          method: 'PATCH',
+          path: r.path,
+          body: r.body,
+          headers: { ...auth, 'content-type': 'application/apply-patch+yaml', accept: 'application/json' },
+        });
+        const text = await res.body.text();
+        if (res.statusCode < 300) break;
+        if (!RETRIABLE.has(res.statusCode) || attempt >= 5)
+          throw new Error(`floor: ${r.path}: ${res.statusCode} ${text.slice(0, 200)}`);
+        retries++;
+        const after = Number(res.headers['retry-after']);
+        await new Promise((w) => setTimeout(w, (Number.isFinite(after) && after > 0 ? after : 2 ** attempt) * 1000));
+      }
     }
   };
   await Promise.all(Array.from({ length: inFlight }, worker));
   const seconds = (performance.now() - started) / 1000;
   await pool.close();
-  return { seconds, requests: requests.length };
+  return { seconds, requests: requests.length, retries };
 }

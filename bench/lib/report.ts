@@ -4,6 +4,8 @@ import { total, verbs, writes } from './cluster.ts';
 import type { FleetResult } from './fleet.ts';
 import type { LatencyResult } from './latency.ts';
 import { renderScale, scaleTargets } from './report-scale.ts';
+import { renderWall } from './report-wall.ts';
+import type { FleetFloorResult } from './fleet-floor.ts';
 
 export interface Results {
   date: string;
@@ -15,6 +17,8 @@ export interface Results {
   /** The kustomize fleet (issue 13): absent in results written before it existed. */
   kfleet?: FleetResult[];
   big: BigResult[];
+  /** The API server's floor for the fleet (fleet-floor.ts): absent in results written before it existed. */
+  fleetFloor?: FleetFloorResult[];
   latency?: LatencyResult;
   /** Sections taken over from an earlier run (--merge), said so in the report. */
   merged?: string;
@@ -137,6 +141,7 @@ export function renderResults(r: Results): string {
 
   if (r.kfleet?.length) renderKustomizeFleet(r.kfleet, line);
   renderScale(r.fleet, line);
+  renderWall(r.fleet, r.fleetFloor ?? [], line);
 
   line('## 2. Big package: cold apply vs the floor');
   line();
