@@ -59,5 +59,7 @@ export interface Ports {
     driftCorrected?(n: number): void;
     /** A periodic check found nothing changed since its package was last found settled (ADR 0031). */
     unchangedCheck?(): void;
+    /** One round of a health wait: its objects (and the children of workloads not Current) read and judged. */
+    healthRound?(): void;
   };
 }
