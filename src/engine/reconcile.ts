@@ -18,18 +18,16 @@
  * pruned (the inventory saved before applying still lists every object that might exist). The run context
  * (run.ts) is the only status writer; only src/core/status.ts turns outcomes into conditions.
  */
-import { durationMs, FINALIZER, PRUNE_APPROVED, type PackageSync, type Spec } from '../api/packagesync.ts';
+import { durationMs, FINALIZER, PRUNE_APPROVED, type PackageSync } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
-import { fail, ok, type Failure, type Result } from '../core/failure.ts';
+import { ok, type Failure, type Result } from '../core/failure.ts';
 import { withSourceFile } from '../core/render/locate.ts';
 import { compileHealthChecks, healthOf } from '../core/health/index.ts';
 import { refKey, refOf } from '../core/object.ts';
 import { checkNamespacePolicy, type NamespacePolicy } from '../core/plan/namespace-policy.ts';
-import { dependsOnCycle } from '../core/plan/depends-on-cycle.ts';
 import { checkPruneBudget } from '../core/plan/prune-budget.ts';
 import { isSettled } from '../core/plan/settled.ts';
 import { parseSpec } from '../core/spec.ts';
-import { isReadyFor } from '../core/status.ts';
 import { applyAndPrune } from './act.ts';
 import { finalize } from './finalize.ts';
 import { awaitHealth } from './health-step.ts';
@@ -42,7 +40,8 @@ import { Run, type ReconcileResult } from './run.ts';
 import { Deadline } from './deadline.ts';
 import { readSubstitution } from './substitution-inputs.ts';
 import { targetCluster } from './target-cluster.ts';
-import { readOciCredentials } from './oci-credentials.ts';
+import { readCredentials } from './source-credentials.ts';
+import { dependenciesReady } from './package-dependencies.ts';
 import { mayUseCheckpoint, rememberSettled, unchangedSinceSettled } from './settled-checkpoints.ts';
 import { InventoryUnreadableError } from '../adapters/kube/inventory-shards.ts';
 
@@ -300,22 +299,6 @@ async function readFiles(fetched: FetchedSource): Promise<Result<FetchedSource>>
   return files.ok ? ok({ ...fetched, files: files.value }) : files;
 }
 
-async function readCredentials(
-  ps: PackageSync,
-  spec: Spec,
-  ports: Ports,
-): Promise<Result<Record<string, string> | undefined>> {
-  if (spec.source.oci) return readOciCredentials(ps, spec.source.oci, ports);
-  const ref = spec.source.secretRef;
-  if (!ref) return ok(undefined);
-  const data = await ports.secrets.read(ps.metadata.namespace, ref.name);
-  if (data) return ok(data);
-  return fail(
-    Reason.AuthSecretNotFound,
-    `Secret ${ps.metadata.namespace}/${ref.name} named in spec.source.secretRef does not exist`,
-  );
-}
-
 /**
  * The PackageSync with its whole inventory. One whose inventory shards cannot be read (ADR 0027) fails
  * InventoryUnreadable: nothing is applied or pruned, and the status write leaves status.inventory as it is.
@@ -335,51 +318,4 @@ async function loadPackageSync(
     const retry = parseSpec(e.packageSync.spec);
     return run.failed(e.failure, retry.ok ? durationMs(retry.value.retryInterval) : INVALID_SPEC_RETRY_MS);
   }
-}
-
-/** How many PackageSyncs a dependsOn cycle search reads at most (the chain of those not Ready). */
-const CYCLE_SEARCH_LIMIT = 64;
-
-/**
- * Every dependsOn PackageSync Ready for its current generation, or the first that is not, described. One that
- * is not Ready is followed (its own dependsOn, as far as they are not Ready either): a chain that leads back
- * here is a cycle, which no waiting can end (DependencyCycle, on every member).
- */
-async function dependenciesReady(ps: PackageSync, spec: Spec, ports: Ports): Promise<Result<void>> {
-  const self = `${ps.metadata.namespace}/${ps.metadata.name}`;
-  const depsOf = (p: PackageSync, s: { dependsOn?: { name: string; namespace?: string }[] } | undefined) =>
-    (s?.dependsOn ?? []).map((d) => `${d.namespace ?? p.metadata.namespace}/${d.name}`);
-  let blocker: Result<void> = ok(undefined);
-  const edges = new Map<string, string[]>([[self, depsOf(ps, spec)]]);
-  const pending = [...edges.get(self)!];
-  while (pending.length > 0 && edges.size < CYCLE_SEARCH_LIMIT) {
-    const key = pending.shift()!;
-    if (edges.has(key)) continue;
-    const [ns, name] = key.split('/') as [string, string];
-    // conditions and spec are enough: an inventory in shards is not read
-    const other = await ports.packageSyncs.getStored(ns, name);
-    const direct = edges.get(self)!.includes(key);
-    if (!other) {
-      if (direct && blocker.ok) blocker = fail(Reason.DependencyNotReady, `dependency ${key} does not exist`);
-      edges.set(key, []);
-      continue;
-    }
-    if (isReadyFor(other.status, other.metadata.generation)) {
-      edges.set(key, []);
-      continue;
-    }
-    if (direct && blocker.ok) blocker = fail(Reason.DependencyNotReady, `dependency ${key} is not Ready`);
-    const next = depsOf(other, other.spec as { dependsOn?: { name: string; namespace?: string }[] });
-    edges.set(key, next);
-    pending.push(...next);
-  }
-  const cycle = dependsOnCycle(self, edges);
-  if (cycle) {
-    return fail(
-      Reason.DependencyCycle,
-      `spec.dependsOn forms a cycle: ${cycle.join(' → ')}; none of them can become Ready: remove one of these dependsOn entries`,
-      { terminal: true },
-    );
-  }
-  return blocker;
 }
