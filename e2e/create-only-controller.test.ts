@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kube } from './support/cluster.ts';
-import { createPackageSync, httpBase, packageSync, waitReady } from './support/controller.ts';
+import { createPackageSync, httpBase, metricSum, packageSync, SERVE_METRICS, waitReady } from './support/controller.ts';
 import { configMap, startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import type { KubeObject } from '../src/core/object.ts';
 
@@ -14,7 +14,7 @@ let base: string;
 
 beforeAll(async () => {
   env = await startGitEnv({
-    args: ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
+    args: SERVE_METRICS,
   });
   base = await httpBase(env.controller);
 });
@@ -23,17 +23,8 @@ afterAll(async () => {
   await env?.dispose();
 });
 
-/** The controller's own requests of one verb and HTTP status so far. */
-async function requests(verb: string, code: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  const line = text
-    .split('\n')
-    .find(
-      (l) =>
-        l.startsWith('packagesync_api_requests_total{') && l.includes(`verb="${verb}"`) && l.includes(`code="${code}"`),
-    );
-  return line ? Number(line.split(' ').pop()) : 0;
-}
+/** The controller's own requests of one verb and HTTP status so far (every resource's series summed). */
+const requests = (verb: string, code: string) => metricSum(base, 'packagesync_api_requests_total', { verb, code });
 
 describe('a new unit in a watched namespace', () => {
   it('reads none of its new objects; an unowned one is adopted through the refused create', async () => {

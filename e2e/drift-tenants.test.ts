@@ -17,9 +17,11 @@ import {
   createPackageSync,
   getPackageSync,
   httpBase,
+  metricSum,
   packageSync,
-  waitReady,
+  SERVE_METRICS,
   type ControllerHandle,
+  waitReady,
 } from './support/controller.ts';
 import { applyDeployRbac, tokenKubeconfig, type DeployRbac } from './support/deploy-rbac.ts';
 import { startGitEnv, type GitEnv } from './support/git-env.ts';
@@ -43,7 +45,7 @@ beforeAll(async () => {
   await kubectl('wait', '--for=condition=Established', `crd/gadgets.${group}`, '--timeout=60s');
   controller = await env.startController({
     kubeconfig: await tokenKubeconfig(systemNs, join(tmp, 'kubeconfig')),
-    args: ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
+    args: SERVE_METRICS,
   });
   base = await httpBase(controller);
 }, 600_000);
@@ -91,11 +93,8 @@ async function editAs(manager: string, path: string, body: unknown): Promise<voi
  * LISTs and WATCHes. (The apiserver's apiserver_request_total does not count requests its authorizer denied.)
  */
 async function refusedRequests(): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  return text
-    .split('\n')
-    .filter((l) => /^packagesync_api_requests_total\{verb="(GET|WATCH)",code="403"(,resource="[^"]*")?\}/.test(l))
-    .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+  const refused = (verb: string) => metricSum(base, 'packagesync_api_requests_total', { verb, code: '403' });
+  return (await refused('GET')) + (await refused('WATCH'));
 }
 
 describe.concurrent('self-heal for a PackageSync acting as a ServiceAccount', () => {

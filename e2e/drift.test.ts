@@ -14,7 +14,7 @@ import type { PackageSync } from '../src/api/packagesync.ts';
 import { conditionOf } from '../src/core/status.ts';
 import { commitFiles } from '../test/support/git/index.ts';
 import { eventReasons, eventually, kube } from './support/cluster.ts';
-import { getPackageSync, httpBase, patchPackageSync, waitReady } from './support/controller.ts';
+import { getPackageSync, httpBase, patchPackageSync, SERVE_METRICS, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { cmPath, configMap, deployment, get, sleep, trigger } from './support/safety.ts';
 
@@ -28,7 +28,7 @@ beforeAll(async () => {
   kstatusCheck = /KSTATUS_CHECK=(.*)/.exec(execFileSync(build, ['paths'], { encoding: 'utf8' }))![1]!;
   if (!existsSync(kstatusCheck)) execFileSync(build, ['kstatus-check'], { stdio: 'inherit' });
   env = await startGitEnv({
-    args: ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
+    args: SERVE_METRICS,
   });
   base = await httpBase(env.controller);
 }, 600_000);

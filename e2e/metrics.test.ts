@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, get, kube } from './support/cluster.ts';
-import { createPackageSync, httpBase, packageSync, waitReady } from './support/controller.ts';
+import { createPackageSync, httpBase, packageSync, SERVE_METRICS, waitReady } from './support/controller.ts';
 import { configMap, startGitEnv, type GitEnv } from './support/git-env.ts';
 import { ready, trigger } from './support/safety.ts';
 import { getPackageSync } from './support/controller.ts';
@@ -16,7 +16,7 @@ let base: string;
 beforeAll(async () => {
   // the suite's controllers run without HTTP servers ('0'); this one listens on any free loopback port
   env = await startGitEnv({
-    args: ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
+    args: SERVE_METRICS,
   });
   base = await httpBase(env.controller!);
 });

@@ -7,8 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conditionOf } from '../src/core/status.ts';
 import { eventually, kube } from './support/cluster.ts';
-import { getPackageSync, httpBase, waitReady } from './support/controller.ts';
+import { getPackageSync, httpBase, metricSum, SERVE_METRICS, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
+import { gadgetCRD } from './support/health.ts';
 import { cmPath, get } from './support/safety.ts';
 
 let env: GitEnvWithController;
@@ -16,7 +17,7 @@ let base: string;
 
 beforeAll(async () => {
   env = await startGitEnv({
-    args: ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
+    args: SERVE_METRICS,
   });
   base = await httpBase(env.controller);
 }, 600_000);
@@ -24,11 +25,9 @@ afterAll(async () => {
   await env?.dispose();
 });
 
-async function unchangedChecks(): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('packagesync_unchanged_checks_total '));
-  return line ? Number(line.split(' ').pop()) : 0;
-}
+/** packagesync_unchanged_checks_total: where the checks stopped (before-load, before-render) or all of them. */
+const unchangedChecks = (stopped?: 'before-load' | 'before-render') =>
+  metricSum(base, 'packagesync_unchanged_checks_total', stopped ? { stopped } : {});
 
 /** Checks of this PackageSync that stopped before rendering (the controller's debug log). */
 const skipped = (ns: string, name: string) =>
@@ -66,10 +65,11 @@ describe('periodic checks of a settled package', () => {
     });
     expect((await get(cmPath(ns, 'paint')))?.data).toEqual({ color: 'blue' });
 
-    // the first periodic check finds the package settled and remembers its checkpoint; the next ones stop early
-    const counted = await unchangedChecks();
+    // the first periodic check finds the package settled and remembers its checkpoint; the next ones stop early,
+    // before even loading the PackageSync (its resourceVersion, the ref and the variables compared first)
+    const counted = await unchangedChecks('before-load');
     await moreUnchangedChecks(ns, 'paint', 2);
-    expect(await unchangedChecks()).toBeGreaterThanOrEqual(counted + 2);
+    expect(await unchangedChecks('before-load')).toBeGreaterThanOrEqual(counted + 2);
     const settled = (await getPackageSync(ns, 'paint'))!;
     const object = (await get(cmPath(ns, 'paint')))!;
     await moreUnchangedChecks(ns, 'paint', 2);
@@ -88,30 +88,78 @@ describe('periodic checks of a settled package', () => {
     });
   });
 
+  it('a new commit on the ref and a deleted credentials Secret reach the next check', async () => {
+    const ns = await env.namespace('e2e-unchanged-source');
+    await (
+      await kube()
+    ).request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+      body: { metadata: { name: 'creds' }, stringData: { username: 'git', password: 'not-checked-here' } },
+    });
+    const repo = await env.repo('unchanged-source', {
+      'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shade}\ndata: {shade: light}\n',
+    });
+    await env.syncReady(ns, 'shade', {
+      source: { url: repo.url, secretRef: { name: 'creds' } },
+      targetNamespace: ns,
+      interval: '2s',
+      retryInterval: '1s',
+    });
+    await moreUnchangedChecks(ns, 'shade', 2);
+
+    // the ref moved: the commit it names is compared before loading, so the next periodic check applies it
+    await env.commit(repo.repo, {
+      'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shade}\ndata: {shade: dark}\n',
+    });
+    await eventually('the new commit applied', async () => (await get(cmPath(ns, 'shade')))?.data?.shade === 'dark', {
+      timeoutMs: 60_000,
+    });
+    await waitReady(ns, 'shade');
+    await moreUnchangedChecks(ns, 'shade', 2);
+
+    // the Secret is read as the full check reads it: once gone, the next check says so
+    await (await kube()).request('DELETE', `/api/v1/namespaces/${ns}/secrets/creds`);
+    await eventually(
+      'Ready=False: AuthSecretNotFound',
+      async () => {
+        const ready = conditionOf((await getPackageSync(ns, 'shade'))?.status, 'Ready');
+        return ready?.status === 'False' && ready.reason === 'AuthSecretNotFound';
+      },
+      { timeoutMs: 60_000 },
+    );
+  });
+
+  it('a dependency that is no longer Ready reaches the next check of its dependent', async () => {
+    const ns = await env.namespace('e2e-unchanged-deps');
+    const base = await env.repo('unchanged-base', {
+      'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: base}\ndata: {a: "1"}\n',
+    });
+    const app = await env.repo('unchanged-app', {
+      'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\ndata: {a: "1"}\n',
+    });
+    const every = { targetNamespace: ns, interval: '2s', retryInterval: '1s' };
+    await env.syncReady(ns, 'base', { source: { url: base.url }, ...every });
+    await env.syncReady(ns, 'app', { source: { url: app.url }, dependsOn: [{ name: 'base' }], ...every });
+    await moreUnchangedChecks(ns, 'app', 2);
+
+    await env.commit(base.repo, { 'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: base\n' });
+    await eventually(
+      'app: Ready=False, DependencyNotReady',
+      async () => {
+        const ready = conditionOf((await getPackageSync(ns, 'app'))?.status, 'Ready');
+        return ready?.status === 'False' && ready.reason === 'DependencyNotReady';
+      },
+      { timeoutMs: 60_000 },
+    );
+  });
+
   it('a status change the drift watch ignores still reaches health at the next check', async () => {
     const ns = await env.namespace('e2e-unchanged-health');
     const group = `${ns}.example.com`;
-    const crd = [
-      'apiVersion: apiextensions.k8s.io/v1',
-      'kind: CustomResourceDefinition',
-      `metadata: {name: widgets.${group}}`,
-      'spec:',
-      `  group: ${group}`,
-      '  names: {kind: Widget, plural: widgets, singular: widget}',
-      '  scope: Namespaced',
-      '  versions:',
-      '    - name: v1',
-      '      served: true',
-      '      storage: true',
-      '      subresources: {status: {}}',
-      '      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}',
-      '',
-    ].join('\n');
     const { url } = await env.repo('unchanged-health', {
-      'crd.yaml': crd,
-      'widget.yaml': `apiVersion: ${group}/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {size: 1}\n`,
+      'crd.yaml': gadgetCRD(group, { statusSubresource: true }),
+      'gadget.yaml': `apiVersion: ${group}/v1\nkind: Gadget\nmetadata: {name: w1}\nspec: {size: 1}\n`,
     });
-    await env.sync(ns, 'widgets', {
+    await env.sync(ns, 'gadgets', {
       source: { url },
       targetNamespace: ns,
       interval: '2s',
@@ -120,30 +168,30 @@ describe('periodic checks of a settled package', () => {
       healthCheckExprs: [
         {
           apiVersion: `${group}/v1`,
-          kind: 'Widget',
+          kind: 'Gadget',
           current: "has(status.phase) && status.phase == 'Running'",
           failed: "has(status.phase) && status.phase == 'Broken'",
         },
       ],
     });
-    // the Widget's own controller (this test) reports it running
-    const widget = `/apis/${group}/v1/namespaces/${ns}/widgets/w1`;
+    // the Gadget's own controller (this test) reports it running
+    const gadget = `/apis/${group}/v1/namespaces/${ns}/gadgets/w1`;
     const setPhase = async (phase: string) =>
-      (await kube()).request('PATCH', `${widget}/status`, {
-        query: { fieldManager: 'widget-controller' },
+      (await kube()).request('PATCH', `${gadget}/status`, {
+        query: { fieldManager: 'gadget-controller' },
         contentType: 'application/merge-patch+json',
         body: { status: { phase } },
       });
-    await eventually('the Widget exists', async () => (await get(widget)) !== undefined, { timeoutMs: 60_000 });
+    await eventually('the Gadget exists', async () => (await get(gadget)) !== undefined, { timeoutMs: 60_000 });
     await setPhase('Running');
-    await waitReady(ns, 'widgets');
-    await moreUnchangedChecks(ns, 'widgets', 2);
+    await waitReady(ns, 'gadgets');
+    await moreUnchangedChecks(ns, 'gadgets', 2);
 
     await setPhase('Broken');
     await eventually(
-      'Ready=False naming the broken Widget',
+      'Ready=False naming the broken Gadget',
       async () => {
-        const ready = conditionOf((await getPackageSync(ns, 'widgets'))?.status, 'Ready');
+        const ready = conditionOf((await getPackageSync(ns, 'gadgets'))?.status, 'Ready');
         return ready?.status === 'False' && (ready.message ?? '').includes('w1');
       },
       { timeoutMs: 60_000 },

@@ -25,7 +25,12 @@ program
     '--watch-label-selector <selector>',
     'only PackageSyncs matching this label selector: sharding, docs/deploy.md (default: all)',
   )
-  .addOption(new Option('--concurrency <n>', 'PackageSyncs reconciled at once').default(8))
+  .addOption(
+    new Option(
+      '--concurrency <n>',
+      'PackageSyncs reconciled at once (one waiting for health gives its worker back)',
+    ).default(8),
+  )
   .addOption(new Option('--apply-concurrency <n>', 'server-side apply requests in flight per reconcile').default(32))
   .option(
     '--default-service-account <name>',

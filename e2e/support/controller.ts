@@ -191,6 +191,21 @@ export async function waitCondition(
 }
 
 /** http://127.0.0.1:PORT of a controller's metrics/probe server, from the address it logs (port 0 = any). */
+/** Controller args that serve metrics and probes on free loopback ports (httpBase finds them). */
+export const SERVE_METRICS = ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
+
+/** The sum of every series of metric `name` (at `base`) whose labels include all of `labels`. */
+export async function metricSum(base: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const has = new Map([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+    if (Object.entries(labels).every(([k, v]) => has.get(k) === v)) sum += Number(line.split(' ').pop());
+  }
+  return sum;
+}
+
 export async function httpBase(c: ControllerHandle): Promise<string> {
   const line = await eventually('the controller serves metrics and probes', async () =>
     c.logs.find((l) => l.includes('serving metrics and probes')),

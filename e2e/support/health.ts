@@ -69,7 +69,8 @@ export const configMap = (name: string): string =>
  * A CRD without a status subresource, so a package can ship an instance whose status says Ready=False: a
  * stand-in for a custom resource whose controller reports it is not ready.
  */
-export function gadgetCRD(group: string): string {
+/** A Gadget CRD in `group`; `statusSubresource`: status written only through /status, as a controller would. */
+export function gadgetCRD(group: string, opts: { statusSubresource?: boolean } = {}): string {
   return [
     'apiVersion: apiextensions.k8s.io/v1',
     'kind: CustomResourceDefinition',
@@ -82,6 +83,7 @@ export function gadgetCRD(group: string): string {
     '    - name: v1',
     '      served: true',
     '      storage: true',
+    ...(opts.statusSubresource ? ['      subresources: {status: {}}'] : []),
     '      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}',
     '',
   ].join('\n');

@@ -54,11 +54,14 @@ export class Manager {
       labelSelector: opts.labelSelector,
       onError: (e) => this.log.warn({ err: errorText(e) }, 'PackageSync watch interrupted; resuming'),
     });
-    this.queue = new WorkQueue((key, signal, superseded) => this.reconcileKey(key, signal, superseded), {
-      concurrency: opts.concurrency,
-      intervalJitterPercent: opts.intervalJitterPercent,
-      onDepthChange: opts.onQueueDepth,
-    });
+    this.queue = new WorkQueue(
+      (key, signal, superseded, onlyWaiting) => this.reconcileKey(key, signal, superseded, onlyWaiting),
+      {
+        concurrency: opts.concurrency,
+        intervalJitterPercent: opts.intervalJitterPercent,
+        onDepthChange: opts.onQueueDepth,
+      },
+    );
     this.configWatch =
       opts.watchConfigs === false
         ? undefined
@@ -115,7 +118,7 @@ export class Manager {
     }
   }
 
-  private async reconcileKey(key: string, signal: AbortSignal, superseded?: AbortSignal) {
+  private async reconcileKey(key: string, signal: AbortSignal, superseded?: AbortSignal, onlyWaiting?: () => void) {
     const [namespace, name] = key.split('/') as [string, string];
     const started = performance.now();
     // One child logger per reconcile: every line says which PackageSync, and reconcileID ties together the
@@ -128,6 +131,7 @@ export class Manager {
       defaultServiceAccount: this.opts.defaultServiceAccount,
       namespacePolicy: this.opts.namespacePolicy,
       strictSubstitutions: this.opts.strictSubstitutions,
+      onlyWaiting,
     };
     try {
       const res = await reconcile(namespace, name, { ...this.ports, log }, opts);

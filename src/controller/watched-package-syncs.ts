@@ -52,6 +52,12 @@ export class WatchedPackageSyncs extends PackageSyncs {
     return fresh;
   }
 
+  override peekStored(namespace: string, name: string): Readonly<PackageSync> | undefined {
+    const cached = this.watch?.get(`${namespace}/${name}`);
+    if (!cached || !this.written.trustsCopy(cached.metadata.uid, cached.metadata.resourceVersion)) return undefined;
+    return cached as unknown as PackageSync;
+  }
+
   override async writeStatus(ps: PackageSync, status: Status): Promise<PackageSync | undefined> {
     return this.rememberWrite(await super.writeStatus(ps, status));
   }

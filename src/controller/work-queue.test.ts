@@ -9,6 +9,78 @@ async function until(done: () => boolean): Promise<void> {
 }
 
 describe('WorkQueue', () => {
+  it('a run that only waits gives its slot to the next key, and still requeues and shuts down in order', async () => {
+    const started: string[] = [];
+    let finishWait: () => void = () => undefined;
+    const waited = new Promise<void>((r) => (finishWait = r));
+    const q = new WorkQueue(
+      async (key, _signal, _superseded, onlyWaiting) => {
+        started.push(key);
+        if (key === 'slow') {
+          onlyWaiting();
+          await waited;
+        }
+        return { failed: false };
+      },
+      { concurrency: 1 },
+    );
+    q.add('slow');
+    q.add('next');
+    // one slot: 'next' starts only because 'slow' gave its slot back while it waits
+    await until(() => started.includes('next'));
+    expect(started).toEqual(['slow', 'next']);
+    expect(q.depth).toBe(1);
+    // the waiting run is still this key's only run: another add marks it dirty instead of starting it twice
+    q.add('slow');
+    await tick(20);
+    expect(started.filter((k) => k === 'slow')).toHaveLength(1);
+    finishWait();
+    await until(() => started.filter((k) => k === 'slow').length === 2);
+    await q.shutdown(100);
+  });
+
+  it('keeps the slot of a run past maxWaiting: waiting outside slots is bounded', async () => {
+    const started: string[] = [];
+    const gates = new Map<string, () => void>();
+    const q = new WorkQueue(
+      async (key, _signal, _superseded, onlyWaiting) => {
+        started.push(key);
+        onlyWaiting();
+        await new Promise<void>((r) => gates.set(key, r));
+        return { failed: false };
+      },
+      { concurrency: 1, maxWaiting: 1 },
+    );
+    for (const k of ['a', 'b', 'c']) q.add(k);
+    await until(() => started.length === 2);
+    await tick(30);
+    // 'a' waits outside the pool, 'b' keeps the only slot: 'c' waits for one
+    expect(started).toEqual(['a', 'b']);
+    gates.get('a')!();
+    await until(() => gates.has('b'));
+    gates.get('b')!();
+    await until(() => started.length === 3);
+    gates.get('c')!();
+    await q.shutdown(100);
+  });
+
+  it('shutdown waits for a run that waits outside a slot', async () => {
+    let ended = false;
+    const q = new WorkQueue(
+      async (_key, signal, _superseded, onlyWaiting) => {
+        onlyWaiting();
+        await new Promise<void>((r) => signal.addEventListener('abort', () => r()));
+        ended = true;
+        return { failed: false };
+      },
+      { concurrency: 1 },
+    );
+    q.add('a');
+    await tick(20);
+    await q.shutdown(10);
+    expect(ended).toBe(true);
+  });
+
   it('coalesces a burst of adds for one key into one run', async () => {
     const runs: string[] = [];
     const q = new WorkQueue(async (key) => (runs.push(key), { failed: false }), { concurrency: 2 });

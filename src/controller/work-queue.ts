@@ -2,15 +2,20 @@
  * The controller's work queue: one entry per PackageSync key, so a burst of events for one key is one
  * reconcile; at most one reconcile in flight per key (an event during it re-runs it once after); a
  * bounded number in flight overall (p-queue); timers for requeue-after and back-off. A hot key cannot
- * starve the others: it never holds more than one slot.
+ * starve the others: it never holds more than one slot. A run that only waits (for its objects' health) gives
+ * its slot back, so slow health checks do not hold up the packages behind them (docs/adr/0030).
  */
 import PQueue from 'p-queue';
 
-/** `signal`: shutdown. `superseded`: a newer revision of this key arrived (see WorkQueue.supersede). */
+/**
+ * `signal`: shutdown. `superseded`: a newer revision of this key arrived (see WorkQueue.supersede).
+ * `onlyWaiting`: the run only waits from now on (for health): its slot may start another key meanwhile.
+ */
 export type Worker = (
   key: string,
   signal: AbortSignal,
   superseded: AbortSignal,
+  onlyWaiting: () => void,
 ) => Promise<{ requeueAfterMs?: number; failed: boolean; retryMs?: number }>;
 
 interface Entry {
@@ -36,6 +41,11 @@ export interface WorkQueueOptions {
    */
   intervalJitterPercent?: number;
   onDepthChange?: (queued: number, inFlight: number) => void;
+  /**
+   * Runs that may wait outside a slot at once (see Worker's `onlyWaiting`; default 10 × concurrency): past it, a
+   * waiting run keeps its slot, so memory and the final status writes stay bounded.
+   */
+  maxWaiting?: number;
 }
 
 export class WorkQueue {
@@ -47,10 +57,14 @@ export class WorkQueue {
   private readonly jitter: number;
   private readonly onDepthChange: WorkQueueOptions['onDepthChange'];
   private stopped = false;
+  /** Runs that gave their slot back while they wait (for health); shutdown waits for them too. */
+  private readonly waiting = new Set<Promise<void>>();
+  private readonly maxWaiting: number;
 
   constructor(worker: Worker, opts: WorkQueueOptions) {
     this.worker = worker;
     this.pool = new PQueue({ concurrency: opts.concurrency });
+    this.maxWaiting = opts.maxWaiting ?? 10 * opts.concurrency;
     this.maxBackoffMs = opts.maxBackoffMs ?? 10 * 60_000;
     this.jitter = (opts.intervalJitterPercent ?? 0) / 100;
     this.onDepthChange = opts.onDepthChange;
@@ -100,7 +114,12 @@ export class WorkQueue {
   }
 
   get depth(): number {
-    return this.pool.size + this.pool.pending;
+    return this.pool.size + this.inFlight;
+  }
+
+  /** Runs under way: those holding a slot and those waiting outside one. */
+  private get inFlight(): number {
+    return this.pool.pending + this.waiting.size;
   }
 
   /** Stop taking work; in-flight reconciles see their signal aborted after `graceMs`. */
@@ -108,7 +127,7 @@ export class WorkQueue {
     this.stopped = true;
     for (const e of this.entries.values()) if (e.timer) clearTimeout(e.timer);
     this.pool.clear();
-    const idle = this.pool.onIdle();
+    const idle = this.pool.onIdle().then(() => Promise.all([...this.waiting]).then(() => undefined));
     const timeout = new Promise<void>((r) => setTimeout(r, graceMs).unref());
     await Promise.race([idle, timeout]);
     this.abort.abort();
@@ -138,15 +157,36 @@ export class WorkQueue {
       return;
     }
     e.running = true;
-    void this.pool.add(() => this.run(key, e));
-    this.onDepthChange?.(this.pool.size, this.pool.pending);
+    void this.pool.add(() => this.holdSlot(key, e));
+    this.onDepthChange?.(this.pool.size, this.inFlight);
   }
 
-  private async run(key: string, e: Entry): Promise<void> {
+  /** The pool's task: the run, or until the run says it only waits (then the run goes on outside the pool). */
+  private holdSlot(key: string, e: Entry): Promise<void> {
+    return new Promise<void>((freeSlot) => {
+      let released = false;
+      let ended: () => void = () => undefined;
+      const done = new Promise<void>((r) => (ended = r));
+      const onlyWaiting = () => {
+        if (released || this.waiting.size >= this.maxWaiting) return;
+        released = true;
+        this.waiting.add(done);
+        freeSlot();
+      };
+      void this.run(key, e, onlyWaiting).finally(() => {
+        this.waiting.delete(done);
+        ended();
+        freeSlot();
+        if (released) this.onDepthChange?.(this.pool.size, this.inFlight);
+      });
+    });
+  }
+
+  private async run(key: string, e: Entry, onlyWaiting: () => void): Promise<void> {
     let next: number | undefined;
     try {
       e.superseded = new AbortController();
-      const res = await this.worker(key, this.abort.signal, e.superseded.signal);
+      const res = await this.worker(key, this.abort.signal, e.superseded.signal, onlyWaiting);
       if (res.failed) {
         e.failures++;
         next = this.backoff(res.requeueAfterMs ?? 30_000, e.failures);
@@ -160,7 +200,7 @@ export class WorkQueue {
     } finally {
       e.superseded = undefined;
       e.running = false;
-      this.onDepthChange?.(this.pool.size, this.pool.pending);
+      this.onDepthChange?.(this.pool.size, this.inFlight);
     }
     if (this.stopped) return;
     if (e.forgotten && !e.dirty) {

@@ -57,8 +57,11 @@ export interface Ports {
     pruned?(n: number): void;
     /** Objects re-applied at a revision already applied: someone changed them in the cluster (drift). */
     driftCorrected?(n: number): void;
-    /** A periodic check found nothing changed since its package was last found settled (ADR 0031). */
-    unchangedCheck?(): void;
+    /**
+     * A periodic check found nothing changed since its package was last found settled (ADR 0031), and stopped
+     * before loading its PackageSync (unchanged-check.ts) or before rendering.
+     */
+    unchangedCheck?(stopped: 'before-load' | 'before-render'): void;
     /** One round of a health wait: its objects (and the children of workloads not Current) read and judged. */
     healthRound?(): void;
   };

@@ -43,6 +43,7 @@ import { targetCluster } from './target-cluster.ts';
 import { readCredentials } from './source-credentials.ts';
 import { dependenciesReady } from './package-dependencies.ts';
 import { mayUseCheckpoint, rememberSettled, unchangedSinceSettled } from './settled-checkpoints.ts';
+import { settledFacts, unchangedBeforeLoading } from './unchanged-check.ts';
 import { InventoryUnreadableError } from '../adapters/kube/inventory-shards.ts';
 
 export type { ReconcileResult } from './run.ts';
@@ -59,6 +60,8 @@ export interface ReconcileOptions {
   superseded?: AbortSignal;
   /** postBuild: an undefined variable without a default fails the render (default true, as Flux 2.9). */
   strictSubstitutions?: boolean;
+  /** Called when the reconcile only waits from then on (health): the manager may start another meanwhile. */
+  onlyWaiting?: () => void;
 }
 
 /** How soon a spec the schema refuses is looked at again (an edit wakes it at once anyway). */
@@ -70,6 +73,11 @@ export async function reconcile(
   ports: Ports,
   opts: ReconcileOptions,
 ): Promise<ReconcileResult> {
+  // a periodic check of a package last found settled, whose PackageSync, ref, variables and live objects are as
+  // they were, stops before loading anything (unchanged-check.ts)
+  const unchanged = await unchangedBeforeLoading(namespace, name, ports, opts);
+  if (unchanged) return unchanged;
+
   // 1. load; deletion; the finalizer before anything is applied
   const found = await loadPackageSync(namespace, name, ports, opts);
   if (!found || 'failed' in found) return found ?? { failed: false };
@@ -158,7 +166,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
   const memory = ports.checkpoints;
   const useCheckpoint = mayUseCheckpoint(memory, run.objects, run.trigger, checkpoint);
   if (useCheckpoint && (await unchangedSinceSettled(memory, run.objects, checkpoint))) {
-    ports.observe?.unchangedCheck?.();
+    ports.observe?.unchangedCheck?.('before-render');
     run.log.debug('nothing changed since the last settled check: render and plan skipped');
     return { failed: false, requeueAfterMs: interval };
   }
@@ -220,7 +228,11 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
   // drift as data (engine/drift-step.ts): Detect reports it and writes nothing to the objects
   const driftNews = await run.driftSeen(plan.drifted, spec.driftPolicy);
   if (settled && !run.trigger) {
-    if (useCheckpoint && plan.drifted.length === 0) rememberSettled(memory, checkpoint, live.byKey);
+    if (useCheckpoint && plan.drifted.length === 0) {
+      const actsAsController = run.objects.liveCache === ports.objects.liveCache;
+      const seen = { actsAsController, commit: fetched.value.commit, revision, inventory };
+      rememberSettled(memory, checkpoint, live.byKey, settledFacts(ps, spec, seen, interval, ports));
+    }
     return driftNews ? run.driftReported(interval) : { failed: false, requeueAfterMs: interval };
   }
   memory?.forget(ps.metadata.namespace, ps.metadata.name);
@@ -258,6 +270,8 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
     [],
   );
   if (spec.wait && managed.length > 0) {
+    // from here on this reconcile waits for the cluster: its worker may take the next package (ADR 0030)
+    opts.onlyWaiting?.();
     const healthy = await awaitHealth({
       ports,
       spec,

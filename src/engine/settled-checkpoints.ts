@@ -16,17 +16,38 @@ import { refKey, type KubeObject, type ObjectRef } from '../core/object.ts';
 import { checkpointOf } from '../core/plan/checkpoint.ts';
 import { isReadyFor } from '../core/status.ts';
 
+/**
+ * What the settled check saw besides its checkpoint, for the next check to stop before even loading its
+ * PackageSync (engine/unchanged-check.ts): kept only where that check can tell everything it skips is unchanged.
+ */
+export interface SettledFacts {
+  /** The PackageSync's resourceVersion: its spec, status (inventory) and annotations are as they were while it is. */
+  resourceVersion: string;
+  /** The commit the ref named. */
+  commit: string;
+  spec: Spec;
+  revision: string;
+  inventory: readonly InventoryEntry[];
+  intervalMs: number;
+}
+
 /** The last settled check's checkpoint of each PackageSync (by namespace/name, for its uid). */
 export class SettledCheckpoints {
-  private readonly byKey = new Map<string, { uid: string; checkpoint: string }>();
+  private readonly byKey = new Map<string, { uid: string; checkpoint: string; facts?: SettledFacts }>();
 
-  remember(ps: PackageSync, checkpoint: string | undefined): void {
+  remember(ps: Readonly<PackageSync>, checkpoint: string | undefined, facts?: SettledFacts): void {
     const key = keyOf(ps);
     if (checkpoint === undefined || !ps.metadata.uid) this.byKey.delete(key);
-    else this.byKey.set(key, { uid: ps.metadata.uid, checkpoint });
+    else this.byKey.set(key, { uid: ps.metadata.uid, checkpoint, ...(facts ? { facts } : {}) });
   }
 
-  get(ps: PackageSync): string | undefined {
+  /** The settled check's facts of this PackageSync, with the uid they belong to. */
+  facts(namespace: string, name: string): { uid: string; facts: SettledFacts } | undefined {
+    const held = this.byKey.get(`${namespace}/${name}`);
+    return held?.facts ? { uid: held.uid, facts: held.facts } : undefined;
+  }
+
+  get(ps: Readonly<PackageSync>): string | undefined {
     const held = this.byKey.get(keyOf(ps));
     return held && held.uid === ps.metadata.uid ? held.checkpoint : undefined;
   }
@@ -41,9 +62,12 @@ export class SettledCheckpoints {
   }
 }
 
+/** Where the live copies are read from: the controller's watches (an Objects whose liveCache is set). */
+type LiveView = Pick<PackageObjects, 'discovery' | 'liveCache'>;
+
 /** What a check sums up besides the live copies. */
 export interface CheckpointInputs {
-  ps: PackageSync;
+  ps: Readonly<PackageSync>;
   spec: Spec;
   revision: string;
   /** The postBuild substitution as read for this check. */
@@ -72,7 +96,7 @@ export function mayUseCheckpoint(
 /** True when nothing this check would look at changed since the last check found the package settled. */
 export async function unchangedSinceSettled(
   memory: SettledCheckpoints,
-  objects: PackageObjects,
+  objects: LiveView,
   c: CheckpointInputs,
 ): Promise<boolean> {
   const before = memory.get(c.ps);
@@ -86,8 +110,9 @@ export function rememberSettled(
   memory: SettledCheckpoints,
   c: CheckpointInputs,
   live: ReadonlyMap<string, KubeObject>,
+  facts?: SettledFacts,
 ): void {
-  memory.remember(c.ps, checkpointOf(inputsOf(c, live)));
+  memory.remember(c.ps, checkpointOf(inputsOf(c, live)), facts);
 }
 
 function inputsOf(c: CheckpointInputs, live: ReadonlyMap<string, KubeObject>) {
@@ -107,7 +132,7 @@ function inputsOf(c: CheckpointInputs, live: ReadonlyMap<string, KubeObject>) {
  * a watch lagging behind our own apply needs no care here (live-cache.ts `peek`).
  */
 async function watchedCopies(
-  objects: PackageObjects,
+  objects: LiveView,
   inventory: readonly InventoryEntry[],
 ): Promise<Map<string, KubeObject> | undefined> {
   const groups = new Map<string, ObjectRef[]>();
@@ -131,4 +156,4 @@ async function watchedCopies(
   return live;
 }
 
-const keyOf = (ps: PackageSync) => `${ps.metadata.namespace}/${ps.metadata.name}`;
+const keyOf = (ps: Readonly<PackageSync>) => `${ps.metadata.namespace}/${ps.metadata.name}`;

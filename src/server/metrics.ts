@@ -31,7 +31,7 @@ export interface ControllerMetrics {
     applied(n: number): void;
     pruned(n: number): void;
     driftCorrected(n: number): void;
-    unchangedCheck(): void;
+    unchangedCheck(stopped: 'before-load' | 'before-render'): void;
     healthRound(): void;
   };
   observeGitFetch(seconds: number): void;
@@ -102,7 +102,9 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     name: 'packagesync_unchanged_checks_total',
     help:
       'Periodic checks that found nothing changed since their package was last found settled (same revision, ' +
-      'spec, variables and live objects) and so skipped render and plan (docs/adr/0031).',
+      'spec, variables and live objects) and so skipped render and plan (docs/adr/0031); stopped: before-load ' +
+      '(PackageSync, ref, variables and live objects compared before the PackageSync was loaded) or before-render.',
+    labelNames: ['stopped'] as const,
     registers,
   });
   const healthRounds = new Counter({
@@ -219,7 +221,7 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
       applied: (n) => applied.inc(n),
       pruned: (n) => pruned.inc(n),
       driftCorrected: (n) => driftCorrected.inc(n),
-      unchangedCheck: () => unchangedChecks.inc(),
+      unchangedCheck: (stopped) => unchangedChecks.inc({ stopped }),
       healthRound: () => healthRounds.inc(),
     },
     observeGitFetch,
@@ -240,6 +242,7 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
           }
         },
         forget: (url) => source.forget?.(url),
+        ...(source.resolve ? { resolve: source.resolve.bind(source) } : {}),
         ...(source.verify ? { verify: source.verify.bind(source) } : {}),
       };
     },

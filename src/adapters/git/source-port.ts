@@ -66,6 +66,15 @@ export interface SourcePort {
     signal: AbortSignal,
     opts?: FetchOptions,
   ): Promise<Result<FetchedSource>>;
+  /**
+   * The commit the ref names now, without fetching it (concurrent and recent callers share one ls-remote, as
+   * fetch's do). A pinned commit is itself: only fetch proves that it exists.
+   */
+  resolve?(
+    source: Spec['source'],
+    credentials: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<Result<string>>;
   /** Forgets what it recently learnt about this URL's refs: the next fetch asks the git server. */
   forget?(url: string): void;
   /** spec.source.verify: the fetched commit (or tag) is signed by a key `keys` allows (verify-source.ts). */
@@ -164,6 +173,22 @@ export async function createGitSource(
     });
   }
 
+  async function resolve(
+    source: Spec['source'],
+    credentials: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<Result<string>> {
+    const url = validateSourceURL(source.url ?? '', { allowInsecureHttp });
+    if (!url.ok) return url;
+    const ref = validateRef(source.ref);
+    if (!ref.ok) return ref;
+    if (ref.value !== undefined && 'commit' in ref.value) return ok(ref.value.commit);
+    const auth = authFromSecret(credentials);
+    if (!auth.ok) return auth;
+    const resolved = await fetcher.resolveRef(url.value.url, ref.value, auth.value, { signal });
+    return resolved.ok ? ok(resolved.value.commit) : resolved;
+  }
+
   async function verify(
     source: Spec['source'],
     fetched: FetchedSource,
@@ -193,5 +218,5 @@ export async function createGitSource(
     });
   }
 
-  return { fetch, forget: (url) => fetcher.forget(url), verify, fetcher };
+  return { fetch, resolve, forget: (url) => fetcher.forget(url), verify, fetcher };
 }

@@ -59,6 +59,15 @@ export class PackageSyncs {
     return this.read(namespace, name);
   }
 
+  /**
+   * The stored PackageSync as a watch holds it now, shared and not to be changed, when that copy is known to be
+   * current; undefined otherwise (always here: a subclass may answer from a watch). For comparing its
+   * resourceVersion without a copy (engine/unchanged-check.ts).
+   */
+  peekStored(_namespace: string, _name: string): Readonly<PackageSync> | undefined {
+    return undefined;
+  }
+
   /** Always a GET: what a conflict retry must see, whatever `get` may answer from (controller/watched-package-syncs.ts). */
   protected async read(namespace: string, name: string): Promise<PackageSync | undefined> {
     try {

@@ -1,9 +1,10 @@
 import { Reason } from '../../api/reasons.ts';
+import { fail } from '../../core/failure.ts';
 import type { SourcePort } from '../git/source-port.ts';
 
 /**
  * One SourcePort over both kinds of source: spec.source.oci goes to the OCI source, spec.source.url to git
- * (the schema admits exactly one of them). `forget` is git's: OCI tags are asked for on every fetch.
+ * (the schema admits exactly one of them). `forget` and `resolve` are git's: OCI tags are asked for on every fetch.
  * `verify` (spec.source.verify: commit and tag signatures) is git's too: an OCI artifact's signatures
  * (cosign, notation) are not verified yet, so asking for it there fails instead of passing unchecked.
  */
@@ -14,6 +15,15 @@ export function sourceBySpec(git: SourcePort, oci: SourcePort): SourcePort {
         ? oci.fetch(source, credentials, signal, opts)
         : git.fetch(source, credentials, signal, opts),
     ...(git.forget ? { forget: (url: string) => git.forget!(url) } : {}),
+    // the ref's commit without a fetch (engine/unchanged-check.ts): git's; an OCI tag is asked for on every fetch
+    ...(git.resolve
+      ? {
+          resolve: async (source, credentials, signal) =>
+            source.oci !== undefined
+              ? fail<string>(Reason.FetchFailed, 'an OCI source is resolved by fetching it')
+              : git.resolve!(source, credentials, signal),
+        }
+      : {}),
     verify: async (source, fetched, keys, credentials, signal) => {
       if (source.oci !== undefined || !git.verify)
         return {

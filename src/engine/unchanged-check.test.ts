@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import type { PackageSync, Spec } from '../api/packagesync.ts';
+import type { Ports } from './ports.ts';
+import { SettledCheckpoints } from './settled-checkpoints.ts';
+import { settledFacts } from './unchanged-check.ts';
+
+const ps = (status: Record<string, unknown> = {}): PackageSync =>
+  ({
+    apiVersion: 'packagesync.io/v1alpha1',
+    kind: 'PackageSync',
+    metadata: { name: 'web', namespace: 'apps', uid: 'u1', generation: 2, resourceVersion: '41' },
+    spec: {},
+    status,
+  }) as unknown as PackageSync;
+
+const git = { source: { url: 'https://git.example/r.git', path: '.' } } as Spec;
+const seen = { actsAsController: true, commit: 'c1', revision: 'main@sha1:c1', inventory: [] };
+const withResolve = { source: { fetch: async () => undefined, resolve: async () => undefined } } as unknown as Ports;
+
+describe('settledFacts: what lets the next check stop before loading', () => {
+  it('kept for a git source acting as the controller, with its resourceVersion and commit', () => {
+    const facts = settledFacts(ps(), git, seen, 600_000, withResolve);
+    expect(facts).toMatchObject({ resourceVersion: '41', commit: 'c1', intervalMs: 600_000 });
+  });
+
+  it('not kept where the check before loading cannot see every input', () => {
+    // another identity or cluster: the controller's watches do not answer for it
+    expect(settledFacts(ps(), git, { ...seen, actsAsController: false }, 1, withResolve)).toBeUndefined();
+    // a verified source: its keys' Secret is not compared
+    const verified = { source: { ...git.source, verify: { mode: 'HEAD' } } } as unknown as Spec;
+    expect(settledFacts(ps(), verified, seen, 1, withResolve)).toBeUndefined();
+    // an OCI artifact: resolved only by fetching
+    const oci = { source: { path: '.', oci: { url: 'oci://r/p' } } } as unknown as Spec;
+    expect(settledFacts(ps(), oci, seen, 1, withResolve)).toBeUndefined();
+    // an inventory in shards: read with the PackageSync
+    expect(settledFacts(ps({ inventory: { shards: [] } }), git, seen, 1, withResolve)).toBeUndefined();
+    // a source port that cannot resolve without fetching
+    expect(settledFacts(ps(), git, seen, 1, { source: {} } as unknown as Ports)).toBeUndefined();
+  });
+});
+
+describe('SettledCheckpoints facts', () => {
+  it('belong to the checkpoint: forgotten with it, answered with the uid they were kept for', () => {
+    const memory = new SettledCheckpoints();
+    const facts = settledFacts(ps(), git, seen, 1, withResolve)!;
+    memory.remember(ps(), 'cp', facts);
+    expect(memory.facts('apps', 'web')).toEqual({ uid: 'u1', facts });
+    memory.remember(ps(), 'cp2');
+    expect(memory.facts('apps', 'web')).toBeUndefined();
+    memory.remember(ps(), 'cp', facts);
+    memory.forget('apps', 'web');
+    expect(memory.facts('apps', 'web')).toBeUndefined();
+  });
+});
