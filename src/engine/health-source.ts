@@ -1,7 +1,8 @@
 /**
  * Where the health wait reads live objects from, and what wakes it:
- * - watchSource: the shared watches (adapters/kube/watch-cache.ts); wakes on a watch event for one of the
- *   kinds it holds. Used for the controller's own identity.
+ * - watchSource: the shared watches (adapters/kube/watch-cache.ts); wakes on a watch event of one of its
+ *   objects or of a child it reads (core/health/wakeups.ts), or on a watch of its own syncing or being
+ *   refused. Used for the controller's own identity.
  * - listSource: labelled LISTs, polled with back-off. Used when a PackageSync impersonates a
  *   ServiceAccount (reads must be that identity's, and the shared watches are the controller's), by the
  *   CLI, and for a kind whose watch has not synced yet.
@@ -9,6 +10,7 @@
  */
 import type { PackageObjects } from '../adapters/kube/objects.ts';
 import type { WatchCache, WatchWant } from '../adapters/kube/watch-cache.ts';
+import { WakeInterest } from '../core/health/wakeups.ts';
 import { groupOf, refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
 
 export interface HealthSource {
@@ -54,12 +56,15 @@ const SYNC_WAIT_MS = 5_000;
 export function watchSource(cache: WatchCache, holder: string, fallback: HealthSource): HealthSource {
   const objectsHolder = `${holder}#objects`;
   const childrenHolder = `${holder}#children`;
-  // the watch keys each half holds now: only their events wake the wait
+  // the watch keys each half holds now: only their events wake the wait, and of those only the events of
+  // its own objects and children (a Set lookup per event and wait), or an event of the watch itself
   const tracked = { objects: new Set<string>(), children: new Set<string>() };
+  const interest = new WakeInterest();
   let dirty = false;
   let wake: (() => void) | undefined;
-  const unsubscribe = cache.subscribe((key) => {
+  const unsubscribe = cache.subscribe((key, obj, old) => {
     if (!tracked.objects.has(key) && !tracked.children.has(key)) return;
+    if (obj && !interest.wants(obj, old)) return;
     dirty = true;
     wake?.();
   });
@@ -70,6 +75,7 @@ export function watchSource(cache: WatchCache, holder: string, fallback: HealthS
   return {
     async read(refs) {
       dirty = false;
+      interest.watch(refs);
       const groups = groupByKind(refs);
       const wants: WatchWant[] = groups.map((g) => ({ ...g.want, objects: 'owned' }));
       const keys = await cache.hold(objectsHolder, wants);
@@ -91,6 +97,7 @@ export function watchSource(cache: WatchCache, holder: string, fallback: HealthS
       if (workloads.length === 0) {
         cache.release(childrenHolder);
         track([], 'children');
+        interest.explain([], []);
         return [];
       }
       const wants = new Map<string, WatchWant>();
@@ -108,20 +115,29 @@ export function watchSource(cache: WatchCache, holder: string, fallback: HealthS
       // ReplicaSets own — a namespace holding a fleet's thousands is never scanned (core/health checks each owner)
       const keyOf = (kind: string, namespace: string) =>
         keys[list.findIndex((w) => w.kind === kind && w.namespace === namespace)];
+      const readFallback = async () => {
+        // the workloads' own events count meanwhile; the ReplicaSets listed name more Pod owners after
+        interest.explain(workloads, []);
+        const listed = await fallback.children(workloads);
+        interest.explain(workloads, listed);
+        return listed;
+      };
       const out: KubeObject[] = [];
       for (const namespace of new Set(workloads.map((w) => w.metadata.namespace ?? ''))) {
         const owners = workloads.filter((w) => (w.metadata.namespace ?? '') === namespace).map((w) => w.metadata.name);
         const rsKey = keyOf('ReplicaSet', namespace);
         const replicaSets = rsKey ? cache.readOwnedBy(rsKey, namespace, owners) : { synced: true as const, items: [] };
         const podKey = keyOf('Pod', namespace);
-        if (!podKey || !replicaSets.synced) return fallback.children(workloads);
+        if (!podKey || !replicaSets.synced) return readFallback();
         const pods = cache.readOwnedBy(podKey, namespace, [
           ...owners,
           ...replicaSets.items.map((rs) => rs.metadata.name),
         ]);
-        if (!pods.synced) return fallback.children(workloads);
+        if (!pods.synced) return readFallback();
         out.push(...replicaSets.items, ...pods.items);
       }
+      // in the same turn as the reads: an event after them finds the wait interested
+      interest.explain(workloads, out);
       return out;
     },
 

@@ -117,7 +117,10 @@ export async function awaitHealth(input: HealthStepInput): Promise<Result<Health
       timeoutMs: input.timeoutMs,
       known: input.known,
       ...(input.rules ? { rules: input.rules } : {}),
-      observed: (summary, cause) => input.progress.observed(summary, cause),
+      observed: (summary, cause) => {
+        ports.observe?.healthRound?.();
+        input.progress.observed(summary, cause);
+      },
       ...(source === polling ? { recheckMs: 2_000 } : {}),
       onProgress: async (s) => {
         // A new object to name or a new count is worth a write at once; a changed number in the same

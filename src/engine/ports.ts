@@ -62,5 +62,7 @@ export interface Ports {
      * before loading its PackageSync (unchanged-check.ts) or before rendering.
      */
     unchangedCheck?(stopped: 'before-load' | 'before-render'): void;
+    /** One round of a health wait: its objects (and the children of workloads not Current) read and judged. */
+    healthRound?(): void;
   };
 }

@@ -77,6 +77,8 @@ describe('controller metrics', () => {
     m.setQueue(4, 2);
     m.objects.applied(3);
     m.objects.pruned(1);
+    m.objects.healthRound();
+    m.objects.healthRound();
     const { body, contentType } = await m.render();
     expect(contentType).toMatch(/^text\/plain/);
     expect(body).toContain('packagesync_reconcile_total{result="success"} 1');
@@ -93,6 +95,7 @@ describe('controller metrics', () => {
     expect(body).toContain('packagesync_reconciles_in_flight 2');
     expect(body).toContain('packagesync_objects_applied_total 3');
     expect(body).toContain('packagesync_objects_pruned_total 1');
+    expect(body).toContain('packagesync_health_rounds_total 2');
   });
 
   it('times git fetches through a wrapped source, failures included', async () => {

@@ -32,6 +32,7 @@ export interface ControllerMetrics {
     pruned(n: number): void;
     driftCorrected(n: number): void;
     unchangedCheck(stopped: 'before-load' | 'before-render'): void;
+    healthRound(): void;
   };
   observeGitFetch(seconds: number): void;
   /** A PackageSync queued by the drift watch (controller/drift-watch.ts). */
@@ -104,6 +105,14 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
       'spec, variables and live objects) and so skipped render and plan (docs/adr/0031); stopped: before-load ' +
       '(PackageSync, ref, variables and live objects compared before the PackageSync was loaded) or before-render.',
     labelNames: ['stopped'] as const,
+    registers,
+  });
+  const healthRounds = new Counter({
+    name: 'packagesync_health_rounds_total',
+    help:
+      "Rounds of health waits: each reads a waiting PackageSync's objects (and the ReplicaSets and Pods of its " +
+      'workloads not Current) and judges them. A wait has one round, then one per watch event of its own objects ' +
+      'or their children, or per 30 s recheck (LIST polling, for an impersonating PackageSync: one per poll).',
     registers,
   });
   const driftChecks = new Counter({
@@ -213,6 +222,7 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
       pruned: (n) => pruned.inc(n),
       driftCorrected: (n) => driftCorrected.inc(n),
       unchangedCheck: (stopped) => unchangedChecks.inc({ stopped }),
+      healthRound: () => healthRounds.inc(),
     },
     observeGitFetch,
     observeRenderer(stats) {

@@ -62,7 +62,12 @@ interface Watch {
   settle: () => void;
 }
 
-type Listener = (watchKey: string) => void;
+/**
+ * Every add, update and delete of a watch with its object (and, on update, the copy before), so a listener
+ * can tell whose event it is; `obj` undefined = an event of the watch itself (its first list arrived, it was
+ * refused), which concerns every holder of the key.
+ */
+export type Listener = (watchKey: string, obj?: KubeObject, old?: KubeObject) => void;
 /** Every add, update and delete with the object (managedFields dropped) and, on update, the copy before. */
 export type ObjectListener = (event: InformerEvent, obj: KubeObject, old?: KubeObject) => void;
 
@@ -178,7 +183,10 @@ export class WatchCache {
     clearTimeout(timer);
   }
 
-  /** Calls `listener` with the watch key of every add, update and delete; returns the unsubscribe. */
+  /**
+   * Calls `listener` with the watch key and object of every add, update and delete (a relist's differences
+   * included), and with the key alone when the watch syncs or is refused; returns the unsubscribe.
+   */
   subscribe(listener: Listener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -268,7 +276,7 @@ export class WatchCache {
     w.informer = informer;
     w.settled = new Promise((r) => (w.settle = r));
     informer.on((event, obj, old) => {
-      for (const l of this.listeners) l(key);
+      for (const l of this.listeners) l(key, obj, old);
       for (const l of this.objectListeners) l(event, obj, old);
     });
     void informer.synced.then(() => {
