@@ -92,6 +92,8 @@ export class DriftWatch {
 
   private onObject(event: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject): void {
     if (event === 'add') return;
+    // our own prune: the package no longer has the object, nothing to correct
+    if (event === 'delete' && this.ownWrites.deletedByUs(obj)) return;
     const key = ownerKeyOf(obj);
     if (!key || !this.tracked.has(key)) return;
     if (event === 'update' && !changedOutsideStatus(old, obj)) return;

@@ -185,6 +185,8 @@ export class Objects {
     // the kind is cluster-scoped now: the namespaced object the entry names is gone, and its cluster-scoped
     // namesake is not ours to delete
     if (scopeChanged(m, ref.namespace)) return { gone: true };
+    // its watch event may come before this request's response: said before sending (drift-watch.ts)
+    if (opts.uid) this.ownWrites?.deleting(opts.uid);
     try {
       const res = await this.client.request<KubeObject | { kind: 'Status' }>(
         'DELETE',
@@ -207,6 +209,7 @@ export class Objects {
         ? { gone: false, finalizers: finalizers as string[] }
         : { gone: true };
     } catch (e) {
+      if (opts.uid) this.ownWrites?.notDeleting(opts.uid);
       if (isNotFound(e)) return { gone: true };
       throw e;
     }

@@ -86,3 +86,17 @@ describe('OwnWrites', () => {
     expect(own).toBe(true);
   });
 });
+
+describe('OwnWrites: our own deletes', () => {
+  const obj = (uid: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'n', uid } });
+  it('a delete event of a uid we deleted is ours, once; a failed delete is not', () => {
+    const w = new OwnWrites();
+    w.deleting('u1');
+    expect(w.deletedByUs(obj('u2'))).toBe(false);
+    expect(w.deletedByUs(obj('u1'))).toBe(true);
+    expect(w.deletedByUs(obj('u1'))).toBe(false);
+    w.deleting('u3');
+    w.notDeleting('u3');
+    expect(w.deletedByUs(obj('u3'))).toBe(false);
+  });
+});

@@ -8,15 +8,39 @@
  */
 import type { KubeObject } from '../../core/object.ts';
 
+const OWN_DELETES_MAX = 10_000;
+
 export class OwnWrites {
   private readonly byUid = new Map<string, string>();
   /** uids whose watch has delivered our newest write: any copy it shows since is that write or newer. */
   private readonly seenByWatch = new Set<string>();
   private readonly inFlight = new Map<string, { count: number; done: Promise<void>; resolve: () => void }>();
   private readonly max: number;
+  /**
+   * uids we are deleting or have deleted (prune), until the drift watch sees their delete event; oldest first,
+   * at most OWN_DELETES_MAX (an event nobody consumes — no drift watch — must not keep them forever).
+   */
+  private readonly ownDeletes = new Set<string>();
 
   constructor(max = 50_000) {
     this.max = max;
+  }
+
+  /** We delete the object with this uid (prune): its delete event is our own doing, not drift. */
+  deleting(uid: string): void {
+    this.ownDeletes.add(uid);
+    if (this.ownDeletes.size > OWN_DELETES_MAX) this.ownDeletes.delete(this.ownDeletes.values().next().value!);
+  }
+
+  /** The delete did not happen after all (the request failed): a delete event of that uid is someone else's. */
+  notDeleting(uid: string): void {
+    this.ownDeletes.delete(uid);
+  }
+
+  /** Whether a delete event is of an object we deleted; answers once per uid (the event comes once). */
+  deletedByUs(obj: KubeObject): boolean {
+    const { uid } = obj.metadata;
+    return uid !== undefined && this.ownDeletes.delete(uid);
   }
 
   /** An apply of `obj` starts; call the returned function once its response is recorded (or it failed). */
