@@ -1,6 +1,8 @@
 /**
  * One reconcile of one PackageSync, top to bottom:
  *
+ *   0. a periodic check of a package last found settled, whose PackageSync (resourceVersion), ref, variables
+ *      and live objects are as they were, stops before loading anything (unchanged-check.ts)
  *   1. load, finalizer / deletion, spec, suspend, dependsOn
  *   2. source   resolve the ref, fetch (cached per URL and commit)
  *   3. render   postBuild variables (substitution-inputs.ts); a periodic check that finds nothing changed since
@@ -11,7 +13,7 @@
  *               nothing to do → done
  *   5. act      save inventory old ∪ new → apply the graph, best effort → prune in reverse graph order
  *               → save inventory new
- *   6. health   wait until every applied object is Current
+ *   6. health   wait until every applied object is Current; the worker goes to the next package meanwhile
  *   7. status   Ready=True
  *
  * Each step returns a Result; the first failure ends the reconcile with nothing further applied and nothing
