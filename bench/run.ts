@@ -43,7 +43,7 @@ import {
   type FleetResult,
 } from './lib/fleet.ts';
 import { runLatency, type LatencyResult } from './lib/latency.ts';
-import { findControlPlane } from './lib/control-plane.ts';
+import { findControlPlane, waitControlPlaneSettled } from './lib/control-plane.ts';
 import { runFleetFloor, type FleetFloorResult } from './lib/fleet-floor.ts';
 import { renderResults, type Results } from './lib/report.ts';
 
@@ -204,8 +204,17 @@ async function main(): Promise<void> {
     if (only.has('fleet')) {
       const largest = Math.max(...fleetSizes);
       const idle = Number(args.idle ?? (quick ? 5 : 60));
+      // every measured run starts on a control plane at rest: the last run's cleanup is not this one's cost
+      // (only on the bench's own control plane: on a shared one, others' work is not ours to wait for)
+      const settle = async () => {
+        if (args.kubeconfig) return;
+        const s = await waitControlPlaneSettled(controlPlane);
+        if (s.seconds >= 1)
+          log(`  control plane ${s.settled ? 'at rest' : 'still busy'} after ${s.seconds.toFixed(0)} s of waiting`);
+      };
       for (const n of fleetSizes) {
         if (floorAt(n)) {
+          await settle();
           // before PackageSync's run, and its namespace gone before that run starts (unmeasured)
           log(`fleet ${n}: the API server's floor, ${args['floor-in-flight']} in flight`);
           fleetFloor.push(await runFleetFloor(ctx, n, Number(args['floor-in-flight'])));
@@ -214,6 +223,7 @@ async function main(): Promise<void> {
           publish();
         }
         if (tools.has('packagesync')) {
+          await settle();
           log(`fleet ${n}: PackageSync`);
           // the largest fleet also idles (CPU, requests) and survives a SIGKILL (issue 18.2)
           const last = n === largest;
@@ -222,6 +232,7 @@ async function main(): Promise<void> {
           publish();
         }
         if (flux && (!fluxFleet || fluxFleet.includes(n))) {
+          await settle();
           log(`fleet ${n}: Flux`);
           fleet.push(await runFleetFlux(ctx, n, n === largest ? idle : 0, fluxCap));
           log(`  ${fleet.at(-1)!.seconds.toFixed(1)} s, peak ${fleet.at(-1)!.peakMiB.toFixed(0)} MiB`);

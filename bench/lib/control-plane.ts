@@ -168,3 +168,35 @@ export function cpuWindow(cp: ControlPlanePids | undefined, cores: number): () =
     };
   };
 }
+
+/** How busy the control plane may be and still count as at rest before a run (% of one core, all of it). */
+export const SETTLED_PERCENT = 15;
+
+/**
+ * Waits until the control plane has been at rest for `sampleMs` (its components together under SETTLED_PERCENT
+ * of one core), at most `maxMs`: the previous run's cleanup (a namespace of 10,000 units deleted, then
+ * kube-controller-manager's garbage collector catching up) must not be measured as the next run's cost. Returns
+ * the seconds waited and whether it settled; without pids (another cluster), it returns at once, unsettled.
+ */
+export async function waitControlPlaneSettled(
+  cp: ControlPlanePids | undefined,
+  opts: { sampleMs?: number; maxMs?: number } = {},
+): Promise<{ seconds: number; settled: boolean }> {
+  const sampleMs = opts.sampleMs ?? 10_000;
+  const maxMs = opts.maxMs ?? 10 * 60_000;
+  const t0 = performance.now();
+  if (!cp || Object.keys(cp.pids).length === 0) return { seconds: 0, settled: false };
+  for (;;) {
+    const end = cpuWindow(cp, 1);
+    await new Promise((r) => setTimeout(r, sampleMs));
+    const window = end();
+    const busy = Object.values(window.seconds).reduce((a, b) => a + b, 0);
+    const seconds = (performance.now() - t0) / 1000;
+    if (isSettled(busy, window.wallSeconds)) return { seconds, settled: true };
+    if (performance.now() - t0 >= maxMs) return { seconds, settled: false };
+  }
+}
+
+/** Whether `cpuSeconds` over `wallSeconds` is under SETTLED_PERCENT of one core. */
+export const isSettled = (cpuSeconds: number, wallSeconds: number): boolean =>
+  wallSeconds > 0 && (100 * cpuSeconds) / wallSeconds < SETTLED_PERCENT;

@@ -12,6 +12,8 @@ import {
   cpuBetween,
   cpuWindow,
   findControlPlane,
+  isSettled,
+  waitControlPlaneSettled,
   machineShare,
   parseMachineTicks,
   parseStatTicks,
@@ -168,5 +170,20 @@ describe('report rows', () => {
     const out: string[] = [];
     renderWall([fleetRow('PackageSync', 100)], [], (s = '') => out.push(s));
     expect(out).toEqual([]);
+  });
+});
+
+describe('isSettled: the control plane at rest before a run', () => {
+  it('under 15 % of one core over the window, and never for an empty window', () => {
+    expect(isSettled(1, 10)).toBe(true);
+    expect(isSettled(1.5, 10)).toBe(false);
+    expect(isSettled(0, 0)).toBe(false);
+  });
+});
+
+describe('waitControlPlaneSettled', () => {
+  it('returns at once, unsettled, without processes to read', async () => {
+    expect(await waitControlPlaneSettled(undefined)).toEqual({ seconds: 0, settled: false });
+    expect(await waitControlPlaneSettled({ pids: {}, missing: ['x'] })).toEqual({ seconds: 0, settled: false });
   });
 });
