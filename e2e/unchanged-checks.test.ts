@@ -7,10 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conditionOf } from '../src/core/status.ts';
 import { eventually, kube } from './support/cluster.ts';
-import { getPackageSync, httpBase, metricSum, SERVE_METRICS, waitReady } from './support/controller.ts';
+import { getPackageSync, httpBase, metricSum, SERVE_METRICS, waitCondition, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { gadgetCRD } from './support/health.ts';
-import { cmPath, get } from './support/safety.ts';
+import { cmPath, configMap, get } from './support/safety.ts';
 
 let env: GitEnvWithController;
 let base: string;
@@ -118,23 +118,16 @@ describe('periodic checks of a settled package', () => {
 
     // the Secret is read as the full check reads it: once gone, the next check says so
     await (await kube()).request('DELETE', `/api/v1/namespaces/${ns}/secrets/creds`);
-    await eventually(
-      'Ready=False: AuthSecretNotFound',
-      async () => {
-        const ready = conditionOf((await getPackageSync(ns, 'shade'))?.status, 'Ready');
-        return ready?.status === 'False' && ready.reason === 'AuthSecretNotFound';
-      },
-      { timeoutMs: 60_000 },
-    );
+    await waitCondition(ns, 'shade', 'Ready', 'False', 'AuthSecretNotFound');
   });
 
   it('a dependency that is no longer Ready reaches the next check of its dependent', async () => {
     const ns = await env.namespace('e2e-unchanged-deps');
     const base = await env.repo('unchanged-base', {
-      'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: base}\ndata: {a: "1"}\n',
+      'cm.yaml': configMap('base', { a: '1' }),
     });
     const app = await env.repo('unchanged-app', {
-      'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\ndata: {a: "1"}\n',
+      'cm.yaml': configMap('app', { a: '1' }),
     });
     const every = { targetNamespace: ns, interval: '2s', retryInterval: '1s' };
     await env.syncReady(ns, 'base', { source: { url: base.url }, ...every });
@@ -142,14 +135,7 @@ describe('periodic checks of a settled package', () => {
     await moreUnchangedChecks(ns, 'app', 2);
 
     await env.commit(base.repo, { 'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: base\n' });
-    await eventually(
-      'app: Ready=False, DependencyNotReady',
-      async () => {
-        const ready = conditionOf((await getPackageSync(ns, 'app'))?.status, 'Ready');
-        return ready?.status === 'False' && ready.reason === 'DependencyNotReady';
-      },
-      { timeoutMs: 60_000 },
-    );
+    await waitCondition(ns, 'app', 'Ready', 'False', 'DependencyNotReady');
   });
 
   it('a status change the drift watch ignores still reaches health at the next check', async () => {
