@@ -16,8 +16,13 @@ const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'psync-bench-smoke-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The first of four consecutive free loopback ports. */
+/**
+ * The first of four consecutive free loopback ports, below the kernel's ephemeral range: the smoke's controllers
+ * bind them minutes after this probe, and a port inside that range can be taken meanwhile by any outgoing
+ * connection (the latency controller once exited 3 at start-up that way).
+ */
 async function freePorts(): Promise<number> {
+  const ephemeralStart = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0]);
   const free = (port: number) =>
     new Promise<boolean>((r) => {
       const s = createServer();
@@ -25,7 +30,7 @@ async function freePorts(): Promise<number> {
       s.listen(port, '127.0.0.1', () => s.close(() => r(true)));
     });
   for (;;) {
-    const base = 30_000 + Math.floor(Math.random() * 20_000);
+    const base = ephemeralStart - 3_000 + Math.floor(Math.random() * 2_990);
     if ((await Promise.all([0, 1, 2, 3].map((i) => free(base + i)))).every(Boolean)) return base;
   }
 }
