@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from './logger.ts';
+import { createLogger, deferredChild } from './logger.ts';
 
 /** A logger writing into an array of parsed JSON lines. */
 function capture(level = 'info') {
@@ -73,5 +73,39 @@ describe('createLogger', () => {
     log.info('quiet');
     log.warn('loud');
     expect(lines.map((l) => l.msg)).toEqual(['loud']);
+  });
+
+  describe('deferredChild', () => {
+    it('makes no child while only levels that are off are used', () => {
+      const { log, lines } = capture('warn');
+      let made = 0;
+      const child = deferredChild(log, () => (made++, { namespace: 'team-a', name: 'web' }));
+      child.debug('quiet');
+      child.info({ detail: 1 }, 'quiet too');
+      expect(made).toBe(0);
+      expect(lines).toEqual([]);
+    });
+
+    it('logs with the bindings, made once, at an enabled level and through its own children', () => {
+      const { log, lines } = capture('info');
+      let made = 0;
+      const child = deferredChild(log, () => (made++, { namespace: 'team-a', name: 'web', reconcileID: 'abcd' }));
+      child.debug('quiet');
+      child.warn({ objects: 2 }, 'first');
+      child.child({ revision: 'main@sha1:3f2a' }).info('second');
+      expect(made).toBe(1);
+      expect(lines).toMatchObject([
+        { level: 'warn', namespace: 'team-a', name: 'web', reconcileID: 'abcd', objects: 2, msg: 'first' },
+        { level: 'info', namespace: 'team-a', name: 'web', revision: 'main@sha1:3f2a', msg: 'second' },
+      ]);
+      expect(child.isLevelEnabled('debug')).toBe(false);
+    });
+
+    it('still redacts credentials, in its bindings and its lines', () => {
+      const { log, lines } = capture('info');
+      deferredChild(log, () => ({ name: 'web', token: 'tok-1' })).info({ password: 'hunter2' }, 'with secrets');
+      expect(JSON.stringify(lines)).not.toMatch(/tok-1|hunter2/);
+      expect(lines[0]).toMatchObject({ name: 'web', token: '[redacted]', password: '[redacted]' });
+    });
   });
 });

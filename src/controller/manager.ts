@@ -16,6 +16,7 @@ import { WorkQueue } from './work-queue.ts';
 import { ConfigWatch } from './config-watch.ts';
 import type { NamespacePolicy } from '../core/plan/namespace-policy.ts';
 import { errorText } from '../core/failure.ts';
+import { deferredChild } from '../config/logger.ts';
 
 export interface ManagerOptions {
   watchNamespace?: string;
@@ -122,8 +123,9 @@ export class Manager {
     const [namespace, name] = key.split('/') as [string, string];
     const started = performance.now();
     // One child logger per reconcile: every line says which PackageSync, and reconcileID ties together the
-    // lines of one run when several interleave. The engine adds the revision once it is known.
-    const log = this.log.child({ namespace, name, reconcileID: randomBytes(4).toString('hex') });
+    // lines of one run when several interleave. The engine adds the revision once it is known. Made only when
+    // the reconcile logs something (a settled package's periodic check usually does not).
+    const log = deferredChild(this.log, () => ({ namespace, name, reconcileID: randomBytes(4).toString('hex') }));
     const opts: ReconcileOptions = {
       signal,
       superseded,
