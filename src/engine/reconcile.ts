@@ -232,8 +232,16 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
   if (settled && !run.trigger) {
     if (useCheckpoint && plan.drifted.length === 0) {
       const actsAsController = run.objects.liveCache === ports.objects.liveCache;
-      const seen = { actsAsController, commit: fetched.value.commit, revision, inventory };
-      rememberSettled(memory, checkpoint, live.byKey, settledFacts(ps, spec, seen, interval, ports));
+      const { commit } = fetched.value;
+      const seen = {
+        actsAsController,
+        commit,
+        revision,
+        inventory,
+        substitution: substitution.value,
+        live: live.byKey,
+      };
+      rememberSettled(memory, checkpoint, live.byKey, await settledFacts(ps, spec, seen, interval, ports));
     }
     return driftNews ? run.driftReported(interval) : { failed: false, requeueAfterMs: interval };
   }

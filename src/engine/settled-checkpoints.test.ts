@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { PackageSync, Spec } from '../api/packagesync.ts';
 import type { PackageObjects } from '../adapters/kube/objects.ts';
-import { mayUseCheckpoint, SettledCheckpoints, type CheckpointInputs } from './settled-checkpoints.ts';
+import type { ResourceMapping } from '../adapters/kube/discovery.ts';
+import type { WatchedPlace } from '../adapters/kube/live-cache.ts';
+import { refKey, type KubeObject, type ObjectRef } from '../core/object.ts';
+import {
+  mayUseCheckpoint,
+  sameCopies,
+  SettledCheckpoints,
+  settledCopies,
+  type CheckpointInputs,
+} from './settled-checkpoints.ts';
 
 const ps = (uid: string, ready = true, generation = 2, revision = 'main@sha1:abc'): PackageSync =>
   ({
@@ -56,5 +65,59 @@ describe('mayUseCheckpoint', () => {
 
   it('never for a Helm package (valuesFrom and the cluster capabilities are inputs it does not see)', () => {
     expect(mayUseCheckpoint(memory, watched, undefined, inputs(ps('u1'), { helm: {} } as Partial<Spec>))).toBe(false);
+  });
+});
+
+describe('settledCopies and sameCopies: the check before loading compares the copies where they were found', () => {
+  // the controller's watches, as a map of namespace/name → copy; a LiveCache port over it
+  const held = new Map<string, KubeObject>();
+  const liveCache = {
+    places: async (m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]) =>
+      refs.every((r) => held.has(`${namespace}/${r.name}`))
+        ? refs.map((r) => ({ watch: `owned|${m.kind}`, namespace, name: r.name }))
+        : undefined,
+    held: (p: WatchedPlace) => held.get(`${p.namespace}/${p.name}`),
+  };
+  const discovery = {
+    mapping: async (group: string, kind: string) => ({
+      group,
+      kind,
+      version: 'v1',
+      resource: 'configmaps',
+      namespaced: true,
+    }),
+  };
+  const objects = { discovery, liveCache } as unknown as PackageObjects;
+  const inventory = [{ id: 'apps_web__ConfigMap', v: 'v1' }];
+  const cm = (resourceVersion: string, uid = 'c1') =>
+    ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { namespace: 'apps', name: 'web', uid, resourceVersion },
+    }) as KubeObject;
+  const judged = new Map([[refKey({ group: '', kind: 'ConfigMap', namespace: 'apps', name: 'web' }), cm('5')]]);
+
+  it('keeps each copy with its place and identity; any edit, re-creation or deletion reads as changed', async () => {
+    held.set('apps/web', cm('5'));
+    const copies = (await settledCopies(objects, inventory, judged))!;
+    expect(copies).toEqual([
+      { place: { watch: 'owned|ConfigMap', namespace: 'apps', name: 'web' }, uid: 'c1', resourceVersion: '5' },
+    ]);
+    expect(sameCopies(objects, copies)).toBe(true);
+    held.set('apps/web', cm('6'));
+    expect(sameCopies(objects, copies)).toBe(false);
+    held.set('apps/web', cm('5', 'c2'));
+    expect(sameCopies(objects, copies)).toBe(false);
+    held.delete('apps/web'); // deleted, or its watch stopped
+    expect(sameCopies(objects, copies)).toBe(false);
+    expect(sameCopies({ discovery } as unknown as PackageObjects, copies)).toBe(false);
+  });
+
+  it('keeps nothing when a watch does not hold every object, or the check judged no copy of one', async () => {
+    held.clear();
+    expect(await settledCopies(objects, inventory, judged)).toBeUndefined();
+    held.set('apps/web', cm('5'));
+    expect(await settledCopies(objects, inventory, new Map())).toBeUndefined();
+    expect(await settledCopies(objects, [{ id: 'not-an-id', v: 'v1' }], judged)).toBeUndefined();
   });
 });

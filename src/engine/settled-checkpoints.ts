@@ -10,6 +10,7 @@
  * see) are always checked in full, and so is every PackageSync once after a restart (the memory is this process's).
  */
 import type { PackageSync, Spec } from '../api/packagesync.ts';
+import type { WatchedPlace } from '../adapters/kube/live-cache.ts';
 import type { PackageObjects } from '../adapters/kube/objects.ts';
 import { refOfEntry, type InventoryEntry } from '../core/inventory.ts';
 import { refKey, type KubeObject, type ObjectRef } from '../core/object.ts';
@@ -29,6 +30,17 @@ export interface SettledFacts {
   revision: string;
   inventory: readonly InventoryEntry[];
   intervalMs: number;
+  /** The digest of the postBuild substitution the check read (renderInputsDigest). */
+  substitution: string;
+  /** Every inventoried object's copy as the check judged it, and where the controller's watches hold it. */
+  copies: readonly SettledCopy[];
+}
+
+/** An inventoried object's identity when its package was found settled, and the watch that holds its copy. */
+export interface SettledCopy {
+  place: WatchedPlace;
+  uid: string;
+  resourceVersion: string;
 }
 
 /** The last settled check's checkpoint of each PackageSync (by namespace/name, for its uid). */
@@ -135,17 +147,10 @@ async function watchedCopies(
   objects: LiveView,
   inventory: readonly InventoryEntry[],
 ): Promise<Map<string, KubeObject> | undefined> {
-  const groups = new Map<string, ObjectRef[]>();
-  for (const entry of inventory) {
-    const ref = refOfEntry(entry);
-    if (!ref.ok) return undefined;
-    const k = `${ref.value.group}/${ref.value.kind}/${ref.value.namespace}`;
-    const refs = groups.get(k);
-    if (refs) refs.push(ref.value);
-    else groups.set(k, [ref.value]);
-  }
+  const groups = byKindAndNamespace(inventory);
+  if (!groups) return undefined;
   const live = new Map<string, KubeObject>();
-  for (const refs of groups.values()) {
+  for (const refs of groups) {
     const { group, kind, namespace } = refs[0]!;
     const m = await objects.discovery.mapping(group, kind);
     if (!m || !objects.liveCache) return undefined;
@@ -157,3 +162,54 @@ async function watchedCopies(
 }
 
 const keyOf = (ps: Readonly<PackageSync>) => `${ps.metadata.namespace}/${ps.metadata.name}`;
+
+/**
+ * Where the controller's watches hold every inventoried object, with the identity the settled check judged
+ * (`live`): what the next check compares before loading (unchanged-check.ts). Undefined when one is not held.
+ */
+export async function settledCopies(
+  objects: LiveView,
+  inventory: readonly InventoryEntry[],
+  live: ReadonlyMap<string, KubeObject>,
+): Promise<SettledCopy[] | undefined> {
+  const groups = byKindAndNamespace(inventory);
+  if (!groups || !objects.liveCache) return undefined;
+  const copies: SettledCopy[] = [];
+  for (const refs of groups) {
+    const { group, kind, namespace } = refs[0]!;
+    const m = await objects.discovery.mapping(group, kind);
+    const places = m && (await objects.liveCache.places(m, m.namespaced ? namespace : '', refs));
+    if (!places) return undefined;
+    for (const [i, place] of places.entries()) {
+      const { uid, resourceVersion } = live.get(refKey(refs[i]!))?.metadata ?? {};
+      if (!uid || !resourceVersion) return undefined;
+      copies.push({ place, uid, resourceVersion });
+    }
+  }
+  return copies;
+}
+
+/** True when every copy the watches hold now is the one the settled check judged (same uid and resourceVersion). */
+export function sameCopies(objects: LiveView, copies: readonly SettledCopy[]): boolean {
+  const cache = objects.liveCache;
+  if (!cache) return false;
+  for (const c of copies) {
+    const now = cache.held(c.place)?.metadata;
+    if (now?.uid !== c.uid || now.resourceVersion !== c.resourceVersion) return false;
+  }
+  return true;
+}
+
+/** The inventory's objects by kind and namespace (one watch each), or undefined for an entry naming none. */
+function byKindAndNamespace(inventory: readonly InventoryEntry[]): ObjectRef[][] | undefined {
+  const groups = new Map<string, ObjectRef[]>();
+  for (const entry of inventory) {
+    const ref = refOfEntry(entry);
+    if (!ref.ok) return undefined;
+    const k = `${ref.value.group}/${ref.value.kind}/${ref.value.namespace}`;
+    const refs = groups.get(k);
+    if (refs) refs.push(ref.value);
+    else groups.set(k, [ref.value]);
+  }
+  return [...groups.values()];
+}

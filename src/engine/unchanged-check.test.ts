@@ -14,35 +14,49 @@ const ps = (status: Record<string, unknown> = {}): PackageSync =>
   }) as unknown as PackageSync;
 
 const git = { source: { url: 'https://git.example/r.git', path: '.' } } as Spec;
-const seen = { actsAsController: true, commit: 'c1', revision: 'main@sha1:c1', inventory: [] };
-const withResolve = { source: { fetch: async () => undefined, resolve: async () => undefined } } as unknown as Ports;
+const seen = {
+  actsAsController: true,
+  commit: 'c1',
+  revision: 'main@sha1:c1',
+  inventory: [],
+  substitution: undefined,
+  live: new Map(),
+};
+// the controller's watches (an empty inventory asks them nothing)
+const objects = { liveCache: {}, discovery: {} };
+const withResolve = {
+  source: { fetch: async () => undefined, resolve: async () => undefined },
+  objects,
+} as unknown as Ports;
 
 describe('settledFacts: what lets the next check stop before loading', () => {
-  it('kept for a git source acting as the controller, with its resourceVersion and commit', () => {
-    const facts = settledFacts(ps(), git, seen, 600_000, withResolve);
-    expect(facts).toMatchObject({ resourceVersion: '41', commit: 'c1', intervalMs: 600_000 });
+  it('kept for a git source acting as the controller, with its resourceVersion and commit', async () => {
+    const facts = await settledFacts(ps(), git, seen, 600_000, withResolve);
+    expect(facts).toMatchObject({ resourceVersion: '41', commit: 'c1', intervalMs: 600_000, copies: [] });
   });
 
-  it('not kept where the check before loading cannot see every input', () => {
+  it('not kept where the check before loading cannot see every input', async () => {
     // another identity or cluster: the controller's watches do not answer for it
-    expect(settledFacts(ps(), git, { ...seen, actsAsController: false }, 1, withResolve)).toBeUndefined();
+    expect(await settledFacts(ps(), git, { ...seen, actsAsController: false }, 1, withResolve)).toBeUndefined();
     // a verified source: its keys' Secret is not compared
     const verified = { source: { ...git.source, verify: { mode: 'HEAD' } } } as unknown as Spec;
-    expect(settledFacts(ps(), verified, seen, 1, withResolve)).toBeUndefined();
+    expect(await settledFacts(ps(), verified, seen, 1, withResolve)).toBeUndefined();
     // an OCI artifact: resolved only by fetching
     const oci = { source: { path: '.', oci: { url: 'oci://r/p' } } } as unknown as Spec;
-    expect(settledFacts(ps(), oci, seen, 1, withResolve)).toBeUndefined();
+    expect(await settledFacts(ps(), oci, seen, 1, withResolve)).toBeUndefined();
     // an inventory in shards: read with the PackageSync
-    expect(settledFacts(ps({ inventory: { shards: [] } }), git, seen, 1, withResolve)).toBeUndefined();
+    expect(await settledFacts(ps({ inventory: { shards: [] } }), git, seen, 1, withResolve)).toBeUndefined();
     // a source port that cannot resolve without fetching
-    expect(settledFacts(ps(), git, seen, 1, { source: {} } as unknown as Ports)).toBeUndefined();
+    expect(await settledFacts(ps(), git, seen, 1, { source: {}, objects } as unknown as Ports)).toBeUndefined();
+    // a PackageSync whose objects the controller's watches do not hold
+    expect(await settledFacts(ps(), git, seen, 1, { ...withResolve, objects: {} } as Ports)).toBeUndefined();
   });
 });
 
 describe('SettledCheckpoints facts', () => {
-  it('belong to the checkpoint: forgotten with it, answered with the uid they were kept for', () => {
+  it('belong to the checkpoint: forgotten with it, answered with the uid they were kept for', async () => {
     const memory = new SettledCheckpoints();
-    const facts = settledFacts(ps(), git, seen, 1, withResolve)!;
+    const facts = await settledFacts(ps(), git, seen, 1, withResolve)!;
     memory.remember(ps(), 'cp', facts);
     expect(memory.facts('apps', 'web')).toEqual({ uid: 'u1', facts });
     memory.remember(ps(), 'cp2');

@@ -9,17 +9,20 @@
  * - what the resourceVersion does not cover, read as the full check reads it: the dependsOn PackageSyncs'
  *   readiness, the source's Secret, the commit the ref names now (the shared, briefly cached ls-remote), the
  *   postBuild variables;
- * - the checkpoint itself (generation, revision, variables, inventory and the live copies' uid+resourceVersion).
+ * - the inventoried objects' copies in the controller's watches: the same uid and resourceVersion as the settled
+ *   check judged (found again where that check found them: no discovery, no lookups, nothing built per check).
  * Anything else, or anything it cannot read, sends the check down the full path, which decides. Kept only for a
  * git source acting as the controller in its own cluster, without spec.source.verify (a key Secret changing is
  * not in any of the above) and with its inventory inline (shards are read with the PackageSync).
  */
 import type { PackageSync, Spec } from '../api/packagesync.ts';
 import type { InventoryEntry } from '../core/inventory.ts';
+import type { KubeObject } from '../core/object.ts';
+import { renderInputsDigest } from '../core/plan/checkpoint.ts';
 import { dependenciesReady } from './package-dependencies.ts';
 import type { Ports } from './ports.ts';
 import type { ReconcileResult } from './run.ts';
-import { unchangedSinceSettled, type SettledFacts } from './settled-checkpoints.ts';
+import { sameCopies, settledCopies, type SettledFacts } from './settled-checkpoints.ts';
 import { readCredentials } from './source-credentials.ts';
 import { readSubstitution } from './substitution-inputs.ts';
 
@@ -47,34 +50,41 @@ export async function unchangedBeforeLoading(
   if (!credentials.ok) return undefined;
   const commit = await ports.source.resolve?.(spec.source, credentials.value, opts.signal);
   if (!commit?.ok || commit.value !== facts.commit) return undefined;
-  const substitution = await readSubstitution(namespace, spec.postBuild, ports, opts.strictSubstitutions ?? true);
-  if (!substitution.ok) return undefined;
-  const inputs = {
-    ps,
-    spec,
-    revision: facts.revision,
-    substitution: substitution.value,
-    inventory: facts.inventory,
-  };
-  if (!(await unchangedSinceSettled(ports.checkpoints!, ports.objects, inputs))) return undefined;
+  if (spec.postBuild !== undefined) {
+    const substitution = await readSubstitution(namespace, spec.postBuild, ports, opts.strictSubstitutions ?? true);
+    if (!substitution.ok || renderInputsDigest(substitution.value) !== facts.substitution) return undefined;
+  }
+  if (!sameCopies(ports.objects, facts.copies)) return undefined;
   ports.observe?.unchangedCheck?.('before-load');
   // the manager's logger for this reconcile already names the PackageSync
   ports.log.debug('nothing changed since the last settled check: render and plan skipped, before loading');
   return { failed: false, requeueAfterMs: facts.intervalMs };
 }
 
+/** What the settled check saw: the ref's commit, the revision, inventory, substitution and live copies it judged. */
+export interface SettledSeen {
+  actsAsController: boolean;
+  commit: string;
+  revision: string;
+  inventory: readonly InventoryEntry[];
+  substitution: unknown;
+  live: ReadonlyMap<string, KubeObject>;
+}
+
 /** What a settled check keeps for the next one to stop before loading, when that can be told (top of file). */
-export function settledFacts(
+export async function settledFacts(
   ps: Readonly<PackageSync>,
   spec: Spec,
-  c: { actsAsController: boolean; commit: string; revision: string; inventory: readonly InventoryEntry[] },
+  c: SettledSeen,
   intervalMs: number,
   ports: Ports,
-): SettledFacts | undefined {
+): Promise<SettledFacts | undefined> {
   const { resourceVersion } = ps.metadata;
   if (!c.actsAsController || !ports.source.resolve || resourceVersion === undefined) return undefined;
   if (spec.source.url === undefined || spec.source.verify !== undefined) return undefined;
   if (ps.status?.inventory?.shards !== undefined) return undefined;
+  const copies = await settledCopies(ports.objects, c.inventory, c.live);
+  if (!copies) return undefined;
   return {
     resourceVersion,
     commit: c.commit,
@@ -82,5 +92,7 @@ export function settledFacts(
     revision: c.revision,
     inventory: c.inventory,
     intervalMs,
+    substitution: renderInputsDigest(c.substitution),
+    copies,
   };
 }

@@ -34,6 +34,20 @@ export interface LiveCache {
    * with the same uid and resourceVersion is that same state, however far the watch lags.
    */
   peek(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>>;
+  /**
+   * Where a running, synced watch holds these objects (one kind, one scope), in the order given, for `held` to
+   * read their copies again later without discovery or lookups; undefined when no such watch holds them all now.
+   */
+  places(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<WatchedPlace[] | undefined>;
+  /** The watch's copy at a place `places` gave, as it is now; undefined when that watch no longer runs synced. */
+  held(place: WatchedPlace): KubeObject | undefined;
+}
+
+/** Where one object's copy is held: the watch's key, the object's namespace ('' = cluster-scoped) and name. */
+export interface WatchedPlace {
+  readonly watch: string;
+  readonly namespace: string;
+  readonly name: string;
 }
 
 export interface LiveCacheStats {
@@ -81,6 +95,17 @@ export class WatchedLive implements LiveCache {
 
   peek(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>> {
     return this.copies(m, namespace, refs, 0);
+  }
+
+  async places(m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]): Promise<WatchedPlace[] | undefined> {
+    const watch = await this.watches.ownedWatch(m.group, m.kind, namespace);
+    if (watch === undefined) return undefined;
+    const places = refs.map((r) => ({ watch, namespace: m.namespaced ? r.namespace : '', name: r.name }));
+    return places.every((p) => this.held(p) !== undefined) ? places : undefined;
+  }
+
+  held(place: WatchedPlace): KubeObject | undefined {
+    return this.watches.heldCopy(place.watch, place.namespace, place.name);
   }
 
   private async copies(

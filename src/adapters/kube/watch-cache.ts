@@ -170,6 +170,22 @@ export class WatchCache {
     return names.flatMap((n) => informer.get(n.namespace, n.name) ?? []);
   }
 
+  /**
+   * The key of the owned-objects watch that holds group/kind in `namespace`, when it already runs and has synced
+   * (nothing is started here): for a check that reads the same copies again and again (`heldCopy`) without asking
+   * discovery each time.
+   */
+  async ownedWatch(group: string, kind: string, namespace: string): Promise<string | undefined> {
+    const key = await this.watchKey({ group, kind, namespace, objects: 'owned' });
+    return key !== undefined && this.watches.get(key)?.synced && this.watches.get(key)?.informer ? key : undefined;
+  }
+
+  /** The copy watch `watchKey` holds of this object now; undefined when that watch does not run synced. */
+  heldCopy(watchKey: string, namespace: string, name: string): KubeObject | undefined {
+    const w = this.watches.get(watchKey);
+    return w?.synced ? w.informer?.get(namespace, name) : undefined;
+  }
+
   /** Resolves once each of these watches has delivered its first list, or after `timeoutMs`. */
   async synced(keys: readonly (string | undefined)[], timeoutMs: number): Promise<void> {
     const pending = keys.flatMap((k) => {

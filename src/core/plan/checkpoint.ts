@@ -43,3 +43,10 @@ export function checkpointOf(input: CheckpointInput): string | undefined {
   }
   return hash.digest('base64url');
 }
+
+/** The digest of the postBuild substitution alone, for comparing it without keeping its values. */
+export function renderInputsDigest(renderInputs: unknown): string {
+  return createHash('sha256')
+    .update(JSON.stringify(renderInputs ?? null))
+    .digest('base64url');
+}
