@@ -14,7 +14,38 @@ export interface Proc {
   child: ChildProcess;
   /** http://127.0.0.1:PORT/metrics of the process. */
   metricsUrl: string;
+  /** When it was launched (ms since the epoch). */
+  launchedAt: number;
   stop(): Promise<void>;
+}
+
+/** Every controller launched and not yet exited: killed when the harness itself ends, however it ends. */
+const running = new Set<ChildProcess>();
+let reaping = false;
+function reapOnExit(): void {
+  if (reaping) return;
+  reaping = true;
+  const killAll = () => {
+    for (const c of running) c.kill('SIGKILL');
+  };
+  process.once('exit', killAll);
+  // a harness stopped with ^C or kill: a controller left running would serve the next run's port and keep
+  // reconciling the fleet (it once answered the next run's readiness probe while the new one exited)
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+    process.once(signal, () => {
+      killAll();
+      process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
+    });
+}
+
+/**
+ * Whether /metrics was answered by a process started well before `launchedAt` (its process_start_time_seconds):
+ * another process holds the port, not the one just launched. Undefined when the metric is not there.
+ */
+export function servedByAnother(metrics: string, launchedAt: number): boolean | undefined {
+  const m = /^process_start_time_seconds(?:\{[^}]*\})? ([0-9.e+]+)$/m.exec(metrics);
+  if (!m) return undefined;
+  return Number(m[1]) * 1000 < launchedAt - 5_000;
 }
 
 export interface Memory {
@@ -33,12 +64,17 @@ export function memoryOf(pid: number): Memory {
 function launch(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv, metricsPort: number): Proc {
   mkdirSync(join(workDir, 'logs'), { recursive: true });
   const log = createWriteStream(join(workDir, 'logs', `${name}.log`));
+  reapOnExit();
+  const launchedAt = Date.now();
   const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   return {
     name,
     child,
+    launchedAt,
     metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -56,11 +92,13 @@ export async function waitServing(p: Proc, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (p.child.exitCode !== null) throw new Error(`${p.name} exited with ${p.child.exitCode}`);
-    try {
-      const res = await fetch(p.metricsUrl);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
+    const res = await fetch(p.metricsUrl).catch(() => undefined); // undefined: not listening yet
+    if (res?.ok) {
+      if (servedByAnother(await res.text(), p.launchedAt))
+        throw new Error(
+          `${p.metricsUrl} is served by another process, not ${p.name}: one left over from an earlier run?`,
+        );
+      return;
     }
     await new Promise((r) => setTimeout(r, 200));
   }
