@@ -15,6 +15,7 @@
  *   --warmup 2m               the start of each lifetime left out of its RSS slope (the cold sync's climb)
  *   --takeover-max 45         seconds: a slower takeover after SIGKILL is a violation (Lease: 15 s)
  *   --seed 1  --concurrency 10  --prefix soak-  --metrics-port 0 (a free one)  --out bench/RESULTS-soak.md
+ *   --machine-note "<what else ran>"  said in the report's machine table (the load average is measured anyway)
  *   --heap-snapshots 2m,12m   V8 heap snapshots of the controller at these times after the churn starts (node's
  *                             --heapsnapshot-signal=SIGUSR2; files in bench/.work/heap/, compare them with
  *                             bench/heap-summary.ts). Off by default: a snapshot stops the process for seconds.
@@ -65,6 +66,7 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '10' },
     prefix: { type: 'string', default: 'soak-' },
     'metrics-port': { type: 'string', default: '0' },
+    'machine-note': { type: 'string' },
     out: { type: 'string', default: resolve(root, 'bench/RESULTS-soak.md') },
     'heap-snapshots': { type: 'string' },
   },
@@ -363,7 +365,8 @@ async function main(): Promise<number> {
       CPU: `${cpus()[0]?.model ?? 'unknown'} × ${cpus().length}`,
       memory: `${Math.round(totalmem() / 2 ** 30)} GiB`,
       kernel: release(),
-      'shared machine': 'yes: four other engineers’ tests and builds ran meanwhile',
+      // said by whoever runs it (the load average below is measured either way)
+      ...(args['machine-note'] ? { 'shared machine': args['machine-note'] } : {}),
     },
     churnSeconds: churnMs / 1000,
     coldSyncSeconds,
