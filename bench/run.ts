@@ -178,13 +178,16 @@ async function main(): Promise<void> {
   const latestPath = resolve(workDir, 'results-latest.json');
   const previous =
     args.merge && existsSync(latestPath) ? (JSON.parse(readFileSync(latestPath, 'utf8')) as Results) : undefined;
+  // What ran, read once before the first report: the report written after a phase makes the tree dirty, so a
+  // later reading said "+ uncommitted changes" of every run with more than one phase.
+  const ran = versions(kubeconfig, !!flux);
   // Written after every phase, so a long run that is stopped keeps what it measured.
   const publish = () => {
     const results: Results = {
       date: new Date().toISOString(),
       quick,
       machine: machine(),
-      versions: versions(kubeconfig, !!flux),
+      versions: ran,
       settings,
       fleet: [...fleet],
       kfleet: [...kfleet],
