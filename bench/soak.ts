@@ -37,11 +37,12 @@ import {
   deleteNamespace,
   ensureBenchCluster,
   kubectl,
+  metricValue,
   root,
   workDir,
 } from './lib/cluster.ts';
 import { startGitFixtures, unitName, unitPath } from './lib/fixtures.ts';
-import { dropFinalizers, metricValue, removeLeftovers } from './lib/fleet.ts';
+import { dropFinalizers, removeLeftovers } from './lib/fleet.ts';
 import { gitCacheDir, memoryOf, scrape, startPackageSync, waitServing, type Proc } from './lib/procs.ts';
 import { checkSoak, describe, type Violation } from './lib/soak-check.ts';
 import { contentOf, seededRandom, SoakRepo } from './lib/soak-fixture.ts';

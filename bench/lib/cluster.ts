@@ -111,6 +111,14 @@ export async function apiserverFleetWrites(client: KubeClient): Promise<VerbCoun
 }
 
 /** Sums a Prometheus counter's samples by one label, e.g. controller-runtime's rest_client_requests_total by method. */
+/** The sum of a metric's samples whose labels contain `labels` (all of them when empty). */
+export function metricValue(metrics: string, name: string, labels = ''): number {
+  let sum = 0;
+  for (const m of metrics.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? ([0-9.e+-]+)$`, 'gm')))
+    if (!labels || (m[1] ?? '').includes(labels)) sum += Number(m[2]);
+  return sum;
+}
+
 export function sumCounter(text: string, metric: string, label: string): VerbCounts {
   const out: VerbCounts = {};
   const re = new RegExp(`^${metric}\\{([^}]*)\\} ([0-9.e+]+)$`, 'gm');

@@ -3,8 +3,8 @@
  */
 import PQueue from 'p-queue';
 import type { KubeObject } from '../../src/core/object.ts';
-import { apiserverRequests, diff, writes } from './cluster.ts';
-import { metricValue, type BenchContext, type RenderFigures } from './fleet.ts';
+import { apiserverRequests, diff, metricValue, writes } from './cluster.ts';
+import type { BenchContext, RenderFigures } from './fleet.ts';
 import { watchUntil } from './units.ts';
 
 /**

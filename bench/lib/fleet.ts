@@ -11,6 +11,7 @@ import {
   createNamespace,
   deleteNamespace,
   diff,
+  metricValue,
   type CountingClient,
   type VerbCounts,
 } from './cluster.ts';
@@ -344,14 +345,6 @@ function renderCounters(metrics: string): { runs: number; seconds: number; hits:
     seconds: metricValue(metrics, 'packagesync_render_tool_seconds_total'),
     hits: metricValue(metrics, 'packagesync_render_cache_hits_total'),
   };
-}
-
-/** The sum of a metric's samples whose labels contain `labels` (all of them when empty). */
-export function metricValue(metrics: string, name: string, labels = ''): number {
-  let sum = 0;
-  for (const m of metrics.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? ([0-9.e+-]+)$`, 'gm')))
-    if (!labels || (m[1] ?? '').includes(labels)) sum += Number(m[2]);
-  return sum;
 }
 
 /** Removes the finalizers of every object in a collection, so a namespace can go while no controller runs. */

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BENCH_LABEL } from './units.ts';
-import { root, sumCounter, workDir, type VerbCounts } from './cluster.ts';
+import { metricValue, root, sumCounter, workDir, type VerbCounts } from './cluster.ts';
 
 export interface Proc {
   name: string;
@@ -43,9 +43,8 @@ function reapOnExit(): void {
  * another process holds the port, not the one just launched. Undefined when the metric is not there.
  */
 export function servedByAnother(metrics: string, launchedAt: number): boolean | undefined {
-  const m = /^process_start_time_seconds(?:\{[^}]*\})? ([0-9.e+]+)$/m.exec(metrics);
-  if (!m) return undefined;
-  return Number(m[1]) * 1000 < launchedAt - 5_000;
+  const started = metricValue(metrics, 'process_start_time_seconds'); // 0: not there
+  return started === 0 ? undefined : started * 1000 < launchedAt - 5_000;
 }
 
 export interface Memory {

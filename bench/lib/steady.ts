@@ -7,8 +7,7 @@
  *   the target is none), and its request rate second by second (the peak shows whether a restart is a herd).
  */
 import type { KubeClient } from '../../src/adapters/kube/client.ts';
-import { apiserverFleetWrites, total, type VerbCounts, diff } from './cluster.ts';
-import { metricValue } from './fleet.ts';
+import { apiserverFleetWrites, diff, metricValue, total, type VerbCounts } from './cluster.ts';
 import { memoryOf, packageSyncRequests, packageSyncWrites, scrape, waitServing, type Proc } from './procs.ts';
 
 export interface IdleFigures {
