@@ -233,14 +233,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
     if (useCheckpoint && plan.drifted.length === 0) {
       const actsAsController = run.objects.liveCache === ports.objects.liveCache;
       const { commit } = fetched.value;
-      const seen = {
-        actsAsController,
-        commit,
-        revision,
-        inventory,
-        substitution: substitution.value,
-        live: live.byKey,
-      };
+      const seen = { actsAsController, commit, inventory, substitution: substitution.value, live: live.byKey };
       rememberSettled(memory, checkpoint, live.byKey, await settledFacts(ps, spec, seen, interval, ports));
     }
     return driftNews ? run.driftReported(interval) : { failed: false, requeueAfterMs: interval };

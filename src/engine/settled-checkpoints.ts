@@ -27,8 +27,6 @@ export interface SettledFacts {
   /** The commit the ref named. */
   commit: string;
   spec: Spec;
-  revision: string;
-  inventory: readonly InventoryEntry[];
   intervalMs: number;
   /** The digest of the postBuild substitution the check read (renderInputsDigest). */
   substitution: string;

@@ -17,7 +17,6 @@ const git = { source: { url: 'https://git.example/r.git', path: '.' } } as Spec;
 const seen = {
   actsAsController: true,
   commit: 'c1',
-  revision: 'main@sha1:c1',
   inventory: [],
   substitution: undefined,
   live: new Map(),

@@ -3,7 +3,8 @@
  * before the PackageSync is even loaded (docs/adr/0031, "before loading").
  *
  * The settled check left its facts (settled-checkpoints.ts): the PackageSync's resourceVersion, the commit its ref
- * named, its parsed spec, revision, inventory and interval. This check compares:
+ * named, its parsed spec and interval, the postBuild variables' digest and where its objects' copies are held.
+ * This check compares:
  * - the resourceVersion of the copy the manager's watch holds (known to be current: not behind our own last
  *   write): any change of spec, status, inventory, finalizers or annotations (a requested reconcile) changes it;
  * - what the resourceVersion does not cover, read as the full check reads it: the dependsOn PackageSyncs'
@@ -61,11 +62,10 @@ export async function unchangedBeforeLoading(
   return { failed: false, requeueAfterMs: facts.intervalMs };
 }
 
-/** What the settled check saw: the ref's commit, the revision, inventory, substitution and live copies it judged. */
+/** What the settled check saw: the ref's commit, the inventory, substitution and live copies it judged. */
 export interface SettledSeen {
   actsAsController: boolean;
   commit: string;
-  revision: string;
   inventory: readonly InventoryEntry[];
   substitution: unknown;
   live: ReadonlyMap<string, KubeObject>;
@@ -89,8 +89,6 @@ export async function settledFacts(
     resourceVersion,
     commit: c.commit,
     spec,
-    revision: c.revision,
-    inventory: c.inventory,
     intervalMs,
     substitution: renderInputsDigest(c.substitution),
     copies,
