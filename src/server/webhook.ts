@@ -12,13 +12,13 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PackageSync } from '../api/packagesync.ts';
+import { isValidName } from '../api/names.ts';
 import type { Routes } from './http.ts';
 
 export const WEBHOOK_SECRET_ANNOTATION = 'packagesync.io/webhook-secret';
 export const WEBHOOK_TOKEN_KEY = 'token';
 /** GitHub caps payloads at 25 MB; push payloads are far smaller. Anything larger is refused unread. */
 const MAX_BODY = 4 << 20;
-const DNS_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 export interface PackageSyncRef {
   namespace: string;
@@ -62,7 +62,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: WebhookDe
   }
   const parts = new URL(req.url ?? '/', 'http://localhost').pathname.split('/').slice(2);
   const [namespace, name] = parts;
-  if (parts.length !== 2 || !DNS_NAME.test(namespace!) || !DNS_NAME.test(name!)) {
+  if (parts.length !== 2 || !isValidName('namespace', namespace) || !isValidName('name', name)) {
     req.resume();
     return reply(res, 404, { error: 'not found' });
   }
