@@ -111,6 +111,9 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
     return run.decided(outcome, { failed: true, requeueAfterMs: INVALID_SPEC_RETRY_MS });
   }
   const spec = parsed.value;
+  // spec.timeout over the shutdown signal from here on, the dependsOn reads included (ADR 0032); let go when the
+  // reconcile ends (deadline.ts)
+  const signal = deadline.start(durationMs(spec.timeout));
   if (spec.suspend) return run.decided({ kind: 'suspended' }, { failed: false });
   // custom health expressions compile before anything is fetched or applied: a typo is InvalidSpec, not a
   // health check that can never pass
@@ -128,8 +131,6 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
     const outcome = { kind: 'dependency-not-ready', message: ready.failure.message } as const;
     return run.decided(outcome, { failed: false, requeueAfterMs: retry });
   }
-  // spec.timeout over the shutdown signal, let go when the reconcile ends (deadline.ts)
-  const signal = deadline.start(durationMs(spec.timeout));
   // the cluster to act in (spec.kubeConfig: a remote one, reachable now) and the identity, bound once
   const cluster = await targetCluster(ps.metadata.namespace, spec, ports, signal);
   if (!cluster.ok) return run.failed(cluster.failure, retry);
