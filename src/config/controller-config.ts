@@ -20,6 +20,8 @@ export const ControllerConfigSchema = z.object({
   allowInsecureHttp: z.boolean().default(false),
   controllerNamespace: namespaceField().default(process.env.POD_NAMESPACE ?? 'packagesync-system'),
   allowCrossNamespaceObjects: z.boolean().default(false),
+  // --no-cross-namespace-refs (Flux's flag): false refuses dependsOn in another namespace
+  crossNamespaceRefs: z.boolean().default(true),
   strictSubstitutions: z.boolean().default(true),
   watchConfigs: z.boolean().default(true),
   watchConfigsLabelSelector: z.string().optional(),

@@ -27,6 +27,8 @@ export interface ManagerOptions {
   applyConcurrency: number;
   defaultServiceAccount?: string;
   namespacePolicy: NamespacePolicy;
+  /** --no-cross-namespace-refs */
+  noCrossNamespaceRefs?: boolean;
   /** postBuild: fail on an undefined variable (--strict-substitutions, default true). */
   strictSubstitutions?: boolean;
   /** Reconcile when a referenced ConfigMap or Secret changes (default true; --no-watch-configs). */
@@ -161,6 +163,7 @@ export class Manager {
       defaultServiceAccount: this.opts.defaultServiceAccount,
       namespacePolicy: this.opts.namespacePolicy,
       strictSubstitutions: this.opts.strictSubstitutions,
+      noCrossNamespaceRefs: this.opts.noCrossNamespaceRefs,
       onlyWaiting,
     };
     try {

@@ -96,6 +96,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     applyConcurrency: config.applyConcurrency,
     defaultServiceAccount: config.defaultServiceAccount,
     strictSubstitutions: config.strictSubstitutions,
+    noCrossNamespaceRefs: !config.crossNamespaceRefs,
     watchConfigs: config.watchConfigs,
     watchConfigsLabelSelector: config.watchConfigsLabelSelector,
     namespacePolicy: {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { crdYaml } from '../api/crd-yaml.ts';
-import { parseSpec } from './spec.ts';
+import { checkSameNamespaceRefs, parseSpec } from './spec.ts';
 
 describe('parseSpec', () => {
   it('fills the documented defaults', () => {
@@ -103,5 +103,21 @@ describe('parseSpec refuses names no Kubernetes object can have', () => {
     expect(!r.ok && r.failure).toMatchObject({ reason: 'InvalidSpec', terminal: true });
     expect(!r.ok && r.failure.message).toMatch(new RegExp(`^${field.replace(/\./g, '\\.')}: `));
     expect(!r.ok && r.failure.message).not.toMatch(/[\r\n\0]/);
+  });
+});
+
+describe('checkSameNamespaceRefs (--no-cross-namespace-refs)', () => {
+  it('accepts dependsOn in the same namespace, named or implied', () => {
+    expect(
+      checkSameNamespaceRefs({ dependsOn: [{ name: 'a' }, { name: 'b', namespace: 'team-a' }] }, 'team-a').ok,
+    ).toBe(true);
+    expect(checkSameNamespaceRefs({}, 'team-a').ok).toBe(true);
+  });
+
+  it('refuses a dependsOn in another namespace as InvalidSpec naming the entry', () => {
+    const r = checkSameNamespaceRefs({ dependsOn: [{ name: 'a' }, { name: 'infra', namespace: 'team-b' }] }, 'team-a');
+    expect(!r.ok && r.failure).toMatchObject({ reason: 'InvalidSpec', terminal: true });
+    expect(!r.ok && r.failure.message).toContain('spec.dependsOn[1].namespace: team-b is another namespace');
+    expect(!r.ok && r.failure.message).toContain('--no-cross-namespace-refs');
   });
 });
