@@ -103,10 +103,12 @@ export class Manager {
     void this.configWatch?.start();
   }
 
+  /** Ends within `graceMs`: runs are aborted before its end, and abandoned at its end if they ignore it. */
   async stop(graceMs: number): Promise<void> {
     this.informer.stop();
     this.configWatch?.stop();
-    await this.queue.shutdown(graceMs);
+    const abandon = Math.min(2_000, graceMs / 4);
+    await this.queue.shutdown(graceMs - abandon, abandon);
   }
 
   /** spec.timeout of the PackageSync as the watch has it, plus the margin (an unreadable timeout: the default). */

@@ -149,8 +149,11 @@ export class WorkQueue {
     return this.pool.pending + this.waiting.size;
   }
 
-  /** Stop taking work; in-flight reconciles see their signal aborted after `graceMs`. */
-  async shutdown(graceMs: number): Promise<void> {
+  /**
+   * Stop taking work; in-flight reconciles see their signal aborted after `graceMs`, and are abandoned if they
+   * have not ended `abandonAfterMs` later.
+   */
+  async shutdown(graceMs: number, abandonAfterMs = this.abandonAfterAbortMs): Promise<void> {
     this.stopped = true;
     for (const e of this.entries.values()) if (e.timer) clearTimeout(e.timer);
     this.pool.clear();
@@ -160,7 +163,7 @@ export class WorkQueue {
     this.abort.abort();
     // A run that does not heed its signal must not hold the process past its grace period (ADR 0032): it is
     // abandoned, as a crash would abandon it; the next leader takes the key up.
-    await Promise.race([idle, new Promise<void>((r) => setTimeout(r, this.abandonAfterAbortMs).unref())]);
+    await Promise.race([idle, new Promise<void>((r) => setTimeout(r, abandonAfterMs).unref())]);
   }
 
   private entry(key: string): Entry {
