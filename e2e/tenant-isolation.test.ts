@@ -11,19 +11,15 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { writeFile } from 'node:fs/promises';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubeApiError, KubeClient } from '../src/adapters/kube/client.ts';
+import { KubeApiError, type KubeClient } from '../src/adapters/kube/client.ts';
 import { packageSyncCollectionPath } from '../src/adapters/kube/packagesyncs.ts';
 import type { PackageSync, SpecInput } from '../src/api/packagesync.ts';
 import { conditionOf } from '../src/core/status.ts';
-import { eventually, kube } from './support/cluster.ts';
+import { eventually } from './support/cluster.ts';
 import { getPackageSync, packageSync, waitCondition, type ControllerHandle } from './support/controller.ts';
-import { suiteCluster } from './support/deploy-rbac.ts';
+import { tenantClient } from './support/tenant.ts';
 import { configMap, startGitEnv, type GitEnv } from './support/git-env.ts';
 
 const GRACE_SECONDS = 10;
@@ -31,7 +27,6 @@ let env: GitEnv;
 let controller: ControllerHandle;
 let blackHole: Server;
 const held: Socket[] = [];
-const tmp = mkdtempSync(join(tmpdir(), 'psync-e2e-tenants-'));
 
 interface Tenant {
   ns: string;
@@ -39,56 +34,10 @@ interface Tenant {
   create(name: string, spec: SpecInput): Promise<PackageSync>;
 }
 
-/** A namespace, a `tenant` ServiceAccount with namespaced rights only, and `deployer` for the applies. */
+/** A namespace and a tenant acting in it with its own token (e2e/support/tenant.ts). */
 async function tenant(prefix: string): Promise<Tenant> {
   const ns = await env.namespace(prefix);
-  const admin = await kube();
-  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}`;
-  for (const sa of ['tenant', 'deployer']) {
-    await admin.request('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, {
-      body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa } },
-    });
-  }
-  await admin.request('POST', `${rbac}/roles`, {
-    body: {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name: 'tenant' },
-      rules: [
-        { apiGroups: ['packagesync.io'], resources: ['packagesyncs'], verbs: ['*'] },
-        { apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['*'] },
-      ],
-    },
-  });
-  await admin.request('POST', `${rbac}/rolebindings`, {
-    body: {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: 'tenant' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'tenant' },
-      subjects: ['tenant', 'deployer'].map((name) => ({ kind: 'ServiceAccount', name, namespace: ns })),
-    },
-  });
-  const { status } = await admin.request<{ status: { token: string } }>(
-    'POST',
-    `/api/v1/namespaces/${ns}/serviceaccounts/tenant/token`,
-    { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } } },
-  );
-  const cluster = await suiteCluster();
-  const path = join(tmp, `${ns}.kubeconfig`);
-  await writeFile(
-    path,
-    stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [cluster],
-      users: [{ name: 'tenant', user: { token: status.token } }],
-      contexts: [{ name: 'tenant', context: { cluster: cluster.name, user: 'tenant', namespace: ns } }],
-      'current-context': 'tenant',
-    }),
-    { mode: 0o600 },
-  );
-  const client = await KubeClient.create({ kubeconfig: path });
+  const client = await tenantClient(ns, 'tenant');
   return {
     ns,
     client,
@@ -128,7 +77,6 @@ afterAll(async () => {
   for (const s of held) s.destroy();
   blackHole?.close();
   await env?.dispose();
-  rmSync(tmp, { recursive: true, force: true });
 });
 
 let admission: Promise<Tenant> | undefined;
