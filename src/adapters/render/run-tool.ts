@@ -168,10 +168,27 @@ export function sanitizeStderr(text: string, hide: { path: string; as: string }[
   s = s.replace(/(^|[\s"'(=:])\/(?:[^\s"'():/]+\/)+([^\s"'():/]+)/g, '$1…/$2');
   // eslint-disable-next-line no-control-regex
   s = s.replace(/\u001b\[[0-9;]*[A-Za-z]/g, '').replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '');
-  s = s
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '')
-    .join('; ');
+  s = causeFirst(
+    s
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== ''),
+  ).join('; ');
   return s.length > MAX_STDERR_CHARS ? `${s.slice(0, MAX_STDERR_CHARS)}…` : s;
+}
+
+const LOG_NOISE = /^(INFO|DEBUG)\b|\blevel=(INFO|DEBUG)\b/;
+const CAUSE = /^(Error|fatal error|panic):/i;
+
+/**
+ * The lines that say why first: a tool's `Error:` lines ahead of its log lines (helm's INFO lines filled
+ * the excerpt and cut its real cause, issue 34); INFO/DEBUG log lines dropped when anything else is
+ * left; a Go goroutine dump (everything from its first `goroutine N [` line) dropped.
+ */
+export function causeFirst(lines: string[]): string[] {
+  const dump = lines.findIndex((l) => /^goroutine \d+ \[/.test(l));
+  const kept = dump >= 0 ? lines.slice(0, dump) : lines;
+  const quiet = kept.filter((l) => !LOG_NOISE.test(l));
+  const useful = quiet.length > 0 ? quiet : kept;
+  return [...useful.filter((l) => CAUSE.test(l)), ...useful.filter((l) => !CAUSE.test(l))];
 }

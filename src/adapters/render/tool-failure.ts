@@ -8,6 +8,8 @@ export interface ToolLimits {
   maxOutputBytes: number;
   /** Files a scratch copy of the checkout may hold (the controller's --max-files). */
   maxFiles: number;
+  /** Address space of one render subprocess (the sandbox's RLIMIT_AS); undefined: the sandbox default. */
+  maxMemoryBytes?: number;
 }
 
 /**
@@ -42,6 +44,21 @@ export function describeToolFailure<T>(
     case 'aborted':
       return fail(Reason.RenderFailed, `${what} was cancelled`);
     case 'exit':
+      if (/goroutine stack exceeds|fatal error: stack overflow/.test(run.stderr)) {
+        const file = /\btemplates\/[\w./-]+/.exec(run.stderr)?.[0] ?? `${what.split(' ').pop() ?? ''}/templates`;
+        return fail(
+          Reason.RenderFailed,
+          `${what} failed: template recursion too deep in ${file}; a template includes itself without end, stop the recursion`,
+          { terminal: true },
+        );
+      }
+      if (/fatal error: runtime: out of memory|runtime: out of memory|cannot allocate memory/.test(run.stderr)) {
+        return fail(
+          Reason.RenderFailed,
+          `${what} ran out of memory${input.limits.maxMemoryBytes ? ` (the render's limit is ${Math.round(input.limits.maxMemoryBytes / (1 << 20))} MiB)` : ''} and was stopped; make the package smaller`,
+          { terminal: true },
+        );
+      }
       return fail(
         Reason.RenderFailed,
         `${what} failed${run.exitCode != null ? ` (exit ${run.exitCode})` : ''}: ${run.stderr || 'no error output'}`,
