@@ -98,6 +98,8 @@ export async function helmTemplate(input: HelmInput): Promise<Result<string>> {
       bin: input.bin,
       args,
       cwd: chart,
+      // the checkout (values files, links inside it) and this run's value files: nothing else (render-sandbox)
+      reads: [root, work],
       timeoutMs: input.limits.timeoutMs,
       maxOutputBytes: input.limits.maxOutputBytes,
       signal: input.signal,

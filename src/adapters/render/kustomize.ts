@@ -81,6 +81,8 @@ export async function kustomizeBuild(input: KustomizeInput): Promise<Result<Kust
       // LoadRestrictionsNone: bases elsewhere in the repository; the tree check above keeps it inside
       args: ['build', '--load-restrictor', 'LoadRestrictionsNone', '.'],
       cwd: viewPkg,
+      // the view, and the checkout its symlinks lead into: nothing else is readable (render-sandbox)
+      reads: [work, root],
       timeoutMs: input.limits.timeoutMs,
       maxOutputBytes: input.limits.maxOutputBytes,
       signal: input.signal,

@@ -2,14 +2,13 @@ import { Reason } from '../../api/reasons.ts';
 import { fail } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import type { ToolOutcome } from './run-tool.ts';
+import { renderSandbox } from './sandbox.ts';
 
 export interface ToolLimits {
   timeoutMs: number;
   maxOutputBytes: number;
   /** Files a scratch copy of the checkout may hold (the controller's --max-files). */
   maxFiles: number;
-  /** Address space of one render subprocess (the sandbox's RLIMIT_AS); undefined: the sandbox default. */
-  maxMemoryBytes?: number;
 }
 
 /**
@@ -29,6 +28,11 @@ export function describeToolFailure<T>(
       return fail(
         Reason.RenderFailed,
         `${what}: the ${tool} binary is missing or not executable at ${input.bin}; install it or point the controller's ${flag} at it`,
+      );
+    case 'sandbox-missing':
+      return fail(
+        Reason.RenderFailed,
+        `${what}: the render sandbox launcher is missing or not executable at ${renderSandbox().bin}; build it (hack/build-cluster.sh render-sandbox) or point the controller's --render-sandbox-path at it`,
       );
     case 'timeout':
       return fail(
@@ -55,7 +59,7 @@ export function describeToolFailure<T>(
       if (/fatal error: runtime: out of memory|runtime: out of memory|cannot allocate memory/.test(run.stderr)) {
         return fail(
           Reason.RenderFailed,
-          `${what} ran out of memory${input.limits.maxMemoryBytes ? ` (the render's limit is ${Math.round(input.limits.maxMemoryBytes / (1 << 20))} MiB)` : ''} and was stopped; make the package smaller`,
+          `${what} ran out of memory (the render's limit is ${Math.round(renderSandbox().maxMemoryBytes / (1 << 20))} MiB of address space) and was stopped; make the package smaller`,
           { terminal: true },
         );
       }
