@@ -64,6 +64,9 @@ func main() {
 		fail(2, "usage: render-sandbox [--read PATH]... [--write PATH]... [--memory BYTES] -- TOOL ARGS...")
 	}
 	tool, argv := args[1], args[1:]
+	if _, err := os.Stat(tool); err != nil {
+		fail(127, "%s: not found", tool)
+	}
 
 	env := os.Environ()
 	if memory > 0 {

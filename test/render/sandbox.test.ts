@@ -10,7 +10,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTool, type ToolRun } from '../../src/adapters/render/run-tool.ts';
-import { probeRenderSandbox } from '../../src/adapters/render/sandbox.ts';
+import { configureRenderSandbox, probeRenderSandbox, renderSandbox } from '../../src/adapters/render/sandbox.ts';
 
 const CANARY = `canary-${randomBytes(6).toString('hex')}`;
 const libs = ['/lib', '/lib64', '/usr/lib', '/usr/lib64', '/etc/ld.so.cache'];
@@ -116,5 +116,17 @@ describe('render sandbox (Landlock via hack/render-sandbox)', () => {
     // bash's ulimit -v reports RLIMIT_AS in KiB: the launcher's default 1 GiB
     const run = await runTool(helper('/bin/bash', ['-c', 'ulimit -v']));
     expect(run).toMatchObject({ ok: true, stdout: `${(1 << 30) / 1024}\n` });
+  });
+
+  it('a missing tool is "missing" (the launcher exits 127); a missing launcher fails the run, never runs the tool bare', async () => {
+    expect(await runTool(helper('/nonexistent/kustomize', []))).toMatchObject({ ok: false, kind: 'missing' });
+    const real = renderSandbox();
+    configureRenderSandbox({ bin: '/nonexistent/render-sandbox' });
+    try {
+      expect(await runTool(helper('/bin/cat', ['ok.txt']))).toMatchObject({ ok: false, kind: 'sandbox-missing' });
+      expect(await probeRenderSandbox()).toMatchObject({ landlock: 'missing' });
+    } finally {
+      configureRenderSandbox(real);
+    }
   });
 });
