@@ -61,98 +61,98 @@ const cm = (name: string, body: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\ndata: ${body}\n`;
 
 /** Each hostile package: its files (the package lives at app/), the reason and a phrase its message holds. */
-const refused = (): [string, Record<string, FileChange>, string, string][] => [
+const refused: [string, () => Record<string, FileChange>, string, string][] = [
   [
     'a merge key hiding a generator that reads a canary',
-    { 'app/kustomization.yaml': `<<: {configMapGenerator: [{name: leak, files: [${outside}/canary.txt]}]}\n` },
+    () => ({ 'app/kustomization.yaml': `<<: {configMapGenerator: [{name: leak, files: [${outside}/canary.txt]}]}\n` }),
     'RenderRefused',
     'app/kustomization.yaml uses a merge key (<<)',
   ],
   [
     'a remote base on the loopback server',
-    { 'app/kustomization.yaml': `resources: ["http://127.0.0.1:${port}/base"]\n` },
+    () => ({ 'app/kustomization.yaml': `resources: ["http://127.0.0.1:${port}/base"]\n` }),
     'RenderRefused',
     'remote bases are refused',
   ],
   [
     'a git:: base on the loopback server',
-    { 'app/kustomization.yaml': `resources: ["git::http://127.0.0.1:${port}/r.git"]\n` },
+    () => ({ 'app/kustomization.yaml': `resources: ["git::http://127.0.0.1:${port}/r.git"]\n` }),
     'RenderRefused',
     'remote bases are refused',
   ],
   [
     'a generator file URL that also exists as a path',
-    {
+    () => ({
       'app/kustomization.yaml': `configMapGenerator: [{name: x, files: ["http://127.0.0.1:${port}/x"]}]\n`,
       [`app/http:/127.0.0.1:${port}/x`]: 'local\n',
-    },
+    }),
     'RenderRefused',
     'remote files are refused',
   ],
   [
     'a kustomization that is a symlink to a file outside the checkout',
-    { 'app/kustomization.yaml': { symlink: join(outside, 'kustomization.yaml') } },
+    () => ({ 'app/kustomization.yaml': { symlink: join(outside, 'kustomization.yaml') } }),
     'RenderRefused',
     'app/kustomization.yaml is a symlink that resolves outside the repository',
   ],
   [
     'a chart schema $ref to the loopback server',
-    {
+    () => ({
       'app/Chart.yaml': chart,
       'app/values.schema.json': JSON.stringify({ $ref: `http://127.0.0.1:${port}/schema.json` }),
       'app/templates/cm.yaml': cm('x', '{a: b}'),
-    },
+    }),
     'RenderRefused',
     'app/values.schema.json: $ref',
   ],
   [
     'a chart schema $ref to a canary file',
-    {
+    () => ({
       'app/Chart.yaml': chart,
       'app/values.schema.json': JSON.stringify({ properties: { a: { $ref: `file://${outside}/canary.txt` } } }),
       'app/templates/cm.yaml': cm('x', '{a: b}'),
-    },
+    }),
     'RenderRefused',
     'points outside the chart',
   ],
   [
     '.Files.Get through a directory link whose name shares the chart prefix',
-    {
+    () => ({
       'app/Chart.yaml': chart,
       'app/templates/cm.yaml': cm('x', '{leak: {{ .Files.Get "extra/leak.txt" | quote }}}'),
       'app/extra': { symlink: '../app-files' },
       'app-files/leak.txt': { symlink: homeCanary },
-    },
+    }),
     'RenderRefused',
     'app-files/leak.txt is a symlink that points outside the repository',
   ],
 ];
 
 /** Memory-hostile packages: each must fail, under the pod's limit. */
-const heavy = (): [string, Record<string, FileChange>, string, RegExp][] => [
+const heavy: [string, () => Record<string, FileChange>, string, RegExp][] = [
   [
     'template recursion (a string doubled at each level)',
-    {
+    () => ({
       'app/Chart.yaml': chart,
       'app/templates/_r.tpl': '{{- define "r" -}}{{ include "r" (printf "%s%s" . .) }}{{- end -}}\n',
       'app/templates/cm.yaml': cm('x', '{a: {{ include "r" "xxxxxxxx" | quote }}}'),
-    },
+    }),
     'RenderFailed',
     /ran out of memory|template recursion too deep|nested reference/,
   ],
   [
     'a 1 GB output',
-    {
+    () => ({
       'app/Chart.yaml': chart,
       'app/templates/cm.yaml':
         '{{- range $i := until 2000000 }}\n---\n' + cm('x{{ $i }}', `{a: "${'y'.repeat(480)}"}`) + '{{- end }}\n',
-    },
+    }),
     'RenderFailed',
     /ran out of memory|wrote more than \d+ bytes/,
   ],
   [
     'three files of 10⁶ empty documents',
-    Object.fromEntries(['a', 'b', 'c'].map((f) => [`app/${f}.yaml`, '---\n'.repeat(1_000_000)])),
+    () => Object.fromEntries(['a', 'b', 'c'].map((f) => [`app/${f}.yaml`, '---\n'.repeat(1_000_000)])),
     'RenderFailed',
     /holds more than \d+ YAML documents/,
   ],
@@ -197,8 +197,8 @@ async function cliPackage(files: Record<string, FileChange>) {
 }
 
 describe('packagesync render (CLI)', () => {
-  it.each(refused())('%s: refused, naming the file', async (_, files, reason, said) => {
-    const dir = await cliPackage(files);
+  it.each(refused)('%s: refused, naming the file', async (_, files, reason, said) => {
+    const dir = await cliPackage(files());
     try {
       const r = await renderCli(join(dir.dir, 'app'));
       expect(r.code).not.toBe(0);
@@ -226,8 +226,8 @@ describe('packagesync render (CLI)', () => {
     }
   });
 
-  it.each(heavy())('%s: fails under the pod limit', async (name, files, reason, said) => {
-    const dir = await cliPackage(files);
+  it.each(heavy)('%s: fails under the pod limit', async (name, files, reason, said) => {
+    const dir = await cliPackage(files());
     try {
       const r = await renderCli(join(dir.dir, 'app'));
       expect(r.code).not.toBe(0);
@@ -274,9 +274,9 @@ async function peakTreeKiB(root: number, until: Promise<unknown>): Promise<numbe
 }
 
 describe('the controller', () => {
-  it.each(refused())('%s: refused, naming the file', async (_, files, reason, said) => {
+  it.each(refused)('%s: refused, naming the file', async (_, files, reason, said) => {
     const ns = await env.namespace('hostile');
-    const { url } = await env.repo(`hostile-${randomBytes(3).toString('hex')}`, files);
+    const { url } = await env.repo(`hostile-${randomBytes(3).toString('hex')}`, files());
     await env.sync(ns, 'web', { source: { url, path: 'app' }, interval: '1h', retryInterval: '1h', wait: false });
     const ps = await waitCondition(ns, 'web', 'Ready', 'False', reason);
     const message = ps.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
@@ -285,9 +285,9 @@ describe('the controller', () => {
     expect(env.controller.logs.join('\n')).not.toContain(CANARY);
   });
 
-  it.each(heavy())('%s: fails under the pod limit', async (name, files, reason, said) => {
+  it.each(heavy)('%s: fails under the pod limit', async (name, files, reason, said) => {
     const ns = await env.namespace('hostile-mem');
-    const { url } = await env.repo(`hostile-mem-${randomBytes(3).toString('hex')}`, files);
+    const { url } = await env.repo(`hostile-mem-${randomBytes(3).toString('hex')}`, files());
     await env.sync(ns, 'web', { source: { url, path: 'app' }, interval: '1h', retryInterval: '1h', wait: false });
     const failed = waitCondition(ns, 'web', 'Ready', 'False', reason, 150_000);
     const peakKiB = await peakTreeKiB(env.controller.process.pid!, failed);
