@@ -153,4 +153,3 @@ export async function realpathInside(root: string, path: string, hops = 0): Prom
   const next = await realpathInside(root, resolve(realParent, text), hops + 1);
   return next === undefined ? undefined : null;
 }
-
