@@ -51,12 +51,18 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   const assets = await readAssets(opts.assetsDir);
   const token = randomBytes(32).toString('base64url');
   const user = await whoAmI(opts.cluster);
+  let refused: string | undefined;
+  let wasRefused!: () => void;
+  const refusal = new Promise<void>((r) => (wasRefused = r));
   const informer = new Informer(opts.cluster.client, {
     path: packageSyncCollectionPath(opts.namespace),
     objectType: { apiVersion: API_VERSION, kind: KIND },
-    onRefused: (e) => (refused = `${e.reason}: ${e.message}`),
+    // the user may not list PackageSyncs here: the fleet page says so with the API server's words
+    onRefused: (e) => {
+      refused = `${e.reason}: ${e.message}`;
+      wasRefused();
+    },
   });
-  let refused: string | undefined;
   const streams = new Set<ServerResponse>();
   let synced = false;
   informer.on((_event, obj) => {
@@ -66,7 +72,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     for (const res of streams) res.write(frame);
   });
   informer.start();
-  await Promise.race([informer.synced, new Promise((r) => setTimeout(r, 10_000))]);
+  await Promise.race([informer.synced, refusal]);
   synced = true;
 
   let allowed = new Set<string>();
@@ -74,8 +80,8 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
-    const refusal = checkHost(req.headers.host, allowed);
-    if (refusal) return sendJson(res, refusal.status, { ok: false, message: refusal.message });
+    const badHost = checkHost(req.headers.host, allowed);
+    if (badHost) return sendJson(res, badHost.status, { ok: false, message: badHost.message });
     const url = new URL(req.url ?? '/', 'http://ui.invalid');
     const path = url.pathname;
     if (req.method === 'GET' && path === '/') {
