@@ -316,6 +316,11 @@ describe('security', () => {
     });
     expect(foreign.status).toBe(403);
     expect((await getPackageSync(ns, 'web'))?.spec.suspend).toBe(false);
+    // with the token and cookie, from its own origin: taken; a suspended PackageSync's reconcile refused, as the CLI
+    const headers = { origin: allowed.url.slice(0, -1), cookie: cookie.split(';')[0]!, 'x-packagesync-csrf': token };
+    const paused = await fetch(`${allowed.url}api/packagesyncs/${ns}/paused/reconcile`, { method: 'POST', headers });
+    expect(paused.status).toBe(409);
+    expect(await paused.json()).toEqual({ ok: false, message: `PackageSync ${ns}/paused is suspended: resume it` });
   });
 
   it('`packagesync ui` listens on loopback and refuses a DNS-rebound Host', async () => {

@@ -50,7 +50,8 @@ export function Fleet() {
       <h1>PackageSyncs</h1>
       {data?.refused && (
         <p class="alert" role="alert">
-          The API server refused to list PackageSyncs: {data.refused}
+          The API server refused to list PackageSyncs: {data.refused}. Start <code>packagesync ui -n NAMESPACE</code>{' '}
+          for a namespace you may list.
         </p>
       )}
       {error && (

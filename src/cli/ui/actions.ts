@@ -52,6 +52,15 @@ export async function performAction(
   const path = `${packageSyncCollectionPath(namespace)}/${encodeURIComponent(name)}`;
   let patched: PackageSync;
   try {
+    if (action === 'reconcile') {
+      // as `packagesync reconcile`: a request no controller will take up while suspended is refused, not left waiting
+      const current = await cluster.client.request<PackageSync>('GET', path);
+      if (current.spec.suspend)
+        return {
+          status: 409,
+          result: { ok: false, message: `PackageSync ${namespace}/${name} is suspended: resume it` },
+        };
+    }
     patched = await cluster.client.request<PackageSync>('PATCH', path, {
       contentType: 'application/merge-patch+json',
       body: PATCHES[action](new Date().toISOString()),
