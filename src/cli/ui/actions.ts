@@ -5,7 +5,7 @@
  */
 import { RECONCILE_REQUESTED_AT, type PackageSync } from '../../api/packagesync.ts';
 import { KubeApiError } from '../../adapters/kube/client.ts';
-import { packageSyncCollectionPath } from '../../adapters/kube/packagesyncs.ts';
+import { packageSyncCollectionPath, type PackageSyncs } from '../../adapters/kube/packagesyncs.ts';
 import type { Cluster } from '../cluster.ts';
 import type { Action, ActionResult } from './api-types.ts';
 
@@ -44,6 +44,8 @@ export async function whoAmI(cluster: Cluster): Promise<string> {
 
 export async function performAction(
   cluster: Cluster,
+  /** Writes the events, as component packagesync-ui. */
+  recorder: PackageSyncs,
   user: string,
   namespace: string,
   name: string,
@@ -72,6 +74,6 @@ export async function performAction(
   }
   const message = `${DONE[action]} by ${user} in packagesync ui`;
   // best effort (the user may not create events): the change itself is what counts
-  await cluster.packageSyncs.event(patched, 'Normal', EVENT_REASON[action], message);
+  await recorder.event(patched, 'Normal', EVENT_REASON[action], message);
   return { status: 200, result: { ok: true, message: `PackageSync ${namespace}/${name} ${DONE[action]}` } };
 }

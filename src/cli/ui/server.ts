@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { KubeApiError } from '../../adapters/kube/client.ts';
 import { Informer } from '../../adapters/kube/informer.ts';
-import { packageSyncCollectionPath } from '../../adapters/kube/packagesyncs.ts';
+import { PackageSyncs, packageSyncCollectionPath } from '../../adapters/kube/packagesyncs.ts';
 import { API_VERSION, KIND, type PackageSync } from '../../api/packagesync.ts';
 import type { Cluster } from '../cluster.ts';
 import { errorMessage } from '../exit-codes.ts';
@@ -51,6 +51,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   const assets = await readAssets(opts.assetsDir);
   const token = randomBytes(32).toString('base64url');
   const user = await whoAmI(opts.cluster);
+  const recorder = new PackageSyncs(opts.cluster.client, 'packagesync-ui');
   let refused: string | undefined;
   let wasRefused!: () => void;
   const refusal = new Promise<void>((r) => (wasRefused = r));
@@ -119,7 +120,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
           allowed,
         );
         if (denied) return sendJson(res, denied.status, { ok: false, message: denied.message });
-        const done = await performAction(opts.cluster, user, namespace, name, action as Action);
+        const done = await performAction(opts.cluster, recorder, user, namespace, name, action as Action);
         return sendJson(res, done.status, done.result);
       }
     }
