@@ -29,6 +29,8 @@ import {
 const SCRIPT = '<script>window.__pwned = 1</script>';
 const IMG = '"><img src=x onerror="window.__pwned = 2">';
 const docs = resolve(import.meta.dirname, '../docs');
+/** A page on a loaded machine: generous, since what is waited for is the page, not a deadline of the feature. */
+const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 15_000, interval: 100 });
 
 const namespaces = trackNamespaces();
 let tmp: string;
@@ -149,20 +151,20 @@ describe('the fleet page', () => {
   it('counts PackageSyncs by state and filters by namespace, state and text on the server', async () => {
     const page = await open(allowed);
     const counts = page.getByRole('list', { name: 'PackageSyncs by state' });
-    await expect.poll(() => counts.textContent()).toBe('2 Ready1 Reconciling1 Stalled2 Failed1 Suspended');
+    await poll(() => counts.textContent()).toBe('2 Ready1 Reconciling1 Stalled2 Failed1 Suspended');
     expect(await rowNames(page)).toEqual(['api', 'broken-build', 'hostile', 'no-route', 'paused', 'rolling', 'web']);
     await page.getByRole('button', { name: /Failed/ }).click();
-    await expect.poll(() => rowNames(page)).toEqual(['hostile', 'no-route']);
+    await poll(() => rowNames(page)).toEqual(['hostile', 'no-route']);
     await page.getByRole('button', { name: /Failed/ }).click();
     await page.getByLabel('Search').fill('accumulating');
-    await expect.poll(() => rowNames(page)).toEqual(['broken-build']);
+    await poll(() => rowNames(page)).toEqual(['broken-build']);
     await page.close();
 
     // the kubeconfig that may list everywhere sees both namespaces; the namespace filter narrows them
     const all = await open(admin);
-    await all.getByLabel('Namespace').selectOption(other);
-    await expect.poll(() => rowNames(all)).toEqual(['elsewhere']);
-    await all.getByLabel('Namespace').selectOption(ns);
+    await all.getByLabel(/^Namespace/).selectOption(other);
+    await poll(() => rowNames(all)).toEqual(['elsewhere']);
+    await all.getByLabel(/^Namespace/).selectOption(ns);
     await all.getByLabel('Sort by').selectOption('state');
     await expect
       .poll(() => rowNames(all))
@@ -176,7 +178,7 @@ describe('a PackageSync page', () => {
   it('shows source, conditions, why, history and the inventory with health', async () => {
     // as the suite's admin: the operator's Role does not reach Deployments, so it would see Forbidden there
     const page = await open(admin, `#/ps/${ns}/web`);
-    await expect.poll(() => page.locator('#h-conditions + table').textContent()).toContain('ReconciliationSucceeded');
+    await poll(() => page.locator('#h-conditions + table').textContent()).toContain('ReconciliationSucceeded');
     const main = (await page.locator('main').textContent()) ?? '';
     expect(main).toContain('https://git.example.com/web.git');
     expect(main).toContain('main@sha1:3f2a9c01b7de5a4c2d1e0f9a8b7c6d5e4f3a2b1c');
@@ -193,7 +195,7 @@ describe('a PackageSync page', () => {
   it('renders hostile strings from the cluster as text, on both pages', async () => {
     for (const hash of ['', `#/ps/${ns}/hostile`]) {
       const page = await open(allowed, hash);
-      await expect.poll(() => page.locator('main').textContent()).toContain(SCRIPT);
+      await poll(() => page.locator('main').textContent()).toContain(SCRIPT);
       expect(await page.locator('main').textContent()).toContain(IMG);
       expect(await page.locator('main img').count()).toBe(0);
       expect(await page.locator('main script').count()).toBe(0);
@@ -208,16 +210,16 @@ describe('actions', () => {
     const page = await open(allowed, `#/ps/${ns}/api`);
     const outcome = page.getByRole('status');
     await page.getByRole('button', { name: 'Reconcile now' }).click();
-    await expect.poll(() => outcome.textContent()).toBe(`PackageSync ${ns}/api reconcile requested`);
+    await poll(() => outcome.textContent()).toBe(`PackageSync ${ns}/api reconcile requested`);
     expect(
       (await getPackageSync(ns, 'api'))?.metadata.annotations?.['packagesync.io/reconcile-requested-at'],
     ).toBeTruthy();
     await page.getByRole('button', { name: 'Suspend' }).click();
-    await expect.poll(() => outcome.textContent()).toBe(`PackageSync ${ns}/api suspended`);
+    await poll(() => outcome.textContent()).toBe(`PackageSync ${ns}/api suspended`);
     expect((await getPackageSync(ns, 'api'))?.spec.suspend).toBe(true);
     // the page hears the change over the shared watch: Suspend turns into Resume without a reload
     await page.getByRole('button', { name: 'Resume' }).click();
-    await expect.poll(() => outcome.textContent()).toBe(`PackageSync ${ns}/api resumed`);
+    await poll(() => outcome.textContent()).toBe(`PackageSync ${ns}/api resumed`);
     expect((await getPackageSync(ns, 'api'))?.spec.suspend).toBe(false);
     const events = await eventually('the three events', async () => {
       const out = await kubectl('get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=api', '-o', 'json');
@@ -237,7 +239,7 @@ describe('actions', () => {
     const page = await open(readOnly, `#/ps/${ns}/no-route`);
     await page.getByRole('button', { name: 'Suspend' }).click();
     const outcome = page.getByRole('status');
-    await expect.poll(() => outcome.textContent()).toContain('Forbidden: ');
+    await poll(() => outcome.textContent()).toContain('Forbidden: ');
     expect(await outcome.textContent()).toContain(
       `User "system:serviceaccount:${ns}:reader" cannot patch resource "packagesyncs"`,
     );
@@ -257,7 +259,7 @@ describe('actions', () => {
     // and done from it: Enter on the focused Suspend button
     await page.getByRole('button', { name: 'Suspend' }).focus();
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.getByRole('status').textContent()).toBe(`PackageSync ${ns}/rolling suspended`);
+    await poll(() => page.getByRole('status').textContent()).toBe(`PackageSync ${ns}/rolling suspended`);
     await page.close();
 
     const fleet = await open(allowed);
@@ -290,7 +292,7 @@ describe('live', () => {
   it('shows a status write on an open page without a reload', async () => {
     const page = await open(allowed, `#/ps/${ns}/broken-build`);
     const badge = page.locator('h1 .badge');
-    await expect.poll(() => badge.textContent()).toBe('Stalled');
+    await poll(() => badge.textContent()).toBe('Stalled');
     const written = Date.now();
     await writeStatus(ns, 'broken-build', { conditions: ready('Applied revision main@sha1:4') });
     await badge.filter({ hasText: 'Ready' }).waitFor({ timeout: 5_000 });
@@ -309,7 +311,7 @@ describe('security', () => {
     expect(cookie).toMatch(/SameSite=Strict/);
     const action = `${allowed.url}api/packagesyncs/${ns}/web/suspend`;
     expect((await fetch(action, { method: 'POST' })).status).toBe(403);
-    const token = /content="([^"]+)"/.exec(await res.text())![1]!;
+    const token = /name="packagesync-csrf" content="([^"]+)"/.exec(await res.text())![1]!;
     const foreign = await fetch(action, {
       method: 'POST',
       headers: { origin: 'http://evil.example', cookie: cookie.split(';')[0]!, 'x-packagesync-csrf': token },
@@ -319,8 +321,10 @@ describe('security', () => {
     // with the token and cookie, from its own origin: taken; a suspended PackageSync's reconcile refused, as the CLI
     const headers = { origin: allowed.url.slice(0, -1), cookie: cookie.split(';')[0]!, 'x-packagesync-csrf': token };
     const paused = await fetch(`${allowed.url}api/packagesyncs/${ns}/paused/reconcile`, { method: 'POST', headers });
-    expect(paused.status).toBe(409);
-    expect(await paused.json()).toEqual({ ok: false, message: `PackageSync ${ns}/paused is suspended: resume it` });
+    expect({ status: paused.status, body: await paused.json() }).toEqual({
+      status: 409,
+      body: { ok: false, message: `PackageSync ${ns}/paused is suspended: resume it` },
+    });
   });
 
   it('`packagesync ui` listens on loopback and refuses a DNS-rebound Host', async () => {

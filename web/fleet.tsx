@@ -137,15 +137,15 @@ export function Fleet() {
         <tbody>
           {data?.items.map((r) => (
             <tr key={`${r.namespace}/${r.name}`} data-name={r.name}>
-              <td>{r.namespace}</td>
-              <td>
+              <td class="nowrap">{r.namespace}</td>
+              <td class="nowrap">
                 <a href={psHref(r.namespace, r.name)}>{r.name}</a>
               </td>
               <td>
                 <span class={`badge state-${r.state}`}>{r.state}</span>
               </td>
               <td>{r.reason}</td>
-              <td class="mono">{shortRevision(r.revision)}</td>
+              <td class="mono nowrap">{shortRevision(r.revision)}</td>
               <td>{r.objects ? `${r.objects.current}/${r.objects.total}` : '-'}</td>
               <td>{age(r.createdAt)}</td>
               <td class="message">{r.message}</td>

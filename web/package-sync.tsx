@@ -178,31 +178,35 @@ function Detail({ d }: { d: PackageSyncDetail }) {
       </section>
       <section aria-labelledby="h-events">
         <h2 id="h-events">Events</h2>
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Type</th>
-              <th scope="col">Reason</th>
-              <th scope="col">Age</th>
-              <th scope="col">From</th>
-              <th scope="col">Message</th>
-            </tr>
-          </thead>
-          <tbody>
-            {d.events.map((e, i) => (
-              <tr key={i} class={`event-${e.type}`}>
-                <td>{e.type}</td>
-                <td>{e.reason}</td>
-                <td>
-                  {age(e.lastSeen)}
-                  {e.count > 1 ? ` (x${e.count})` : ''}
-                </td>
-                <td>{e.from ?? '-'}</td>
-                <td class="message">{e.message}</td>
+        {d.events.length === 0 ? (
+          <p>No events (the API server keeps them for an hour by default).</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Type</th>
+                <th scope="col">Reason</th>
+                <th scope="col">Age</th>
+                <th scope="col">From</th>
+                <th scope="col">Message</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {d.events.map((e, i) => (
+                <tr key={i} class={`event-${e.type}`}>
+                  <td>{e.type}</td>
+                  <td>{e.reason}</td>
+                  <td>
+                    {age(e.lastSeen)}
+                    {e.count > 1 ? ` (x${e.count})` : ''}
+                  </td>
+                  <td>{e.from ?? '-'}</td>
+                  <td class="message">{e.message}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
       </section>
     </>
   );

@@ -42,7 +42,7 @@ export interface FleetPage {
   total: number;
   page: number;
   pageSize: number;
-  /** Counts by state of the whole fleet the user may list (before the state and text filters). */
+  /** Counts by state in the namespace chosen (all when none), before the state and text filters. */
   counts: Record<FleetState, number>;
   namespaces: string[];
   /** The API server's refusal of the shared watch, when the user may not list PackageSyncs there. */

@@ -50,11 +50,21 @@ describe('fleetState', () => {
 });
 
 describe('fleetPage', () => {
-  it('counts every state over the whole fleet, whatever the filter', () => {
+  it('counts every state over the whole fleet, whatever the state filter', () => {
     const page = fleetPage(fleet, query({ state: 'Failed' }));
     expect(page.counts).toEqual({ Ready: 1, Reconciling: 2, Stalled: 1, Failed: 1, Suspended: 1 });
     expect(page.items.map((r) => r.name)).toEqual(['failing']);
     expect(page.namespaces).toEqual(['a', 'b', 'c']);
+  });
+
+  it('counts within the namespace chosen', () => {
+    expect(fleetPage(fleet, query({ namespace: 'c', state: 'Ready' })).counts).toEqual({
+      Ready: 0,
+      Reconciling: 1,
+      Stalled: 0,
+      Failed: 0,
+      Suspended: 1,
+    });
   });
 
   it('filters by namespace and by text in name, reason, message or URL, case-insensitively', () => {

@@ -45,7 +45,10 @@ const COMPARE: Record<FleetQuery['sort'], (a: FleetRow, b: FleetRow) => number> 
   age: (a, b) => (b.createdAt ?? '').localeCompare(a.createdAt ?? '') || COMPARE.namespace(a, b),
 };
 
-/** One page of the fleet for `query`; counts and namespaces are of everything listed, before filtering. */
+/**
+ * One page of the fleet for `query`. The counts are of the namespace chosen (all when none), before the state and text
+ * filters, so the state buttons always say what each would show; the namespaces are of everything listed.
+ */
 export function fleetPage(all: Iterable<PackageSync>, query: FleetQuery): Omit<FleetPage, 'refused'> {
   const counts = Object.fromEntries(FLEET_STATES.map((s) => [s, 0])) as Record<FleetState, number>;
   const namespaces = new Set<string>();
@@ -53,9 +56,9 @@ export function fleetPage(all: Iterable<PackageSync>, query: FleetQuery): Omit<F
   const rows: FleetRow[] = [];
   for (const ps of all) {
     const row = fleetRow(ps);
-    counts[row.state]++;
     namespaces.add(row.namespace);
     if (query.namespace && row.namespace !== query.namespace) continue;
+    counts[row.state]++;
     if (query.state && row.state !== query.state) continue;
     if (text && !matches(row, ps, text)) continue;
     rows.push(row);
