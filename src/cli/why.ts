@@ -76,7 +76,15 @@ async function readFacts(cluster: Cluster, root: PackageSync): Promise<Map<strin
     if (read.has(next.key)) continue;
     read.add(next.key);
     const [ns, name] = next.key.split('/') as [string, string];
-    const ps = next.ps ?? (await cluster.packageSyncs.get(ns, name));
+    let ps: PackageSync | undefined;
+    try {
+      ps = next.ps ?? (await cluster.packageSyncs.get(ns, name));
+    } catch (e) {
+      // a dependency in a namespace this identity may not read: say so on its link, with the API server's words
+      const message = `could not be read: ${e instanceof Error ? e.message : String(e)}`;
+      facts.set(next.key, { ready: { status: 'Unknown', reason: 'Unreadable', message } });
+      continue;
+    }
     if (!ps) continue;
     const ready = conditionOf(ps.status, 'Ready');
     const dependsOn = (ps.spec.dependsOn ?? []).map((d) => `${d.namespace ?? ns}/${d.name}`);
