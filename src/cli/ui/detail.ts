@@ -10,7 +10,7 @@ import type { ObjectRef } from '../../core/object.ts';
 import type { Cluster } from '../cluster.ts';
 import { errorMessage } from '../exit-codes.ts';
 import { withTargetObjects } from '../target-objects.ts';
-import { whyChain } from '../why.ts';
+import { whyLines } from '../why.ts';
 import type { EventRecord, InventoryObject, PackageSyncDetail } from './api-types.ts';
 import { fleetState } from './fleet.ts';
 
@@ -27,7 +27,7 @@ export async function packageSyncDetail(cluster: Cluster, ps: PackageSync): Prom
   const [inventory, events, why] = await Promise.all([
     inventoryHealth(cluster, ps, refs.slice(0, INVENTORY_SHOWN)),
     packageSyncEvents(cluster, ps),
-    whyChain(cluster, ps).catch((e: unknown) => [`cannot follow the chain: ${errorMessage(e)}`]),
+    whyLines(cluster, ps).catch((e: unknown) => [`cannot follow the chain: ${errorMessage(e)}`]),
   ]);
   const spec = ps.spec;
   return {

@@ -94,7 +94,13 @@ describe('plan rendering', () => {
     expect(md).toContain('<details><summary>Details</summary>');
     expect(md).toContain('| ! | rejected | `ConfigMap/a/r` | denied \\| by policy |');
     expect(md).toContain('| ~ | update | `Deployment/a/web` | from `web.yaml`<br>Pods would roll<br>.spec.template');
-    expect(md.trimEnd().endsWith('Plan digest: `sha256:d`')).toBe(true);
+    expect(md.trimEnd().endsWith('Plan digest: sha256:d')).toBe(true);
+  });
+
+  it('text and markdown end with the same line, `Plan digest: ` and the digest json carries (docs/cli.md)', () => {
+    const last = (out: string) => out.trimEnd().split('\n').at(-1);
+    expect(last(renderPlanText(doc))).toBe(`Plan digest: ${doc.digest}`);
+    expect(last(renderPlanMarkdown(doc))).toBe(`Plan digest: ${doc.digest}`);
   });
 
   it('json: the documented document, stable field set', () => {

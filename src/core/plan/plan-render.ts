@@ -173,6 +173,7 @@ export function renderPlanMarkdown(doc: PlanDocument): string {
     }
     lines.push('', '</details>', '');
   }
-  lines.push(`Plan digest: \`${doc.digest}\``);
+  // the same last line as text (docs/cli.md): one pattern finds the digest in either output
+  lines.push(`Plan digest: ${doc.digest}`);
   return `${lines.join('\n')}\n`;
 }
