@@ -67,6 +67,8 @@ class Decoder {
   private aliased = 0;
   private aliasDepth = 0;
   private readonly expanding = new Set<Node>();
+  /** Alias → its anchor: the library finds it by walking the whole document, so each is looked up once. */
+  private readonly anchors = new Map<Node, Node | undefined>();
 
   private readonly document: Document;
   constructor(document: Document) {
@@ -96,7 +98,7 @@ class Decoder {
 
   private alias<T>(node: Node, decode: (target: Node) => T): T {
     if (!isAlias(node)) return decode(node);
-    const target = node.resolve(this.document) as Node | undefined;
+    const target = this.anchorOf(node);
     if (!target) throw new Problem('alias used before its anchor is defined', node.range?.[0]);
     if (this.expanding.has(target)) throw new Problem('an anchor contains an alias of itself', node.range?.[0]);
     this.expanding.add(target);
@@ -107,6 +109,12 @@ class Decoder {
       this.aliasDepth--;
       this.expanding.delete(target);
     }
+  }
+
+  private anchorOf(alias: Node): Node | undefined {
+    if (!this.anchors.has(alias))
+      this.anchors.set(alias, isAlias(alias) ? (alias.resolve(this.document) as Node) : alias);
+    return this.anchors.get(alias);
   }
 
   /**
@@ -144,11 +152,11 @@ class Decoder {
         if (!isMap(target)) notMaps();
         this.mapping((target as { items: unknown[] }).items, out, path, depth + 1);
       });
-    const target = isAlias(value) ? value.resolve(this.document) : value;
+    const target = isAlias(value) ? this.anchorOf(value) : value;
     if (isMap(target)) mergeOne(value);
     else if (isSeq(value)) {
       for (const item of [...value.items].reverse()) {
-        const resolved = isAlias(item) ? item.resolve(this.document) : item;
+        const resolved = isAlias(item) ? this.anchorOf(item) : item;
         if (!isMap(resolved)) notMaps();
         mergeOne(item);
       }
