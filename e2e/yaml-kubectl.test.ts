@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { renderCli } from '../test/support/kubectl-decode.ts';
+import { jsonObjects, renderCli } from '../test/support/kubectl-decode.ts';
 import { eventually, eventReasons, kubeconfig, kubectl } from './support/cluster.ts';
 import { createPackageSync, packageSync, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
@@ -26,8 +26,7 @@ function kubectlCreateDryRun(yaml: string): unknown[] {
     { input: yaml, encoding: 'utf8', maxBuffer: 64 << 20 },
   );
   if (run.status !== 0) throw new Error(`kubectl create --dry-run=client refused it: ${run.stderr}`);
-  const out = JSON.parse(run.stdout) as { kind: string; items?: unknown[] };
-  return out.kind === 'List' && out.items ? out.items : [out];
+  return jsonObjects(run.stdout);
 }
 
 describe('render -o yaml | kubectl create --dry-run=client -o json -f - equals render -o json', () => {

@@ -25,9 +25,13 @@ export function kubectlDecode(kubectl: string, yaml: string): { objects: unknown
   });
   if (run.error) throw run.error;
   if (run.status !== 0) return { error: (run.stderr.split('\n')[0] ?? '').trim() };
-  // one pretty-printed JSON object per object, back to back
-  const chunks = run.stdout.trim().split(/(?<=^\})\n(?=\{$)/m);
-  return { objects: chunks.filter((c) => c !== '').map((c) => JSON.parse(c, exactIntegers) as unknown) };
+  return { objects: jsonObjects(run.stdout) };
+}
+
+/** kubectl's `-o json` for several objects: one pretty-printed JSON object after another. */
+export function jsonObjects(stdout: string): unknown[] {
+  const chunks = stdout.trim().split(/(?<=^\})\n(?=\{$)/m);
+  return chunks.filter((c) => c !== '').map((c) => JSON.parse(c, exactIntegers) as unknown);
 }
 
 /**
