@@ -48,15 +48,19 @@ describe('render -o yaml, read by kubectl, equals render -o json', () => {
     expect(dirs.filter((d) => !packages.some((p) => p.split('/')[0] === d))).toEqual([]);
   });
 
-  it.each(packages)('%s', (pkg) => {
-    const dir = join(testdata, pkg);
-    const json = JSON.parse(renderCli(dir, 'json')) as { items: unknown[] };
-    const decoded = kubectlDecode(kubectl, renderCli(dir, 'yaml'));
-    if ('error' in decoded) throw new Error(`kubectl refused the YAML of ${pkg}: ${decoded.error}`);
-    expect(json.items.length).toBeGreaterThan(0);
-    expect(decoded.objects).toEqual(json.items);
-    // two CLI runs (each a Node start, and kustomize or helm): slow on a loaded 2-core machine
-  }, 120_000);
+  it.each(packages)(
+    '%s',
+    (pkg) => {
+      const dir = join(testdata, pkg);
+      const json = JSON.parse(renderCli(dir, 'json')) as { items: unknown[] };
+      const decoded = kubectlDecode(kubectl, renderCli(dir, 'yaml'));
+      if ('error' in decoded) throw new Error(`kubectl refused the YAML of ${pkg}: ${decoded.error}`);
+      expect(json.items.length).toBeGreaterThan(0);
+      expect(decoded.objects).toEqual(json.items);
+      // two CLI runs (each a Node start, and kustomize or helm): slow on a loaded 2-core machine
+    },
+    120_000,
+  );
 
   it('the argo-cd shape: args ["no"] from a chart is printed quoted, and stays the string "no"', () => {
     expect(renderCli(join(testdata, 'yaml11-chart'), 'yaml')).toContain('- "no"\n');
