@@ -38,6 +38,8 @@ describe('packagesync --help', () => {
         'resume',
         'status',
         'suspend',
+        'ui',
+        'version',
         'why',
       ].sort(),
     );

@@ -39,11 +39,7 @@ export function registerWhy(program: Command): void {
         const namespace = flags.namespace ?? cluster.contextNamespace;
         const ps = await cluster.packageSyncs.get(namespace, name);
         if (!ps) throw new CliError(ExitCode.Invalid, `PackageSync ${namespace}/${name} not found`);
-        const chain = causeChain({
-          packageSync: { name: `${namespace}/${name}`, ready: conditionOf(ps.status, 'Ready') },
-          dependencies: await dependencies(cluster, ps),
-          workloads: await withTargetObjects(cluster, ps, (objects) => unhealthyWorkloads(objects, ps)),
-        });
+        const chain = await whyChain(cluster, ps);
         const upToDate = isReadyFor(ps.status, ps.metadata.generation);
         process.stdout.write(
           flags.output === 'json'
@@ -53,6 +49,18 @@ export function registerWhy(program: Command): void {
         return upToDate ? ExitCode.Ok : ExitCode.No;
       });
     });
+}
+
+/** The chain from `ps` to the first real cause, one line a step: what `why` prints, and the web UI shows. */
+export async function whyChain(cluster: Cluster, ps: PackageSync): Promise<string[]> {
+  return causeChain({
+    packageSync: {
+      name: `${ps.metadata.namespace}/${ps.metadata.name}`,
+      ready: conditionOf(ps.status, 'Ready'),
+    },
+    dependencies: await dependencies(cluster, ps),
+    workloads: await withTargetObjects(cluster, ps, (objects) => unhealthyWorkloads(objects, ps)),
+  });
 }
 
 async function dependencies(cluster: Cluster, ps: PackageSync) {
