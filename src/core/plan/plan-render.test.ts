@@ -129,3 +129,20 @@ describe('plan rendering', () => {
     expect(summaryLine(s)).toBe(want);
   });
 });
+
+describe('warnings (a key the render tool wrote twice, docs/adr/0034)', () => {
+  const warned = planDocument(
+    { packageSync: { namespace: 'team-a', name: 'web' }, source: { revision: 'main@sha1:abc' }, identity: null },
+    plan,
+    ["the render tool's output repeats a key: ConfigMap/team-a/x field data.k (chart/templates/x.yaml)"],
+  );
+
+  it('are a line of the text plan and of the markdown one, and a field of the JSON one', () => {
+    expect(renderPlanText(warned)).toContain(
+      "\nWarning: the render tool's output repeats a key: ConfigMap/team-a/x field data.k (chart/templates/x.yaml)\n",
+    );
+    expect(renderPlanMarkdown(warned)).toContain('> Warning: the render tool');
+    expect(warned.warnings).toHaveLength(1);
+    expect(doc.warnings).toBeUndefined();
+  });
+});
