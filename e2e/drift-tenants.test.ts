@@ -26,6 +26,7 @@ import {
 import { applyDeployRbac, tokenKubeconfig, type DeployRbac } from './support/deploy-rbac.ts';
 import { startGitEnv, type GitEnv } from './support/git-env.ts';
 import { gadgetCRD } from './support/health.ts';
+import { waitEstablished } from '../test/support/crd-established.ts';
 import { cmPath, configMap, get, sleep } from './support/safety.ts';
 
 let env: GitEnv;
@@ -42,7 +43,7 @@ beforeAll(async () => {
   rbac = await applyDeployRbac(systemNs, tmp);
   await writeFile(join(tmp, 'crd.yaml'), gadgetCRD(group));
   await kubectl('apply', '-f', join(tmp, 'crd.yaml'));
-  await kubectl('wait', '--for=condition=Established', `crd/gadgets.${group}`, '--timeout=60s');
+  await waitEstablished(kubectl, `gadgets.${group}`);
   controller = await env.startController({
     kubeconfig: await tokenKubeconfig(systemNs, join(tmp, 'kubeconfig')),
     args: SERVE_METRICS,

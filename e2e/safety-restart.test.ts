@@ -13,6 +13,7 @@ import { packageSync, type ControllerHandle } from './support/controller.ts';
 import { startGitEnv, type GitEnv } from './support/git-env.ts';
 import { startPrivateCluster, type PrivateCluster } from './support/private-cluster.ts';
 import { configMap, sleep } from './support/safety.ts';
+import { waitEstablished } from '../test/support/crd-established.ts';
 
 let cluster: PrivateCluster;
 let client: KubeClient;
@@ -22,7 +23,7 @@ let fx: GitEnv;
 beforeAll(async () => {
   cluster = await startPrivateCluster();
   await cluster.kubectl('apply', '--server-side', '-f', resolve(import.meta.dirname, '../crds'));
-  await cluster.kubectl('wait', '--for=condition=Established', 'crd/packagesyncs.packagesync.io', '--timeout=60s');
+  await waitEstablished(cluster.kubectl, 'packagesyncs.packagesync.io');
   client = await KubeClient.create({ kubeconfig: cluster.kubeconfig, requestTimeoutMs: 5000 });
   fx = await startGitEnv(false, { crds: false }); // the CRDs go to the private cluster, above
   // --kubeconfig given twice: the last one wins, so this controller works on the private cluster

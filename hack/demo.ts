@@ -13,6 +13,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { commitFiles, createRepoRoot, startGitHttpServer } from '../test/support/git/index.ts';
+import { waitEstablished } from '../test/support/crd-established.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const say = (s: string) => console.log(`\n\x1b[1m▶ ${s}\x1b[0m`);
@@ -41,7 +42,7 @@ const show = async (...args: string[]) => {
 
 say('Installing the PackageSync CRD');
 console.log((await kubectl('apply', '--server-side', '-f', join(root, 'crds'))).trimEnd());
-await kubectl('wait', '--for=condition=Established', 'crd/packagesyncs.packagesync.io', '--timeout=30s');
+await waitEstablished(kubectl, 'packagesyncs.packagesync.io', 30_000);
 try {
   await kubectl('create', 'namespace', NS);
 } catch {

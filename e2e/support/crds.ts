@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { kubectl } from './cluster.ts';
+import { waitEstablished } from '../../test/support/crd-established.ts';
 
 let installed: Promise<void> | undefined;
 
@@ -7,7 +8,7 @@ let installed: Promise<void> | undefined;
 export function installCRDs(): Promise<void> {
   installed ??= (async () => {
     await kubectl('apply', '--server-side', '--force-conflicts', '-f', resolve(import.meta.dirname, '../../crds'));
-    await kubectl('wait', '--for=condition=Established', 'crd/packagesyncs.packagesync.io', '--timeout=60s');
+    await waitEstablished(kubectl, 'packagesyncs.packagesync.io');
   })();
   return installed;
 }
