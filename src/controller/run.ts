@@ -15,7 +15,7 @@ import { OwnWrites } from '../adapters/kube/own-writes.ts';
 import { DriftWatch } from './drift-watch.ts';
 import { SettledCheckpoints } from '../engine/settled-checkpoints.ts';
 import { createGitSource } from '../adapters/git/source-port.ts';
-import { createRenderer } from '../adapters/render/build.ts';
+import { createRenderer, type Renderer } from '../adapters/render/build.ts';
 import { durationMs, RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
 import { leaderElectionId, type ControllerConfig } from '../config/controller-config.ts';
 import { createLogger } from '../config/logger.ts';
@@ -26,6 +26,20 @@ import { webhookRoutes } from '../server/webhook.ts';
 import { LeaderElector, leaderIdentity } from './leader-election.ts';
 import { Manager } from './manager.ts';
 import { errorText } from '../core/failure.ts';
+
+/** The controller's renderer, as its flags configure it. */
+export function controllerRenderer(config: ControllerConfig): Renderer {
+  return createRenderer({
+    kustomizePath: config.kustomizePath,
+    helmPath: config.helmPath,
+    limits: {
+      timeoutMs: durationMs(config.renderTimeout),
+      maxOutputBytes: config.renderMaxOutputBytes,
+      maxFiles: config.maxFiles,
+    },
+    cacheEntries: config.renderCacheEntries,
+  });
+}
 
 export async function runController(config: ControllerConfig): Promise<void> {
   const log = createLogger(config.logLevel);
@@ -42,16 +56,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     connections: 256,
   });
   const watches = new WatchCache(watchClient, discovery, { log });
-  const renderer = createRenderer({
-    kustomizePath: config.kustomizePath,
-    helmPath: config.helmPath,
-    limits: {
-      timeoutMs: durationMs(config.renderTimeout),
-      maxOutputBytes: config.renderMaxOutputBytes,
-      maxFiles: config.maxFiles,
-    },
-    cacheEntries: config.renderCacheEntries,
-  });
+  const renderer = controllerRenderer(config);
   metrics.observeRenderer(() => renderer.stats());
   const objects = new Objects(client, discovery);
   const ownWrites = new OwnWrites();
