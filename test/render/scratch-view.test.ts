@@ -144,3 +144,33 @@ describe('the scratch view of a kustomize build', () => {
     expect(await readdir(scratchDir)).toEqual([]);
   });
 });
+
+describe('the files a builtin generator or transformer config names', () => {
+  // kustomize reads them relative to the kustomization: the view needs them, and the tree check now sees them,
+  // so one naming a file outside the repository is refused like any other entry (before, kustomize read it)
+  it.each([
+    [
+      'a generators file',
+      { 'gen.yaml': 'apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata: {name: g}\nfiles: [/etc/hostname]\n' },
+      'generators: [gen.yaml]',
+    ],
+    [
+      'an inline transformer',
+      {},
+      'transformers:\n- |\n  apiVersion: builtin\n  kind: PatchTransformer\n  metadata: {name: p}\n  path: ../../outside.yaml\n',
+    ],
+  ])('%s naming a file outside the repository is refused', async (_, extra: Record<string, string>, field) => {
+    const pkg = join(base, `outside-${Object.keys(extra).length}`, 'repo', 'app');
+    await mkdir(pkg, { recursive: true });
+    await writeFile(join(pkg, '..', '..', 'outside.yaml'), cm('stolen'));
+    for (const [name, content] of Object.entries(extra)) await writeFile(join(pkg, name), content);
+    const text = `resources: []\n${field}\n`;
+    await writeFile(join(pkg, 'kustomization.yaml'), text);
+    const tree = await checkKustomizationTree(dirname(pkg), pkg);
+    expect(tree.ok).toBe(false);
+    if (!tree.ok) {
+      expect(tree.failure.reason).toBe('RenderRefused');
+      expect(tree.failure.message).toMatch(/^app\/kustomization\.yaml: .*outside the repository/);
+    }
+  });
+});
