@@ -66,7 +66,7 @@ describe('the webhook receiver', () => {
     const body = JSON.stringify({ ref: 'refs/heads/main', repository: { clone_url: url } });
     const forged = `sha256=${createHmac('sha256', 'not-the-token').update(body).digest('hex')}`;
     const refused = await hook('app', { 'x-github-event': 'push', 'x-hub-signature-256': forged }, body);
-    expect(refused.status).toBe(401);
+    expect(refused.status).toBe(404); // the same answer as for a PackageSync that does not exist (issue 35)
 
     // GitHub: signed push → reconciled now (the interval is 1h)
     const signature = `sha256=${createHmac('sha256', TOKEN).update(body).digest('hex')}`;

@@ -63,6 +63,13 @@ function controllerCommand(): Command {
     )
     .addOption(
       new Option(
+        '--no-cross-namespace-refs',
+        "refuse references to another namespace's objects (spec.dependsOn[].namespace) with InvalidSpec, as Flux's " +
+          'flag of the same name; the multi-tenant install sets it (docs/tenancy.md) (default: allowed)',
+      ),
+    )
+    .addOption(
+      new Option(
         '--no-strict-substitutions',
         'postBuild: an undefined ${var} becomes "" instead of failing, as in Flux before 2.9 (default: fail)',
       ),

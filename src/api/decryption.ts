@@ -3,8 +3,9 @@
  * `spec.verify`, field for field where PackageSync has them (docs/decryption.md, docs/adr/0025).
  */
 import { z } from 'zod';
+import { nameField } from './names.ts';
 
-const secretRef = z.object({ name: z.string().min(1).max(253) });
+const secretRef = z.object({ name: nameField() });
 
 export const DecryptionSchema = z
   .object({

@@ -4,8 +4,9 @@
  * src/core/oci), not at admission; only sizes and "one of" rules are here.
  */
 import { z } from 'zod';
+import { nameField } from './names.ts';
 
-const name = z.string().min(1).max(253);
+const name = nameField();
 
 export const OciRefSchema = z
   .object({

@@ -6,6 +6,7 @@ import parseDuration from 'parse-duration';
 import { z } from 'zod';
 import { DriftPolicySchema, IgnoreSchema } from './drift-schema.ts';
 import { DecryptionSchema, SourceVerifySchema } from './decryption.ts';
+import { keyField, nameField, namespaceField } from './names.ts';
 import { OciSourceSchema } from './oci-source.ts';
 import type { Status } from './status-schema.ts';
 
@@ -45,7 +46,8 @@ export function durationMs(value: string): number {
   return ms;
 }
 
-const name = z.string().min(1).max(253);
+// names that reach a URL or a header: Kubernetes' own rules, one validator (names.ts)
+const name = nameField();
 
 export const GitRefSchema = z
   .object({
@@ -102,7 +104,7 @@ export const SourceSchema = z
     ],
   });
 
-export const DependencySchema = z.object({ name, namespace: name.optional() });
+export const DependencySchema = z.object({ name, namespace: namespaceField().optional() });
 
 /** Flux's kustomize.toolkit.fluxcd.io Selector, as spec.kustomize.patches[].target takes it. */
 export const PatchSelectorSchema = z.object({
@@ -163,9 +165,7 @@ export const KustomizeSchema = z
 export const ValuesReferenceSchema = z.object({
   kind: z.enum(['ConfigMap', 'Secret']),
   name,
-  valuesKey: z
-    .string()
-    .max(253)
+  valuesKey: keyField()
     .default('values.yaml')
     .meta({ description: 'The key holding YAML values. Default values.yaml.' }),
   optional: z.boolean().default(false).meta({ description: 'A missing object or key is not an error.' }),
@@ -179,13 +179,9 @@ export const HelmSchema = z
       .regex(/^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$/, 'releaseName must be a DNS label of at most 53 characters')
       .optional()
       .meta({ description: 'The release name the templates see. Default: the PackageSync name.' }),
-    namespace: z
-      .string()
-      .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'helm.namespace must be a namespace name')
-      .optional()
-      .meta({
-        description: "The release namespace (.Release.Namespace). Default: targetNamespace, else the PackageSync's.",
-      }),
+    namespace: namespaceField().optional().meta({
+      description: "The release namespace (.Release.Namespace). Default: targetNamespace, else the PackageSync's.",
+    }),
     values: z.record(z.string(), z.unknown()).optional().meta({
       description: 'Inline values, merged last (over valuesFiles and valuesFrom).',
       'x-kubernetes-preserve-unknown-fields': true,
@@ -253,7 +249,7 @@ export const PRUNE_APPROVED = 'packagesync.io/prune-approved';
 export const KubeConfigSchema = z.object({
   secretRef: z.object({
     name,
-    key: z.string().min(1).max(253).optional().meta({
+    key: keyField().optional().meta({
       description: 'The key holding the kubeconfig. Default: value, else value.yaml.',
     }),
   }),
@@ -294,9 +290,7 @@ export const SpecSchema = z.object({
         "the first true decides; none true → in progress. The variables are the object's top-level fields " +
         '(metadata, spec, status).',
     }),
-  targetNamespace: z
-    .string()
-    .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'targetNamespace must be a namespace name (a DNS label)')
+  targetNamespace: namespaceField()
     .optional()
     .meta({ description: 'Namespace for namespaced objects of the package that name none.' }),
   serviceAccountName: name.optional().meta({ description: 'Apply as this ServiceAccount of the same namespace.' }),

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { nameField, namespaceField } from '../api/names.ts';
 import { defaultToolPaths } from './tool-paths.ts';
 
 /** The leader-election Lease's name (suffixed per label selector: see leaderElectionId). */
@@ -10,14 +11,17 @@ export const LEASE_NAME = 'packagesync-controller-leader';
 
 export const ControllerConfigSchema = z.object({
   kubeconfig: z.string().optional(),
-  watchNamespace: z.string().optional(),
+  // names that reach a URL or the Impersonate-User header: Kubernetes' rules (src/api/names.ts, issue 35)
+  watchNamespace: namespaceField().optional(),
   watchLabelSelector: z.string().optional(),
   concurrency: z.coerce.number().int().min(1).max(1000).default(8),
   applyConcurrency: z.coerce.number().int().min(1).max(256).default(32),
-  defaultServiceAccount: z.string().optional(),
+  defaultServiceAccount: nameField().optional(),
   allowInsecureHttp: z.boolean().default(false),
-  controllerNamespace: z.string().default(process.env.POD_NAMESPACE ?? 'packagesync-system'),
+  controllerNamespace: namespaceField().default(process.env.POD_NAMESPACE ?? 'packagesync-system'),
   allowCrossNamespaceObjects: z.boolean().default(false),
+  // --no-cross-namespace-refs (Flux's flag): false refuses dependsOn in another namespace
+  crossNamespaceRefs: z.boolean().default(true),
   strictSubstitutions: z.boolean().default(true),
   watchConfigs: z.boolean().default(true),
   watchConfigsLabelSelector: z.string().optional(),
@@ -65,7 +69,7 @@ export const ControllerConfigSchema = z.object({
     .default(() => defaultToolPaths().sops),
   // Flux's --sops-age-secret: a Secret of the controller's namespace with .agekey entries, for spec.decryption
   // without a secretRef
-  sopsAgeSecret: z.string().min(1).max(253).optional(),
+  sopsAgeSecret: nameField().optional(),
   renderTimeout: z.string().default('60s'),
   renderMaxOutputBytes: z.coerce
     .number()
@@ -89,10 +93,7 @@ export const ControllerConfigSchema = z.object({
     .string()
     .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'must be a Lease name (lowercase letters, digits, - and .)')
     .optional(),
-  leaderElectionNamespace: z
-    .string()
-    .min(1)
-    .default(process.env.POD_NAMESPACE || 'packagesync-system'),
+  leaderElectionNamespace: namespaceField().default(process.env.POD_NAMESPACE || 'packagesync-system'),
 });
 
 export type ControllerConfig = z.infer<typeof ControllerConfigSchema>;

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { PRUNE_APPROVED, RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
+import { durationMs, PRUNE_APPROVED, RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
 import { Informer } from '../adapters/kube/informer.ts';
 import { packageSyncCollectionPath } from '../adapters/kube/packagesyncs.ts';
 import type { KubeClient } from '../adapters/kube/client.ts';
@@ -27,6 +27,8 @@ export interface ManagerOptions {
   applyConcurrency: number;
   defaultServiceAccount?: string;
   namespacePolicy: NamespacePolicy;
+  /** --no-cross-namespace-refs */
+  noCrossNamespaceRefs?: boolean;
   /** postBuild: fail on an undefined variable (--strict-substitutions, default true). */
   strictSubstitutions?: boolean;
   /** Reconcile when a referenced ConfigMap or Secret changes (default true; --no-watch-configs). */
@@ -35,7 +37,19 @@ export interface ManagerOptions {
   watchConfigsLabelSelector?: string;
   onQueueDepth?: (queued: number, inFlight: number) => void;
   onReconciled?: (ps: { namespace: string; name: string }, seconds: number, failed: boolean) => void;
+  /** The watchdog (ADR 0032): a reconcile past spec.timeout + this margin is overdue (default 60 s). */
+  overdueMarginMs?: number;
+  /** A reconcile became overdue (`overdue`: how many are now), or an overdue one ended. */
+  onOverdue?: (key: string, overdue: number, budgetMs: number) => void;
+  onOverdueEnded?: (key: string, overdue: number, ranMs: number) => void;
 }
+
+/**
+ * Beyond spec.timeout, what a reconcile may still spend before the watchdog calls it overdue: the steps before
+ * the deadline starts (load, finalizer) and the final status write, each one request (30 s at most).
+ */
+const OVERDUE_MARGIN_MS = 60_000;
+const DEFAULT_TIMEOUT_MS = 3 * 60_000;
 
 export class Manager {
   readonly informer: Informer;
@@ -61,6 +75,9 @@ export class Manager {
         concurrency: opts.concurrency,
         intervalJitterPercent: opts.intervalJitterPercent,
         onDepthChange: opts.onQueueDepth,
+        budgetMs: (key) => this.budgetOf(key),
+        onOverdue: (key, budgetMs) => opts.onOverdue?.(key, this.queue.overdue.length, budgetMs),
+        onOverdueEnded: (key, ranMs) => opts.onOverdueEnded?.(key, this.queue.overdue.length, ranMs),
       },
     );
     this.configWatch =
@@ -86,10 +103,25 @@ export class Manager {
     void this.configWatch?.start();
   }
 
+  /** Ends within `graceMs`: runs are aborted before its end, and abandoned at its end if they ignore it. */
   async stop(graceMs: number): Promise<void> {
     this.informer.stop();
     this.configWatch?.stop();
-    await this.queue.shutdown(graceMs);
+    const abandon = Math.min(2_000, graceMs / 4);
+    await this.queue.shutdown(graceMs - abandon, abandon);
+  }
+
+  /** spec.timeout of the PackageSync as the watch has it, plus the margin (an unreadable timeout: the default). */
+  private budgetOf(key: string): number {
+    const [namespace, name] = key.split('/') as [string, string];
+    const timeout = (this.informer.get(namespace, name) as unknown as PackageSync | undefined)?.spec?.timeout;
+    let ms = DEFAULT_TIMEOUT_MS;
+    try {
+      if (typeof timeout === 'string') ms = durationMs(timeout);
+    } catch {
+      // an invalid spec fails in parseSpec, in milliseconds
+    }
+    return ms + (this.opts.overdueMarginMs ?? OVERDUE_MARGIN_MS);
   }
 
   private onEvent(event: 'add' | 'update' | 'delete', ps: PackageSync, old?: PackageSync): void {
@@ -133,6 +165,7 @@ export class Manager {
       defaultServiceAccount: this.opts.defaultServiceAccount,
       namespacePolicy: this.opts.namespacePolicy,
       strictSubstitutions: this.opts.strictSubstitutions,
+      noCrossNamespaceRefs: this.opts.noCrossNamespaceRefs,
       onlyWaiting,
     };
     try {

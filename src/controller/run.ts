@@ -101,6 +101,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     applyConcurrency: config.applyConcurrency,
     defaultServiceAccount: config.defaultServiceAccount,
     strictSubstitutions: config.strictSubstitutions,
+    noCrossNamespaceRefs: !config.crossNamespaceRefs,
     watchConfigs: config.watchConfigs,
     watchConfigsLabelSelector: config.watchConfigsLabelSelector,
     namespacePolicy: {
@@ -109,6 +110,18 @@ export async function runController(config: ControllerConfig): Promise<void> {
     },
     onQueueDepth: metrics.setQueue,
     onReconciled: metrics.observeReconcile,
+    // the watchdog (ADR 0032): its worker is already given back; this says which PackageSync, and for how long
+    onOverdue: (key, overdue, budgetMs) => {
+      metrics.setOverdue(overdue, true);
+      log.error(
+        { packageSync: key, budgetSeconds: budgetMs / 1000, overdue },
+        'reconcile outlived spec.timeout and its margin: its worker goes to the others; it is reported until it ends',
+      );
+    },
+    onOverdueEnded: (key, overdue, ranMs) => {
+      metrics.setOverdue(overdue, false);
+      log.warn({ packageSync: key, seconds: ranMs / 1000, overdue }, 'overdue reconcile ended');
+    },
   });
   // the reconcile's load step reads the manager's watch when its copy is current (watched-package-syncs.ts)
   packageSyncs.readFrom(manager.informer.cache);
@@ -154,7 +167,13 @@ export async function runController(config: ControllerConfig): Promise<void> {
       {
         bindAddress: config.healthProbeBindAddress,
         routes: probeRoutes(() =>
-          controllerReadiness({ leaderElection: config.leaderElect, leading: elector?.isLeader ?? false, watchSynced }),
+          controllerReadiness({
+            leaderElection: config.leaderElect,
+            leading: elector?.isLeader ?? false,
+            watchSynced,
+            overdue: manager.queue.overdue.length,
+            concurrency: config.concurrency,
+          }),
         ),
       },
       {

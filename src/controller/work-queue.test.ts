@@ -259,4 +259,64 @@ describe('jittered (--interval-jitter-percentage)', () => {
     expect(new Set(due).size).toBeGreaterThan(10);
     await q.shutdown(100);
   });
+
+  // ADR 0032: a run stuck past its budget (a request never answered, a promise never settled) gives its slot
+  // back and is reported; the other keys keep running; its key never runs twice at once; shutdown does not wait
+  // for it beyond its grace.
+  it('a run past its budget gives its slot back, is reported until it ends, and never holds up shutdown', async () => {
+    const started: string[] = [];
+    const overdue: string[] = [];
+    const ended: string[] = [];
+    const q = new WorkQueue(
+      async (key) => {
+        started.push(key);
+        if (key === 'stuck') await new Promise(() => undefined); // never settles, deaf to every signal
+        return { failed: false, requeueAfterMs: 5 };
+      },
+      {
+        concurrency: 1,
+        budgetMs: (key) => (key === 'stuck' ? 30 : 10_000),
+        onOverdue: (key) => overdue.push(key),
+        onOverdueEnded: (key) => ended.push(key),
+        abandonAfterAbortMs: 50,
+      },
+    );
+    q.add('stuck');
+    await until(() => started.includes('stuck'));
+    q.add('a');
+    q.add('b');
+    // one worker, held by a run that never ends: a and b run only because the watchdog gave the slot back
+    await until(() => started.filter((k) => k === 'a').length >= 3 && started.includes('b'));
+    expect(overdue).toEqual(['stuck']);
+    expect(q.overdue).toEqual(['stuck']);
+    q.add('stuck');
+    await tick(50);
+    expect(started.filter((k) => k === 'stuck')).toHaveLength(1);
+    const t = Date.now();
+    await q.shutdown(20);
+    expect(Date.now() - t).toBeLessThan(1_000);
+    expect(ended).toEqual([]);
+  });
+
+  it('an overdue run that ends at last is no longer reported, and its key runs again', async () => {
+    let finish: () => void = () => undefined;
+    const runs: string[] = [];
+    const ended: string[] = [];
+    const q = new WorkQueue(
+      async (key) => {
+        runs.push(key);
+        if (runs.length === 1) await new Promise<void>((r) => (finish = r));
+        return { failed: false };
+      },
+      { concurrency: 1, budgetMs: () => 20, onOverdueEnded: (key) => ended.push(key) },
+    );
+    q.add('k');
+    await until(() => q.overdue.length === 1);
+    q.add('k');
+    finish();
+    await until(() => runs.length === 2);
+    expect(ended).toEqual(['k']);
+    expect(q.overdue).toEqual([]);
+    await q.shutdown(100);
+  });
 });

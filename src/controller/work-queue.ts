@@ -3,7 +3,9 @@
  * reconcile; at most one reconcile in flight per key (an event during it re-runs it once after); a
  * bounded number in flight overall (p-queue); timers for requeue-after and back-off. A hot key cannot
  * starve the others: it never holds more than one slot. A run that only waits (for its objects' health) gives
- * its slot back, so slow health checks do not hold up the packages behind them (docs/adr/0030).
+ * its slot back, so slow health checks do not hold up the packages behind them (docs/adr/0030). A run that
+ * outlives its budget (spec.timeout and a margin: `budgetMs`) gives its slot back too, and is reported until it
+ * ends: one stuck PackageSync never takes the workers of the others (docs/adr/0032).
  */
 import PQueue from 'p-queue';
 
@@ -46,6 +48,16 @@ export interface WorkQueueOptions {
    * waiting run keeps its slot, so memory and the final status writes stay bounded.
    */
   maxWaiting?: number;
+  /**
+   * How long a run of `key` may take before the watchdog calls it overdue (undefined: no limit): its slot is
+   * given back at once, `onOverdue` reports it, and the key stays in flight (never two runs of one key) until
+   * the run ends, when `onOverdueEnded` says so.
+   */
+  budgetMs?: (key: string) => number | undefined;
+  onOverdue?: (key: string, budgetMs: number) => void;
+  onOverdueEnded?: (key: string, ranMs: number) => void;
+  /** After shutdown aborted the runs, how long it waits for them to end before it returns anyway (default 2 s). */
+  abandonAfterAbortMs?: number;
 }
 
 export class WorkQueue {
@@ -60,6 +72,12 @@ export class WorkQueue {
   /** Runs that gave their slot back while they wait (for health); shutdown waits for them too. */
   private readonly waiting = new Set<Promise<void>>();
   private readonly maxWaiting: number;
+  private readonly budgetMs: WorkQueueOptions['budgetMs'];
+  private readonly onOverdue: WorkQueueOptions['onOverdue'];
+  private readonly onOverdueEnded: WorkQueueOptions['onOverdueEnded'];
+  private readonly abandonAfterAbortMs: number;
+  /** Keys whose run outlived its budget and has not ended yet (the watchdog's list). */
+  private readonly overdueKeys = new Set<string>();
 
   constructor(worker: Worker, opts: WorkQueueOptions) {
     this.worker = worker;
@@ -68,6 +86,15 @@ export class WorkQueue {
     this.maxBackoffMs = opts.maxBackoffMs ?? 10 * 60_000;
     this.jitter = (opts.intervalJitterPercent ?? 0) / 100;
     this.onDepthChange = opts.onDepthChange;
+    this.budgetMs = opts.budgetMs;
+    this.onOverdue = opts.onOverdue;
+    this.onOverdueEnded = opts.onOverdueEnded;
+    this.abandonAfterAbortMs = opts.abandonAfterAbortMs ?? 2_000;
+  }
+
+  /** Keys whose run outlived its budget and is still going (the watchdog's report: metric, log, readiness). */
+  get overdue(): string[] {
+    return [...this.overdueKeys];
   }
 
   /** Runs `key` after `delayMs` (0 = as soon as a slot is free). An earlier request wins. */
@@ -122,8 +149,11 @@ export class WorkQueue {
     return this.pool.pending + this.waiting.size;
   }
 
-  /** Stop taking work; in-flight reconciles see their signal aborted after `graceMs`. */
-  async shutdown(graceMs: number): Promise<void> {
+  /**
+   * Stop taking work; in-flight reconciles see their signal aborted after `graceMs`, and are abandoned if they
+   * have not ended `abandonAfterMs` later.
+   */
+  async shutdown(graceMs: number, abandonAfterMs = this.abandonAfterAbortMs): Promise<void> {
     this.stopped = true;
     for (const e of this.entries.values()) if (e.timer) clearTimeout(e.timer);
     this.pool.clear();
@@ -131,7 +161,9 @@ export class WorkQueue {
     const timeout = new Promise<void>((r) => setTimeout(r, graceMs).unref());
     await Promise.race([idle, timeout]);
     this.abort.abort();
-    await idle;
+    // A run that does not heed its signal must not hold the process past its grace period (ADR 0032): it is
+    // abandoned, as a crash would abandon it; the next leader takes the key up.
+    await Promise.race([idle, new Promise<void>((r) => setTimeout(r, abandonAfterMs).unref())]);
   }
 
   private entry(key: string): Entry {
@@ -167,13 +199,35 @@ export class WorkQueue {
       let released = false;
       let ended: () => void = () => undefined;
       const done = new Promise<void>((r) => (ended = r));
-      const onlyWaiting = () => {
-        if (released || this.waiting.size >= this.maxWaiting) return;
+      const release = () => {
         released = true;
         this.waiting.add(done);
         freeSlot();
       };
+      const onlyWaiting = () => {
+        if (released || this.waiting.size >= this.maxWaiting) return;
+        release();
+      };
+      const started = Date.now();
+      const budget = this.budgetMs?.(key);
+      let overdue = false;
+      const watchdog =
+        budget === undefined
+          ? undefined
+          : setTimeout(() => {
+              overdue = true;
+              this.overdueKeys.add(key);
+              this.onOverdue?.(key, budget);
+              if (!released) release();
+              this.onDepthChange?.(this.pool.size, this.inFlight);
+            }, budget);
+      watchdog?.unref?.();
       void this.run(key, e, onlyWaiting).finally(() => {
+        clearTimeout(watchdog);
+        if (overdue) {
+          this.overdueKeys.delete(key);
+          this.onOverdueEnded?.(key, Date.now() - started);
+        }
         this.waiting.delete(done);
         ended();
         freeSlot();

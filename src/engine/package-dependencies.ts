@@ -9,6 +9,8 @@ import { dependsOnCycle } from '../core/plan/depends-on-cycle.ts';
 import { isReadyFor } from '../core/status.ts';
 import type { Ports } from './ports.ts';
 
+const notReadyOrMissing = (key: string) => `dependency ${key} is not Ready (or does not exist)`;
+
 /** How many PackageSyncs a dependsOn cycle search reads at most (the chain of those not Ready). */
 const CYCLE_SEARCH_LIMIT = 64;
 
@@ -31,8 +33,12 @@ export async function dependenciesReady(ps: PackageSync, spec: Spec, ports: Port
     // conditions and spec are enough: an inventory in shards is not read
     const other = await ports.packageSyncs.getStored(ns, name);
     const direct = edges.get(self)!.includes(key);
+    // In another namespace, "missing" and "not Ready" read the same: the tenant learns nothing of a namespace
+    // it may not read (issue 35). --no-cross-namespace-refs refuses such a dependency before this.
+    const foreign = ns !== ps.metadata.namespace;
     if (!other) {
-      if (direct && blocker.ok) blocker = fail(Reason.DependencyNotReady, `dependency ${key} does not exist`);
+      const why = foreign ? notReadyOrMissing(key) : `dependency ${key} does not exist`;
+      if (direct && blocker.ok) blocker = fail(Reason.DependencyNotReady, why);
       edges.set(key, []);
       continue;
     }
@@ -40,7 +46,8 @@ export async function dependenciesReady(ps: PackageSync, spec: Spec, ports: Port
       edges.set(key, []);
       continue;
     }
-    if (direct && blocker.ok) blocker = fail(Reason.DependencyNotReady, `dependency ${key} is not Ready`);
+    const why = foreign ? notReadyOrMissing(key) : `dependency ${key} is not Ready`;
+    if (direct && blocker.ok) blocker = fail(Reason.DependencyNotReady, why);
     const next = depsOf(other, other.spec as { dependsOn?: { name: string; namespace?: string }[] });
     edges.set(key, next);
     pending.push(...next);

@@ -29,7 +29,7 @@ import { refKey, refOf } from '../core/object.ts';
 import { checkNamespacePolicy, type NamespacePolicy } from '../core/plan/namespace-policy.ts';
 import { checkPruneBudget } from '../core/plan/prune-budget.ts';
 import { isSettled } from '../core/plan/settled.ts';
-import { parseSpec } from '../core/spec.ts';
+import { checkSameNamespaceRefs, parseSpec } from '../core/spec.ts';
 import { applyAndPrune } from './act.ts';
 import { finalize } from './finalize.ts';
 import { awaitHealth } from './health-step.ts';
@@ -64,6 +64,8 @@ export interface ReconcileOptions {
   strictSubstitutions?: boolean;
   /** Called when the reconcile only waits from then on (health): the manager may start another meanwhile. */
   onlyWaiting?: () => void;
+  /** --no-cross-namespace-refs: a dependsOn in another namespace is InvalidSpec (default: allowed). */
+  noCrossNamespaceRefs?: boolean;
 }
 
 /** How soon a spec the schema refuses is looked at again (an edit wakes it at once anyway). */
@@ -111,6 +113,14 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
     return run.decided(outcome, { failed: true, requeueAfterMs: INVALID_SPEC_RETRY_MS });
   }
   const spec = parsed.value;
+  const sameNamespace = opts.noCrossNamespaceRefs ? checkSameNamespaceRefs(spec, ps.metadata.namespace) : ok(undefined);
+  if (!sameNamespace.ok) {
+    const outcome = { kind: 'failed', failure: sameNamespace.failure } as const;
+    return run.decided(outcome, { failed: true, requeueAfterMs: INVALID_SPEC_RETRY_MS });
+  }
+  // spec.timeout over the shutdown signal from here on, the dependsOn reads included (ADR 0032); let go when the
+  // reconcile ends (deadline.ts)
+  const signal = deadline.start(durationMs(spec.timeout));
   if (spec.suspend) return run.decided({ kind: 'suspended' }, { failed: false });
   // custom health expressions compile before anything is fetched or applied: a typo is InvalidSpec, not a
   // health check that can never pass
@@ -128,8 +138,6 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
     const outcome = { kind: 'dependency-not-ready', message: ready.failure.message } as const;
     return run.decided(outcome, { failed: false, requeueAfterMs: retry });
   }
-  // spec.timeout over the shutdown signal, let go when the reconcile ends (deadline.ts)
-  const signal = deadline.start(durationMs(spec.timeout));
   // the cluster to act in (spec.kubeConfig: a remote one, reachable now) and the identity, bound once
   const cluster = await targetCluster(ps.metadata.namespace, spec, ports, signal);
   if (!cluster.ok) return run.failed(cluster.failure, retry);

@@ -40,6 +40,18 @@ describe('readiness', () => {
     expect(controllerReadiness({ leaderElection: true, leading: false, watchSynced: false }).ready).toBe(true);
     expect(controllerReadiness({ leaderElection: true, leading: true, watchSynced: false }).ready).toBe(false);
   });
+
+  // ADR 0032: one stuck reconcile stops nobody (its worker was given back); as many as there are workers do
+  it('is not ready when as many reconciles as workers outlived their deadline', () => {
+    const base = { leaderElection: false, leading: false, watchSynced: true, concurrency: 4 };
+    expect(controllerReadiness({ ...base, overdue: 1 })).toEqual({
+      ready: true,
+      message: 'ok: 1 reconciles outlived their deadline (see the log)',
+    });
+    const wedged = controllerReadiness({ ...base, overdue: 4 });
+    expect(wedged.ready).toBe(false);
+    expect(wedged.message).toContain('4 reconciles outlived their deadline');
+  });
 });
 
 describe('the HTTP servers', () => {

@@ -153,9 +153,22 @@ export function controllerReadiness(state: {
   leaderElection: boolean;
   leading: boolean;
   watchSynced: boolean;
+  /** Reconciles past their deadline and still running (the watchdog, ADR 0032), and the worker count. */
+  overdue?: number;
+  concurrency?: number;
 }): Readiness {
   if (state.leaderElection && !state.leading)
     return { ready: true, message: 'ok: standby, waiting for the leader lease' };
   if (!state.watchSynced) return { ready: false, message: 'PackageSync watch not synced yet' };
+  // One stuck reconcile gives its worker back and stops nobody; as many stuck as there are workers means the
+  // process itself is wedged (its connection pool, say): not ready, so it is seen.
+  const overdue = state.overdue ?? 0;
+  if (state.concurrency !== undefined && overdue >= state.concurrency) {
+    return {
+      ready: false,
+      message: `${overdue} reconciles outlived their deadline and are still running (--concurrency ${state.concurrency}): see the log`,
+    };
+  }
+  if (overdue > 0) return { ready: true, message: `ok: ${overdue} reconciles outlived their deadline (see the log)` };
   return { ready: true, message: 'ok' };
 }

@@ -24,6 +24,8 @@ export interface ControllerMetrics {
   observeReconcile(ps: { namespace: string; name: string }, seconds: number, failed: boolean): void;
   /** Same shape as ManagerOptions.onQueueDepth. */
   setQueue(queued: number, inFlight: number): void;
+  /** The watchdog (ADR 0032): reconciles past their deadline still running now; `became` when one just did. */
+  setOverdue(overdue: number, became: boolean): void;
   /** Same shape as KubeClientOptions.onRequest; status 0 = no answer (timeout, connection error). */
   onApiRequest(verb: string, status: number, seconds: number, resource?: string): void;
   /** Plug into Ports.observe. */
@@ -203,8 +205,23 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
 
   const observeGitFetch = (seconds: number) => gitFetch.observe(seconds);
 
+  const overdueNow = new Gauge({
+    name: 'packagesync_reconciles_overdue',
+    help: 'Reconciles running past spec.timeout and a margin (their worker was given back; they are still running).',
+    registers,
+  });
+  const overdueTotal = new Counter({
+    name: 'packagesync_reconciles_overdue_total',
+    help: 'Reconciles that outlived spec.timeout and a margin (ADR 0032).',
+    registers,
+  });
+
   return {
     registry,
+    setOverdue(overdue, became) {
+      overdueNow.set(overdue);
+      if (became) overdueTotal.inc();
+    },
     observeReconcile(_ps, seconds, failed) {
       reconcileDuration.observe(seconds);
       reconciles.inc({ result: failed ? 'failure' : 'success' });

@@ -92,7 +92,9 @@ describe('the receiver', () => {
       spec: { source: { url } },
     }) as unknown as PackageSync;
 
-  async function receiver() {
+  async function receiver(
+    opts: { readSecret?: () => Promise<Record<string, string> | undefined>; within?: number } = {},
+  ) {
     const triggered: PackageSyncRef[] = [];
     const logs: string[] = [];
     const log = (obj: object, msg: string) => void logs.push(`${msg} ${JSON.stringify(obj)}`);
@@ -106,12 +108,15 @@ describe('the receiver', () => {
     servers = await startHttpServers([
       {
         bindAddress: '127.0.0.1:0',
-        routes: webhookRoutes({
-          list: async (ns) => all.filter((p) => p.metadata.namespace === ns),
-          readSecret: async (_ns, name) => (name === 'hook' ? { token: TOKEN } : undefined),
-          trigger: (refs) => void triggered.push(...refs),
-          log: { info: log, warn: log },
-        }),
+        routes: webhookRoutes(
+          {
+            list: async (ns) => all.filter((p) => p.metadata.namespace === ns),
+            readSecret: opts.readSecret ?? (async (_ns, name) => (name === 'hook' ? { token: TOKEN } : undefined)),
+            trigger: (refs) => void triggered.push(...refs),
+            log: { info: log, warn: log },
+          },
+          opts.within,
+        ),
       },
     ]);
     const base = `http://127.0.0.1:${servers.addresses[0]!.port}`;
@@ -146,9 +151,18 @@ describe('the receiver', () => {
     const { triggered, logs, base } = await receiver();
     const post = (path: string, headers: Record<string, string>) =>
       fetch(`${base}${path}`, { method: 'POST', headers, body: '{}' }).then((r) => r.status);
-    expect(await post('/hook/team/web', { 'x-gitlab-token': 'guess' })).toBe(401);
-    expect(await post('/hook/team/web', {})).toBe(401);
-    expect(await post('/hook/team/other-secret', { 'x-gitlab-token': TOKEN })).toBe(401); // its Secret has no token
+    // issue 35: the same answer, status and body, whether the PackageSync exists or not
+    const answer = (path: string, headers: Record<string, string>) =>
+      fetch(`${base}${path}`, { method: 'POST', headers, body: '{}' }).then(
+        async (r) => `${r.status} ${await r.text()}`,
+      );
+    const absent = await answer('/hook/team/absent', { 'x-gitlab-token': 'guess' });
+    expect(absent).toBe('404 {"error":"not found"}\n');
+    expect(await answer('/hook/team/web', { 'x-gitlab-token': 'guess' })).toBe(absent);
+    expect(await answer('/hook/team/web', {})).toBe(absent);
+    expect(await answer('/hook/team/web', { authorization: 'Bearer guess' })).toBe(absent);
+    expect(await answer('/hook/team/no-hook', { 'x-gitlab-token': 'guess' })).toBe(absent);
+    expect(await answer('/hook/team/other-secret', { 'x-gitlab-token': TOKEN })).toBe(absent); // its Secret has no token
     expect(await post('/hook/team/no-hook', { 'x-gitlab-token': TOKEN })).toBe(404);
     expect(await post('/hook/team/absent', { 'x-gitlab-token': TOKEN })).toBe(404);
     expect(await post('/hook/team', { 'x-gitlab-token': TOKEN })).toBe(404);
@@ -156,6 +170,18 @@ describe('the receiver', () => {
     expect((await fetch(`${base}/hook/team/web`)).status).toBe(405);
     expect(triggered).toEqual([]);
     expect(logs.join('\n')).not.toContain(TOKEN);
+  });
+
+  // ADR 0032: the API server (or one tenant's Secret read) hanging never holds the receiver's callers
+  it('answers 503 when a call cannot be handled in time, and keeps answering the next ones', async () => {
+    const { base, logs } = await receiver({ readSecret: () => new Promise(() => undefined), within: 200 });
+    const call = () =>
+      fetch(`${base}/hook/team/web`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
+    const res = await call();
+    expect(res.status).toBe(503);
+    expect((await call()).status).toBe(503);
+    expect((await fetch(`${base}/hook/team/absent`, { method: 'POST' })).status).toBe(404);
+    expect(logs.join('\n')).toContain('not handled in time');
   });
 
   it('answers a GitHub ping without triggering', async () => {

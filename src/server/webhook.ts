@@ -12,13 +12,13 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PackageSync } from '../api/packagesync.ts';
+import { isValidName } from '../api/names.ts';
 import type { Routes } from './http.ts';
 
 export const WEBHOOK_SECRET_ANNOTATION = 'packagesync.io/webhook-secret';
 export const WEBHOOK_TOKEN_KEY = 'token';
 /** GitHub caps payloads at 25 MB; push payloads are far smaller. Anything larger is refused unread. */
 const MAX_BODY = 4 << 20;
-const DNS_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 export interface PackageSyncRef {
   namespace: string;
@@ -50,8 +50,26 @@ export interface Push {
   isPush: boolean;
 }
 
-export function webhookRoutes(deps: WebhookDeps): Routes {
-  return { '/hook/': (req, res) => handle(req, res, deps) };
+const NOT_FOUND = { error: 'not found' };
+
+/** A call still unanswered after this is answered 503: a slow API server never holds the receiver's callers. */
+const ANSWER_WITHIN_MS = 10_000;
+
+export function webhookRoutes(deps: WebhookDeps, answerWithinMs = ANSWER_WITHIN_MS): Routes {
+  return {
+    '/hook/': async (req, res) => {
+      const late = setTimeout(() => {
+        if (res.headersSent) return;
+        deps.log.warn({ path: req.url }, 'webhook call not handled in time: answered 503');
+        reply(res, 503, { error: 'busy, try again' });
+      }, answerWithinMs);
+      try {
+        await handle(req, res, deps);
+      } finally {
+        clearTimeout(late);
+      }
+    },
+  };
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, deps: WebhookDeps): Promise<void> {
@@ -62,7 +80,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: WebhookDe
   }
   const parts = new URL(req.url ?? '/', 'http://localhost').pathname.split('/').slice(2);
   const [namespace, name] = parts;
-  if (parts.length !== 2 || !DNS_NAME.test(namespace!) || !DNS_NAME.test(name!)) {
+  if (parts.length !== 2 || !isValidName('namespace', namespace) || !isValidName('name', name)) {
     req.resume();
     return reply(res, 404, { error: 'not found' });
   }
@@ -73,17 +91,19 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: WebhookDe
   const inNamespace = await deps.list(namespace!);
   const target = inNamespace.find((p) => p.metadata.name === name);
   const secretName = target?.metadata.annotations?.[WEBHOOK_SECRET_ANNOTATION];
-  // One answer for "no such PackageSync" and "no webhook configured": the endpoint reveals nothing unauthenticated.
-  if (!target || !secretName) return reply(res, 404, { error: 'not found' });
+  // One answer, status and body, for "no such PackageSync", "no webhook configured", "no token" and "wrong
+  // proof": an unauthenticated caller cannot tell which names exist (issue 35: 401 vs 404 confirmed guesses).
+  // Why it was refused goes to the log only, for the owner of the hook.
+  if (!target || !secretName) return reply(res, 404, NOT_FOUND);
   const token = (await deps.readSecret(namespace!, secretName))?.[WEBHOOK_TOKEN_KEY];
   if (!token) {
     deps.log.warn({ hook, secret: secretName }, `webhook Secret has no key "${WEBHOOK_TOKEN_KEY}": refusing`);
-    return reply(res, 401, { error: 'unauthorized' });
+    return reply(res, 404, NOT_FOUND);
   }
   const why = authenticate(req.headers, body, token);
   if (why) {
     deps.log.warn({ hook, why }, 'webhook call refused');
-    return reply(res, 401, { error: 'unauthorized' });
+    return reply(res, 404, NOT_FOUND);
   }
 
   let push: Push;
@@ -213,6 +233,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
 }
 
 function reply(res: ServerResponse, status: number, body: object): void {
+  if (res.headersSent) return; // answered 503 already (webhookRoutes)
   const text = `${JSON.stringify(body)}\n`;
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);

@@ -148,6 +148,19 @@ export class KubeClient {
       }
       headers['impersonate-user'] = opts.impersonate;
     }
+    // Checked here, not by undici: undici refuses such a value with an error that, before 8.13, also left the
+    // pooled connection it had picked marked busy for good, so that every later request of every PackageSync
+    // queued behind it forever (issue 35: a serviceAccountName with CR/LF froze the controller). The name
+    // validator keeps spec values out; this keeps anything else (a token file's stray newline) from the pool.
+    const badHeader = Object.entries(headers).find(([, v]) => !(Array.isArray(v) ? v : [v]).every(isHeaderValue));
+    if (badHeader) {
+      throw new KubeApiError(
+        400,
+        'BadRequest',
+        `${method} ${path}: the ${badHeader[0]} header would hold characters no HTTP header may carry (CR, LF, NUL ` +
+          'or other control characters); the request was not sent',
+      );
+    }
     let body: string | undefined;
     if (opts.body !== undefined) {
       body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
@@ -160,19 +173,25 @@ export class KubeClient {
     const resource = resourceOfPath(path);
     for (let attempt = 0; ; attempt++) {
       const started = performance.now();
-      const signals = [opts.signal, whole > 0 ? AbortSignal.timeout(whole) : undefined].filter((s) => s !== undefined);
+      const giveUp = new AbortController();
+      const signals = [opts.signal, giveUp.signal, whole > 0 ? AbortSignal.timeout(whole) : undefined].filter(
+        (s) => s !== undefined,
+      );
       let res: Dispatcher.ResponseData;
       try {
-        res = await undiciRequest(url, {
+        const sent = undiciRequest(url, {
           method: method as Dispatcher.HttpMethod,
           headers,
           body,
           dispatcher: this.dispatcher,
-          signal: signals.length ? AbortSignal.any(signals) : undefined,
+          signal: AbortSignal.any(signals),
           // watches stay open for minutes; the abort signal bounds everything else
           bodyTimeout: whole,
           headersTimeout: timeout,
         });
+        // The answer's headers within the timeout, whatever the pool does with the signal (ADR 0032): a request
+        // that undici never settles must not hold its caller, and with it a reconcile or a shutdown, for good.
+        res = await settleWithin(sent, timeout + SETTLE_MARGIN_MS, giveUp, opts.signal);
       } catch (e) {
         this.onRequest?.(verb, 0, (performance.now() - started) / 1000, resource);
         if (isTimeout(e) && !opts.signal?.aborted) {
@@ -198,6 +217,57 @@ export class KubeClient {
   async close(): Promise<void> {
     await this.dispatcher.close();
   }
+}
+
+/** Beyond undici's own timeouts, how long a request may stay unsettled before the client gives up on it. */
+const SETTLE_MARGIN_MS = 1_000;
+
+/** RFC 9110 field-value, as undici checks it: tab, visible ASCII, obs-text. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+const isHeaderValue = (v: string): boolean => HEADER_VALUE.test(v);
+
+/**
+ * `sent`, or a TimeoutError once `ms` have passed (or as soon as the caller's signal aborts) without it settling;
+ * `giveUp` is aborted then, and an answer that still comes later is drained, so its connection goes back.
+ */
+function settleWithin(
+  sent: Promise<Dispatcher.ResponseData>,
+  ms: number,
+  giveUp: AbortController,
+  caller: AbortSignal | undefined,
+): Promise<Dispatcher.ResponseData> {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const quit = (why: Error) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      caller?.removeEventListener('abort', onAbort);
+      giveUp.abort(why);
+      sent.then((r) => r.body.dump().catch(() => undefined)).catch(() => undefined);
+      reject(why);
+    };
+    const onAbort = () =>
+      quit(caller?.reason instanceof Error ? caller.reason : new DOMException('aborted', 'AbortError'));
+    const timer = setTimeout(() => quit(new DOMException('no answer in time', 'TimeoutError')), ms);
+    caller?.addEventListener('abort', onAbort, { once: true });
+    sent.then(
+      (r) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        caller?.removeEventListener('abort', onAbort);
+        resolve(r);
+      },
+      (e: unknown) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        caller?.removeEventListener('abort', onAbort);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
 }
 
 function isTimeout(e: unknown): boolean {

@@ -1,8 +1,6 @@
 /** Reads a ConfigMap's data for postBuild.substituteFrom. Values never leave this process in any message. */
+import { isValidName } from '../../api/names.ts';
 import { isNotFound, type KubeClient } from './client.ts';
-
-/** A DNS subdomain (RFC 1123), as every ConfigMap's name is. */
-const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export class ConfigMaps {
   private readonly client: KubeClient;
@@ -15,7 +13,7 @@ export class ConfigMaps {
    * ConfigMap. A name no ConfigMap can have is not looked up (".." would be a dot segment of the URL).
    */
   async read(namespace: string, name: string): Promise<Record<string, string> | undefined> {
-    if (!NAME.test(name) || name.length > 253) return undefined;
+    if (!isValidName('name', name) || !isValidName('namespace', namespace)) return undefined;
     try {
       const cm = await this.client.request<{ data?: Record<string, string> }>(
         'GET',

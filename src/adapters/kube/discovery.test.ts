@@ -7,7 +7,9 @@ describe('resourcePath', () => {
   it('builds collection and object paths, encoding names', () => {
     expect(resourcePath(configMaps, 'team-a')).toBe('/api/v1/namespaces/team-a/configmaps');
     expect(resourcePath(configMaps, 'team-a', 'a b')).toBe('/api/v1/namespaces/team-a/configmaps/a%20b');
-    expect(resourcePath(configMaps, 'team-a', 'a/../..')).toBe('/api/v1/namespaces/team-a/configmaps/a%2F..%2F..');
+    expect(resourcePath(configMaps, 'team-a', 'system:controller:x')).toBe(
+      '/api/v1/namespaces/team-a/configmaps/system%3Acontroller%3Ax',
+    );
   });
 
   // A URL resolves them: DELETE …/configmaps/.. would delete the namespace, …/configmaps/. every ConfigMap.
@@ -17,7 +19,16 @@ describe('resourcePath', () => {
     ['team-a', '%2e%2E'],
     ['..', 'x'],
     ['.', 'x'],
-  ])('refuses a dot segment (namespace %j, name %j)', (namespace, name) => {
-    expect(() => resourcePath(configMaps, namespace, name)).toThrow('is not a valid object or namespace name');
-  });
+    // issue 35: the API server decodes %2F, so "other-ns/cm" named a subresource
+    ['team-a', 'other-ns/cm'],
+    ['team-a', 'a/../..'],
+    ['team-a', 'a%2Fb'],
+    ['team-a/x', 'x'],
+    ['team-a\r\n', 'x'],
+  ])(
+    'refuses a dot segment, a slash or a namespace no namespace can have (namespace %j, name %j)',
+    (namespace, name) => {
+      expect(() => resourcePath(configMaps, namespace, name)).toThrow(/is not a (valid object name|namespace name)/);
+    },
+  );
 });

@@ -3,6 +3,7 @@
  * API server's aggregated discovery (two requests for the whole cluster) and refreshed when a kind is
  * unknown, e.g. right after the package created its CRD.
  */
+import { assertValidName, InvalidNameError } from '../../api/names.ts';
 import type { KubeClient } from './client.ts';
 
 export interface ResourceMapping {
@@ -139,11 +140,14 @@ export function resourcePath(
   name?: string,
 ): string {
   // encodeURIComponent keeps dots, and URL parsing resolves "." and ".." (also as %2e) as dot segments: a
-  // ConfigMap named ".." would turn into its namespace, "." into the whole collection.
-  for (const segment of [namespace, name]) {
-    if (segment !== undefined && /^(?:\.|%2e){1,2}$/i.test(segment)) {
-      throw new Error(`${JSON.stringify(segment)} is not a valid object or namespace name`);
-    }
+  // ConfigMap named ".." would turn into its namespace, "." into the whole collection; and the API server
+  // decodes %2F, so "other-ns/cm" would name a subresource (issue 35). Kubernetes' own rules refuse them all
+  // (a namespace is a DNS label; every name a valid path segment: apimachinery's ValidatePathSegmentName).
+  if (namespace) assertValidName('namespace', namespace, 'namespace');
+  if (name !== undefined && (name === '' || name === '.' || name === '..' || /[/%]/.test(name))) {
+    throw new InvalidNameError(
+      `${JSON.stringify(name)} is not a valid object name: it may not be "." or ".." nor contain "/" or "%"`,
+    );
   }
   const base = m.group ? `/apis/${m.group}/${m.version}` : `/api/${m.version}`;
   const ns = m.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';

@@ -7,6 +7,7 @@
  * nothing reads them from a cache, and they are often half of a small object's JSON, so a fleet's idle
  * memory would otherwise hold them for every PackageSync and every watched object.
  */
+import { errorText } from '../../core/failure.ts';
 import type { KubeObject } from '../../core/object.ts';
 import { isRefusal } from '../../core/plan/watch-refusal.ts';
 import { KubeApiError, type KubeClient } from './client.ts';
@@ -139,8 +140,18 @@ export class Informer {
     this.abort.abort();
   }
 
+  /**
+   * Each handler on its own: one that throws for one object (a PackageSync whose spec it did not expect) must not
+   * stop the others, nor the watch, which would replay the same event and throw again (ADR 0032).
+   */
   private emit(event: InformerEvent, obj: KubeObject, old?: KubeObject): void {
-    for (const h of this.handlers) h(event, obj, old);
+    for (const h of this.handlers) {
+      try {
+        h(event, obj, old);
+      } catch (e) {
+        this.opts.onError?.(new Error(`a handler failed on ${event} ${keyOf(obj)}: ${errorText(e)}`));
+      }
+    }
   }
 
   private async run(): Promise<void> {

@@ -4,6 +4,7 @@
  * PackageSync may touch. A reconcile makes its PackageObjects once (`forPackage`), and no step below it can
  * pick another identity.
  */
+import { assertValidName } from '../../api/names.ts';
 import { FIELD_MANAGER } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
 import { fail, ok, type Result } from '../../core/failure.ts';
@@ -57,6 +58,12 @@ export class Objects {
    * comes from remote-clusters.ts, so the steps below never choose a cluster).
    */
   forPackage(owner: Owner, serviceAccount?: string): PackageObjects {
+    // The last guard before a header: parseSpec and the controller's flags have checked both already (issue 35:
+    // a name with CR/LF reached Impersonate-User)
+    if (serviceAccount !== undefined) {
+      assertValidName('name', serviceAccount, 'spec.serviceAccountName');
+      assertValidName('namespace', owner.namespace, 'metadata.namespace');
+    }
     const identity = serviceAccount ? `system:serviceaccount:${owner.namespace}:${serviceAccount}` : undefined;
     const view = new PackageObjects(this.client, this.discovery, owner, identity, this.cluster);
     view.ownWrites = this.ownWrites;

@@ -9,6 +9,7 @@
  * GET /version at most every PROBE_EVERY_MS per cluster (shared by every PackageSync using it), so an
  * unreachable cluster is a clear RemoteClusterUnreachable before anything is read, applied or pruned.
  */
+import { isValidName } from '../../api/names.ts';
 import type { KubeSecretRef } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
 import { errorText, fail, ok, type Result } from '../../core/failure.ts';
@@ -118,6 +119,8 @@ export class RemoteClusters {
     namespace: string,
     name: string,
   ): Promise<{ resourceVersion: string; data: Record<string, string> } | undefined> {
+    // issue 35: "other-ns/secret" became a subresource path; no Secret can have such a name (names.ts)
+    if (!isValidName('name', name) || !isValidName('namespace', namespace)) return undefined;
     try {
       const s = await this.home.request<{ metadata: { resourceVersion: string }; data?: Record<string, string> }>(
         'GET',

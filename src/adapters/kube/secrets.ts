@@ -1,8 +1,6 @@
 /** Reads a Secret's data for git credentials. Values never leave this process in any message. */
+import { isValidName } from '../../api/names.ts';
 import { isNotFound, type KubeClient } from './client.ts';
-
-/** A DNS subdomain (RFC 1123), as every Secret's name is. */
-const SECRET_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export class Secrets {
   private readonly client: KubeClient;
@@ -12,11 +10,11 @@ export class Secrets {
 
   /**
    * The Secret's data, decoded; undefined when there is no such Secret. A name no Secret can have (".", "..",
-   * anything but a DNS subdomain) is not looked up at all: "." and ".." would be dot segments of the URL and
+   * anything but a DNS subdomain; a namespace that is not a DNS label) is not looked up at all: "." and ".." would be dot segments of the URL and
    * read the Secret list or the namespace instead.
    */
   async read(namespace: string, name: string): Promise<Record<string, string> | undefined> {
-    if (!SECRET_NAME.test(name) || name.length > 253) return undefined;
+    if (!isValidName('name', name) || !isValidName('namespace', namespace)) return undefined;
     try {
       const s = await this.client.request<{ data?: Record<string, string> }>(
         'GET',

@@ -1,4 +1,5 @@
 import { Reason } from '../../api/reasons.ts';
+import { isValidName } from '../../api/names.ts';
 import type { Result } from '../failure.ts';
 import { fail, ok } from '../failure.ts';
 import type { KubeObject } from '../object.ts';
@@ -106,7 +107,7 @@ function checkObject(value: Record<string, unknown>, where: SourceLocation): Res
   if (namespace !== undefined && namespace !== null && typeof namespace !== 'string') {
     return invalid(where, `${label} has a metadata.namespace that is not a string`);
   }
-  if (typeof namespace === 'string' && namespace !== '' && !NAMESPACE.test(namespace)) {
+  if (typeof namespace === 'string' && namespace !== '' && !isValidName('namespace', namespace)) {
     return invalid(
       where,
       `${label} has metadata.namespace ${JSON.stringify(namespace)}: a namespace is a DNS label (lowercase letters, digits, "-")`,
@@ -118,9 +119,6 @@ function checkObject(value: Record<string, unknown>, where: SourceLocation): Res
   }
   return ok(value as KubeObject);
 }
-
-/** A namespace name: an RFC 1123 DNS label. */
-const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 function stringMapProblem(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
