@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The controller image: Node 24 runs the TypeScript sources directly (docs/adr/0002), so there is no
 # build step — only production dependencies, the sources, git + ssh for fetching packages, and the
-# upstream render tools (kustomize, helm, sops) built from their Go modules.
+# upstream render tools (kustomize, helm, sops) built from their Go modules, and the launcher that confines them.
 # hack/build-image.sh builds the same image without Docker and reads this file for everything the two
 # could disagree on (hack/image/dockerfile.ts); test/image/dockerfile.test.ts checks the tools' versions
 # and build flags here against hack/versions.env and hack/build-cluster.sh.
@@ -24,6 +24,10 @@ RUN go install -trimpath -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance
 RUN go install -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=${HELM_VERSION}" helm.sh/helm/v4/cmd/helm@${HELM_VERSION}
 # sops decrypts spec.decryption's encrypted Secrets (docs/adr/0025)
 RUN go install -trimpath -ldflags "-s -w" github.com/getsops/sops/v3/cmd/sops@${SOPS_VERSION}
+# render-sandbox: our launcher that confines every render tool with Landlock and RLIMIT_AS (docs/adr/0033),
+# built from this repository's source exactly as hack/build-cluster.sh builds it
+COPY hack/render-sandbox/ /src/render-sandbox/
+RUN cd /src/render-sandbox && go build -trimpath -ldflags "-s -w" -o /out/render-sandbox .
 
 FROM node:24-bookworm-slim
 # git fetches packages; openssh-client serves ssh:// and scp-style URLs (and ssh-keygen verifies SSH-signed
@@ -34,7 +38,7 @@ RUN apt-get update \
 # ssh refuses to run for a uid without a passwd entry ("No user exists for uid 65532"): give it one.
 RUN groupadd --gid 65532 nonroot \
   && useradd --uid 65532 --gid 65532 --home-dir /tmp --no-create-home --shell /usr/sbin/nologin nonroot
-COPY --from=render-tools /out/kustomize /out/helm /out/sops /usr/local/bin/
+COPY --from=render-tools /out/kustomize /out/helm /out/sops /out/render-sandbox /usr/local/bin/
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./

@@ -21,6 +21,10 @@ k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 # kstatus-check: cli-utils' kstatus as a command, so tests can prove kstatus readers agree with us
 kstatus_src="$here/kstatus-check"
 kstatus_dir="$cache/bin/kstatus-check-$CLI_UTILS_VERSION-$(cat "$kstatus_src/main.go" "$kstatus_src/go.mod" | sha256sum | cut -c1-12)"
+# render-sandbox: our small launcher that confines every render tool with Landlock and RLIMIT_AS
+# (docs/adr/0033). Keyed by the hash of its source, like kstatus-check.
+sandbox_src="$here/render-sandbox"
+sandbox_dir="$cache/bin/render-sandbox-$(cat "$sandbox_src/main.go" "$sandbox_src/go.mod" "$sandbox_src/go.sum" | sha256sum | cut -c1-12)"
 # oci-registry: the CNCF distribution registry with only filesystem/inmemory storage, htpasswd and token auth
 # (issue 17; the OCI source e2e tests push to and pull from it). Keyed by version and by our small main.
 registry_src="$here/oci-registry"
@@ -119,6 +123,16 @@ build_kstatus_check() {
    cd "$mod" && go build -trimpath -ldflags "-s -w" -o "$kstatus_dir/kstatus-check" .)
 }
 
+build_render_sandbox() {
+  [[ -x "$sandbox_dir/render-sandbox" ]] && { log "render-sandbox: cached"; return; }
+  log "render-sandbox: building (go-landlock; under a minute)"
+  local mod="$cache/src/render-sandbox"
+  rm -rf "$mod"; mkdir -p "$mod" "$sandbox_dir"
+  cp "$sandbox_src/main.go" "$sandbox_src/go.mod" "$sandbox_src/go.sum" "$mod/"
+  (cd "$mod" && go build -trimpath -ldflags "-s -w" -o "$sandbox_dir/render-sandbox.tmp" . \
+    && mv "$sandbox_dir/render-sandbox.tmp" "$sandbox_dir/render-sandbox")
+}
+
 # Render tools (issue 13). Both are `go install`-able (no replace directives upstream). The version
 # ldflags make `kustomize version` / `helm version` honest; the render cache keys on them.
 build_kustomize() {
@@ -163,14 +177,16 @@ build_registry() {
 
 what="${1:-all}"
 case "$what" in
-  all) build_etcd; build_kwok; build_kubernetes; build_kstatus_check; build_kustomize; build_helm; build_sops ;;
+  all) build_etcd; build_kwok; build_kubernetes; build_kstatus_check; build_render_sandbox; build_kustomize; build_helm; build_sops ;;
   kstatus-check) build_kstatus_check ;;
+  render-sandbox) build_render_sandbox ;;
   oci-registry) build_registry ;;
   kustomize) build_kustomize ;; helm) build_helm ;; sops) build_sops ;;
   etcd) build_etcd ;; kwok) build_kwok ;; kubernetes) build_kubernetes ;;
   paths) echo "ETCD_BIN=$etcd_dir/etcd"; echo "KUBE_BIN_DIR=$k8s_dir"; echo "KWOK_DIR=$kwok_dir"; echo "KSTATUS_CHECK=$kstatus_dir/kstatus-check"
     echo "KUSTOMIZE_BIN=$kustomize_dir/kustomize"; echo "HELM_BIN=$helm_dir/helm"
-    echo "SOPS_BIN=$sops_dir/sops"; echo "OCI_REGISTRY_BIN=$registry_dir/oci-registry"; exit 0 ;;
-  *) log "usage: $0 [all|etcd|kwok|kubernetes|kstatus-check|kustomize|helm|sops|oci-registry|paths]"; exit 2 ;;
+    echo "SOPS_BIN=$sops_dir/sops"; echo "OCI_REGISTRY_BIN=$registry_dir/oci-registry"
+    echo "RENDER_SANDBOX_BIN=$sandbox_dir/render-sandbox"; exit 0 ;;
+  *) log "usage: $0 [all|etcd|kwok|kubernetes|kstatus-check|render-sandbox|kustomize|helm|sops|oci-registry|paths]"; exit 2 ;;
 esac
 log "done: $k8s_dir $etcd_dir $kwok_dir"

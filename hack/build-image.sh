@@ -102,7 +102,7 @@ declare -A render_tools=() tool_bins=()
 while IFS='=' read -r key path; do tool_bins[$key]="$path"; done < <("$here/build-cluster.sh" paths)
 render_tools_dest="$(spec renderTools.dest)"
 for tool in $(node -e 'for (const t of JSON.parse(process.argv[1]).renderTools.tools) console.log(t.name)' "$spec_json"); do
-  key="${tool^^}_BIN"
+  key="${tool^^}"; key="${key//-/_}_BIN"
   [[ -n "${tool_bins[$key]:-}" ]] || die "the Dockerfile builds $tool but hack/build-cluster.sh has no target for it (no $key in its paths)"
   render_tools[$tool]="${tool_bins[$key]}"
   [[ -x "${render_tools[$tool]}" ]] || "$here/build-cluster.sh" "$tool" || die "hack/build-cluster.sh $tool failed"

@@ -1,7 +1,10 @@
 /**
  * Entry point of the `packagesync` command: the controller and the everyday CLI, on one engine.
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
+import { configureRenderSandbox, describeSandbox, probeRenderSandbox } from './adapters/render/sandbox.ts';
+import { defaultToolPaths } from './config/tool-paths.ts';
 import { durationMs } from './api/packagesync.ts';
 import { runController } from './controller/run.ts';
 import { parseControllerConfig, type ControllerConfig } from './config/controller-config.ts';
@@ -175,6 +178,18 @@ function controllerCommand(): Command {
     )
     .addOption(
       new Option(
+        '--render-sandbox-path <path>',
+        'the launcher that confines every render tool with Landlock (default: $RENDER_SANDBOX_BIN, the build of hack/build-cluster.sh, or /usr/local/bin/render-sandbox)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--render-max-memory-bytes <n>',
+        'address space (RLIMIT_AS) of one render subprocess; a Go tool reserves ~0.6 GiB of it before its heap',
+      ).default(configDefault.renderMaxMemoryBytes),
+    )
+    .addOption(
+      new Option(
         '--render-cache-entries <n>',
         'tool builds kept in memory, so a no-op resync runs no tool (0: none)',
       ).default(configDefault.renderCacheEntries),
@@ -275,6 +290,21 @@ program.addCommand(
       await runController(controllerConfigOf(raw));
     }),
 );
+
+program
+  .command('version')
+  .description('Print the version, the render tools used, and what the kernel enforces on renders (Landlock).')
+  .option('--render-sandbox-path <path>', 'the render launcher to ask (default: as the controller finds it)')
+  .action(async (opts: { renderSandboxPath?: string }) => {
+    if (opts.renderSandboxPath) configureRenderSandbox({ bin: opts.renderSandboxPath });
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const tools = defaultToolPaths();
+    const probe = await probeRenderSandbox();
+    console.log(`packagesync ${pkg.version}`);
+    console.log(`kustomize: ${tools.kustomize}\nhelm: ${tools.helm}\nsops: ${tools.sops}`);
+    console.log(`render sandbox: ${probe.bin}; landlock=${probe.landlock} abi=${probe.abi}`);
+    console.log(describeSandbox(probe));
+  });
 
 registerCliCommands(program);
 

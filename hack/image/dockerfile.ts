@@ -47,6 +47,8 @@ export interface RenderTool {
   version: string;
   /** The `-ldflags` value with the version ARG left as `${NAME}`. */
   ldflags: string;
+  /** A tool built from this repository (`COPY <dir>/ /src/<name>/` + `go build`): that directory; no version. */
+  source?: string;
 }
 
 export interface RenderTools {
@@ -235,6 +237,7 @@ function readRenderTools(stage: Instruction[]): RenderTools {
   const args: Record<string, string> = {};
   const env: Record<string, string> = {};
   const out: RenderTools = { goImage: '', tools: [], dest: '' };
+  const copied: Record<string, string> = {};
   for (const ins of stage) {
     switch (ins.op) {
       case 'FROM': {
@@ -252,7 +255,28 @@ function readRenderTools(stage: Instruction[]): RenderTools {
       case 'ENV':
         parseEnv(ins, env);
         break;
+      case 'COPY': {
+        const m = /^(hack\/[a-z0-9-]+)\/ \/src\/([a-z0-9-]+)\/$/.exec(ins.args);
+        if (!m) fail(ins, 'the render-tools stage may only COPY hack/<dir>/ /src/<name>/');
+        copied[m[2]!] = m[1]!;
+        break;
+      }
       case 'RUN': {
+        const local =
+          /^cd \/src\/([a-z0-9-]+) && go build -trimpath -ldflags "([^"]*)" -o \/out\/([a-z0-9-]+) \.$/.exec(ins.args);
+        if (local) {
+          const [, dir, ldflags, name] = local as unknown as [string, string, string, string];
+          if (copied[dir] === undefined || dir !== name) fail(ins, `no COPY hack/${name}/ /src/${name}/ before it`);
+          out.tools.push({
+            name,
+            module: `./${copied[dir]}`,
+            versionArg: '',
+            version: '',
+            ldflags,
+            source: copied[dir],
+          });
+          break;
+        }
         const m = /^go install -trimpath -ldflags "([^"]*)" ([a-z0-9./-]+)@\$\{([A-Z0-9_]+)\}$/.exec(ins.args);
         if (!m) fail(ins, 'the render-tools stage may only RUN go install -trimpath -ldflags "..." <module>@${ARG}');
         const [, ldflags, module, versionArg] = m as unknown as [string, string, string, string];

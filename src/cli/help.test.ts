@@ -38,6 +38,7 @@ describe('packagesync --help', () => {
         'resume',
         'status',
         'suspend',
+        'version',
         'why',
       ].sort(),
     );

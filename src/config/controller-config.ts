@@ -76,6 +76,16 @@ export const ControllerConfigSchema = z.object({
     .int()
     .min(1)
     .default(64 << 20),
+  // issue 34: the launcher every render tool runs under (docs/adr/0033) and its address-space bound
+  renderSandboxPath: z
+    .string()
+    .min(1)
+    .default(() => defaultToolPaths().sandbox),
+  renderMaxMemoryBytes: z.coerce
+    .number()
+    .int()
+    .min(256 << 20)
+    .default(1 << 30),
   // One entry per (commit, path, inputs) of a kustomize or Helm package: the bench's 1,000-overlay fleet ran
   // kustomize again for every unit on each resync when this was 256. The cache's byte bound (64 MiB,
   // adapters/render/build.ts) is what keeps memory in check; the count only caps bookkeeping.

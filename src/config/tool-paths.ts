@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,8 @@ export interface ToolPaths {
   kustomize: string;
   helm: string;
   sops: string;
+  /** The launcher every render tool runs under (hack/render-sandbox, docs/adr/0033). */
+  sandbox: string;
 }
 
 export function defaultToolPaths(env: NodeJS.ProcessEnv = process.env): ToolPaths {
@@ -33,7 +36,23 @@ export function defaultToolPaths(env: NodeJS.ProcessEnv = process.env): ToolPath
     kustomize: pick('kustomize', env.KUSTOMIZE_BIN, pinned.KUSTOMIZE_VERSION),
     helm: pick('helm', env.HELM_BIN, pinned.HELM_VERSION),
     sops: pick('sops', env.SOPS_BIN, pinned.SOPS_VERSION),
+    sandbox: sandboxPath(env, cache),
   };
+}
+
+/** $RENDER_SANDBOX_BIN; else the build of this source (keyed by its hash, as hack/build-cluster.sh keys it). */
+function sandboxPath(env: NodeJS.ProcessEnv, cache: string): string {
+  if (env.RENDER_SANDBOX_BIN) return env.RENDER_SANDBOX_BIN;
+  try {
+    const hash = createHash('sha256');
+    for (const f of ['main.go', 'go.mod', 'go.sum'])
+      hash.update(readFileSync(new URL(`../../hack/render-sandbox/${f}`, import.meta.url)));
+    const built = join(cache, 'bin', `render-sandbox-${hash.digest('hex').slice(0, 12)}`, 'render-sandbox');
+    if (existsSync(built)) return built;
+  } catch {
+    // the image ships no hack/
+  }
+  return '/usr/local/bin/render-sandbox';
 }
 
 function readPins(): Record<string, string> {

@@ -16,6 +16,7 @@ import { DriftWatch } from './drift-watch.ts';
 import { SettledCheckpoints } from '../engine/settled-checkpoints.ts';
 import { createGitSource } from '../adapters/git/source-port.ts';
 import { createRenderer, type Renderer } from '../adapters/render/build.ts';
+import { configureRenderSandbox, describeSandbox, probeRenderSandbox } from '../adapters/render/sandbox.ts';
 import { durationMs, RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
 import { leaderElectionId, type ControllerConfig } from '../config/controller-config.ts';
 import { createLogger } from '../config/logger.ts';
@@ -56,6 +57,12 @@ export async function runController(config: ControllerConfig): Promise<void> {
     connections: 256,
   });
   const watches = new WatchCache(watchClient, discovery, { log });
+  // every render tool runs under the kernel sandbox; say at start-up what this kernel enforces
+  configureRenderSandbox({ bin: config.renderSandboxPath, maxMemoryBytes: config.renderMaxMemoryBytes });
+  const sandbox = await probeRenderSandbox();
+  metrics.observeSandbox(sandbox);
+  if (sandbox.landlock === 'enforced') log.info({ landlockAbi: sandbox.abi }, describeSandbox(sandbox));
+  else log.warn({ landlock: sandbox.landlock, landlockAbi: sandbox.abi }, describeSandbox(sandbox));
   const renderer = controllerRenderer(config);
   metrics.observeRenderer(() => renderer.stats());
   const objects = new Objects(client, discovery);

@@ -41,6 +41,8 @@ export interface ControllerMetrics {
   driftCheck(): void;
   /** Exposes a renderer's counters: tool runs and render-cache hits (a no-op resync adds only hits). */
   observeRenderer(stats: () => { toolRuns: number; toolSeconds: number; cacheHits: number }): void;
+  /** What the kernel enforces on render subprocesses (adapters/render/sandbox.ts), once at start-up. */
+  observeSandbox(probe: { landlock: string; abi: number }): void;
   /** Live reads answered by the shared watches vs left to the API server (adapters/kube/live-cache.ts). */
   observeLiveCache(stats: () => { hits: number; misses: number }): void;
   /** Wraps a SourcePort so every fetch is timed, without the git adapter knowing about metrics. */
@@ -190,6 +192,13 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     },
   });
 
+  const sandbox = new Gauge({
+    name: 'packagesync_render_sandbox',
+    help: 'What the kernel enforces on render subprocesses: 1 for the Landlock state found at start-up (enforced: files and TCP; partial: files only; unavailable; missing: no launcher) and its ABI.',
+    labelNames: ['landlock', 'abi'] as const,
+    registers,
+  });
+
   let liveStats: () => { hits: number; misses: number } = () => ({ hits: 0, misses: 0 });
   new Counter({
     name: 'packagesync_live_reads_total',
@@ -244,6 +253,10 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     observeGitFetch,
     observeRenderer(stats) {
       renderStats = stats;
+    },
+    observeSandbox(probe) {
+      sandbox.reset();
+      sandbox.set({ landlock: probe.landlock, abi: String(probe.abi) }, 1);
     },
     observeLiveCache(stats) {
       liveStats = stats;

@@ -35,25 +35,33 @@ describe('the Dockerfile as the image build reads it', () => {
 
   it('builds the render tools the controller runs, and copies them where the Docker-free build puts them', () => {
     const { renderTools } = readImageSpec(dockerfile);
-    expect(renderTools.tools.map((t) => t.name)).toEqual(['kustomize', 'helm', 'sops']);
+    expect(renderTools.tools.map((t) => t.name)).toEqual(['kustomize', 'helm', 'sops', 'render-sandbox']);
     expect(renderTools.dest).toBe('/usr/local/bin');
     expect(renderTools.goImage).toMatch(/^golang:[0-9.]+-bookworm$/);
   });
 
   // The two images must not disagree on what the tools are: Docker users get the same versions, built from
   // the same modules with the same flags as hack/build-cluster.sh builds for make image and the tests.
-  it.each(readImageSpec(dockerfile).renderTools.tools.map((t) => [t.name, t] as const))(
-    "%s: the version is hack/versions.env's and the build is hack/build-cluster.sh's",
-    (_name, tool) => {
-      expect(tool.version).toBe(versions[tool.versionArg]);
-      const asBuilt = new RegExp(
-        `go install -trimpath\\s*\\\\?\\s*-ldflags "([^"]*)"\\s*\\\\?\\s*"${tool.module.replaceAll('.', '\\.')}@\\$${tool.versionArg}"`,
-      ).exec(buildCluster);
-      expect(asBuilt, `hack/build-cluster.sh installs ${tool.module}@$${tool.versionArg}`).not.toBeNull();
-      expect(asBuilt![1]).toBe(tool.ldflags.replaceAll(`\${${tool.versionArg}}`, `$${tool.versionArg}`));
-      expect(buildCluster).toContain(`${tool.name.toUpperCase()}_BIN=`);
-    },
-  );
+  it.each(
+    readImageSpec(dockerfile)
+      .renderTools.tools.filter((t) => !t.source)
+      .map((t) => [t.name, t] as const),
+  )("%s: the version is hack/versions.env's and the build is hack/build-cluster.sh's", (_name, tool) => {
+    expect(tool.version).toBe(versions[tool.versionArg]);
+    const asBuilt = new RegExp(
+      `go install -trimpath\\s*\\\\?\\s*-ldflags "([^"]*)"\\s*\\\\?\\s*"${tool.module.replaceAll('.', '\\.')}@\\$${tool.versionArg}"`,
+    ).exec(buildCluster);
+    expect(asBuilt, `hack/build-cluster.sh installs ${tool.module}@$${tool.versionArg}`).not.toBeNull();
+    expect(asBuilt![1]).toBe(tool.ldflags.replaceAll(`\${${tool.versionArg}}`, `$${tool.versionArg}`));
+    expect(buildCluster).toContain(`${tool.name.toUpperCase()}_BIN=`);
+  });
+
+  it("render-sandbox: built from hack/render-sandbox with hack/build-cluster.sh's flags", () => {
+    const sandbox = readImageSpec(dockerfile).renderTools.tools.find((t) => t.name === 'render-sandbox');
+    expect(sandbox).toMatchObject({ source: 'hack/render-sandbox', ldflags: '-s -w' });
+    expect(buildCluster).toMatch(/go build -trimpath -ldflags "-s -w" -o "\$sandbox_dir\/render-sandbox\.tmp"/);
+    expect(buildCluster).toContain('RENDER_SANDBOX_BIN=');
+  });
 
   it('names a binary as go install does', () => {
     expect(binaryName('sigs.k8s.io/kustomize/kustomize/v5')).toBe('kustomize');
@@ -97,7 +105,7 @@ describe('the Dockerfile as the image build reads it', () => {
     [
       'a render tool built but not copied into the final image',
       dockerfile.replace('/out/kustomize /out/helm /out/sops', '/out/kustomize /out/sops'),
-      /exactly the tools built there \(kustomize, helm, sops\)/,
+      /exactly the tools built there \(kustomize, helm, sops, render-sandbox\)/,
     ],
     [
       'a render tool built some other way',

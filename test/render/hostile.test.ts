@@ -256,7 +256,18 @@ describe('helm: refused or failing with the file named', () => {
 
 describe('the sandboxed runner', () => {
   const run = (bin: string, args: string[], extra: { timeoutMs?: number; maxOutputBytes?: number } = {}) =>
-    runTool({ bin, args, cwd: base, timeoutMs: 10_000, maxOutputBytes: 1 << 20, hidePaths: [], ...extra });
+    runTool({
+      bin,
+      args,
+      cwd: base,
+      // these helpers are dynamic C programs: under the render sandbox they need the C library's files (and
+      // sh its sleep); the Go render tools are static and get none of these
+      reads: ['/lib', '/lib64', '/usr/lib', '/usr/lib64', '/etc/ld.so.cache', '/usr/bin', '/bin'],
+      timeoutMs: 10_000,
+      maxOutputBytes: 1 << 20,
+      hidePaths: [],
+      ...extra,
+    });
 
   it('inherits no environment: no credential of the controller reaches the tool', async () => {
     process.env.PACKAGESYNC_TEST_SECRET_TOKEN = 'must-not-leak';
@@ -282,6 +293,8 @@ describe('the sandboxed runner', () => {
           'HELM_REPOSITORY_CONFIG',
           'KUBECONFIG',
           'LANG',
+          // set by the render sandbox under its address-space bound (docs/adr/0033)
+          'GOMEMLIMIT',
         ].sort(),
       );
       expect(out.stdout).not.toContain('must-not-leak');

@@ -1,9 +1,10 @@
 import { readFile, readdir, readlink, realpath, stat } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { Reason } from '../../api/reasons.ts';
 import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { validatePackagePath } from './validate.ts';
+import { isInside } from '../../core/inside.ts';
 
 /**
  * Reads the package's manifests out of a checkout. git checks out symlinks as they are (core.symlinks=true),
@@ -151,9 +152,4 @@ export async function realpathInside(root: string, path: string, hops = 0): Prom
   }
   const next = await realpathInside(root, resolve(realParent, text), hops + 1);
   return next === undefined ? undefined : null;
-}
-
-function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !rel.startsWith(sep));
 }

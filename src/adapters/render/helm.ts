@@ -5,7 +5,9 @@ import type { HelmSpec } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
 import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
+import { isInside } from '../../core/inside.ts';
 import { realpathInside } from '../git/read-package.ts';
+import { checkChartSchemas } from './helm-schema.ts';
 import { repoPath } from './kustomize-check.ts';
 import { runTool } from './run-tool.ts';
 import { describeToolFailure, type ToolLimits } from './tool-failure.ts';
@@ -53,8 +55,10 @@ export async function helmTemplate(input: HelmInput): Promise<Result<string>> {
         terminal: true,
       },
     );
-  const escape = await symlinkEscape(root, chart, input.limits.maxFiles);
-  if (escape) return escape;
+  const walked = await walkChart(root, chart, input.limits.maxFiles);
+  if (!walked.ok) return walked;
+  const schemaRef = await checkChartSchemas(root, chart, walked.value);
+  if (schemaRef) return schemaRef;
 
   const args = ['template', input.releaseName, '.', '--namespace', input.namespace, '--skip-tests'];
   if (input.spec?.includeCRDs !== false) args.push('--include-crds');
@@ -94,6 +98,8 @@ export async function helmTemplate(input: HelmInput): Promise<Result<string>> {
       bin: input.bin,
       args,
       cwd: chart,
+      // the checkout (values files, links inside it) and this run's value files: nothing else (render-sandbox)
+      reads: [root, work],
       timeoutMs: input.limits.timeoutMs,
       maxOutputBytes: input.limits.maxOutputBytes,
       signal: input.signal,
@@ -117,9 +123,13 @@ export async function helmTemplate(input: HelmInput): Promise<Result<string>> {
   }
 }
 
-/** helm follows symlinks when it loads a chart: each one must stay inside the checkout. */
-async function symlinkEscape(root: string, dir: string, maxEntries: number): Promise<Result<string> | undefined> {
+/**
+ * helm follows symlinks when it loads a chart: each one must stay inside the checkout. Returns the chart's
+ * values.schema.json files (its subcharts' too), whose references are checked next.
+ */
+export async function walkChart(root: string, dir: string, maxEntries: number): Promise<Result<string[]>> {
   const pending = [dir];
+  const schemas: string[] = [];
   let entries = 0;
   while (pending.length > 0) {
     const current = pending.pop() as string;
@@ -135,11 +145,17 @@ async function symlinkEscape(root: string, dir: string, maxEntries: number): Pro
             `${repoPath(root, path)} is a symlink that points outside the repository; helm would read it`,
             { terminal: true },
           );
-        if (real !== null && (await lstat(real)).isDirectory() && !real.startsWith(dir)) pending.push(real);
+        if (real === null) continue;
+        // a directory outside the chart (app/extra → ../app-files) is walked too: helm reads through it
+        if ((await lstat(real)).isDirectory()) {
+          if (!isInside(dir, real)) pending.push(real);
+        } else if (entry.name === 'values.schema.json') schemas.push(real);
       } else if (entry.isDirectory()) {
         pending.push(path);
+      } else if (entry.name === 'values.schema.json') {
+        schemas.push(path);
       }
     }
   }
-  return undefined;
+  return ok(schemas);
 }

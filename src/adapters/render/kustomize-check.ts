@@ -1,6 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join, posix, relative, sep } from 'node:path';
-import { parse } from 'yaml';
+import { isScalar, parseDocument, visit, type Document } from 'yaml';
 import { Reason } from '../../api/reasons.ts';
 import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
@@ -115,6 +115,13 @@ export async function checkKustomizationTree(
       );
     }
     const file = join(dir, name);
+    // the kustomization file itself may be a symlink out of the checkout (issue 34): kustomize reads it
+    if (typeof (await realpathInside(root, file)) !== 'string')
+      return fail(
+        Reason.RenderRefused,
+        `${repoPath(root, file)} is a symlink that resolves outside the repository; kustomize would read it — commit the kustomization itself`,
+        { terminal: true },
+      );
     // every name present: kustomize refuses a directory holding more than one, and must still see them all
     for (const other of KUSTOMIZATION_FILES)
       if (other === name || (await stat(join(dir, other)).catch(() => undefined))) tree.reached.push(join(dir, other));
@@ -137,14 +144,9 @@ async function checkKustomization(
   text: string,
   { sources, reached }: Pick<KustomizationTree, 'sources' | 'reached'>,
 ): Promise<Result<string[]>> {
-  let doc: unknown;
-  try {
-    doc = parse(text, { uniqueKeys: true, prettyErrors: false });
-  } catch (err) {
-    const pos = (err as { linePos?: { line: number; col: number }[] }).linePos?.[0];
-    const at = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
-    return fail(Reason.RenderFailed, `${shown} is not valid YAML${at}; fix the kustomization`, { terminal: true });
-  }
+  const read = readKustomizationYaml(shown, text);
+  if (!read.ok) return read;
+  const doc = read.value;
   if (doc === null || doc === undefined) return ok([]);
   if (!isRecord(doc)) return fail(Reason.RenderFailed, `${shown} is not a mapping`, { terminal: true });
 
@@ -170,8 +172,11 @@ async function checkKustomization(
     const entry = `${field} entry ${JSON.stringify(value)}`;
     // kustomize tries a local path first, then the network: so does this, refusing the network
     const remote = () =>
-      refuse(entry, 'remote bases are refused; vendor the base into this repository and name it by a relative path');
-    if (remoteAllowed && /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return remote();
+      remoteAllowed
+        ? refuse(entry, 'remote bases are refused; vendor the base into this repository and name it by a relative path')
+        : refuse(entry, 'remote files are refused; commit the file and name it by a relative path');
+    // kustomize treats a URL-shaped entry as a URL even when a path of that name exists (issue 34)
+    if (urlShaped(value)) return remote();
     const real = await realpathInside(root, posix.isAbsolute(value) ? value : join(dir, value));
     if (real === null && remoteAllowed && looksRemote(value)) return remote();
     if (real === undefined)
@@ -274,14 +279,11 @@ async function checkKustomization(
 
 /** A plugin config that would run a program, or a kind kustomize does not build in: refused. */
 function refusePlugin(shown: string, field: string, entry: string, text: string): Result<string[]> | undefined {
-  let docs: unknown[];
-  try {
-    docs = text
-      .split(/^---\s*$/m)
-      .map((d) => parse(d) as unknown)
-      .filter((d) => d !== null && d !== undefined);
-  } catch {
-    return fail(Reason.RenderFailed, `${shown}: ${field} entry ${entry} is not valid YAML`, { terminal: true });
+  const docs: unknown[] = [];
+  for (const part of text.split(/^---\s*$/m)) {
+    const read = readKustomizationYaml(`${shown}: ${field} entry ${entry}`, part);
+    if (!read.ok) return read;
+    if (read.value !== null && read.value !== undefined) docs.push(read.value);
   }
   for (const config of docs) {
     const kind = isRecord(config) && typeof config.kind === 'string' ? config.kind : '(no kind)';
@@ -308,7 +310,8 @@ function refusePlugin(shown: string, field: string, entry: string, text: string)
 function pluginConfigPaths(text: string): string[] {
   const paths: unknown[] = [];
   for (const part of text.split(/^---\s*$/m)) {
-    const config = parse(part) as unknown;
+    const read = readKustomizationYaml('', part);
+    const config = read.ok ? read.value : undefined;
     if (!isRecord(config)) continue;
     for (const f of list(config.files))
       if (typeof f === 'string') paths.push(f.includes('=') ? f.slice(f.indexOf('=') + 1) : f);
@@ -316,6 +319,58 @@ function pluginConfigPaths(text: string): string[] {
     for (const r of list(config.replacements)) if (isRecord(r)) paths.push(r.path);
   }
   return paths.filter((p): p is string => typeof p === 'string' && !p.includes('\n'));
+}
+
+/**
+ * A kustomization (or plugin config) as data, refusing what the check could read differently from kustomize:
+ * merge keys (`<<`), anchors and aliases. kustomize's YAML library applies merges; one that this parser did
+ * not see would hide entries from every check (issue 34). Refusing them is simpler than matching it.
+ */
+export function readKustomizationYaml(shown: string, text: string): Result<unknown> {
+  let document: Document.Parsed;
+  try {
+    document = parseDocument(text, { uniqueKeys: true, prettyErrors: false, merge: false });
+  } catch {
+    return fail(Reason.RenderFailed, `${shown} is not valid YAML; fix the kustomization`, { terminal: true });
+  }
+  const problem = document.errors[0];
+  if (problem) {
+    const pos = problem.linePos?.[0];
+    const at = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
+    return fail(Reason.RenderFailed, `${shown} is not valid YAML${at}; fix the kustomization`, { terminal: true });
+  }
+  let found: string | undefined;
+  visit(document, {
+    Alias: () => {
+      found = 'an alias (*name)';
+      return visit.BREAK;
+    },
+    Node: (_, node) => {
+      if (!node.anchor) return undefined;
+      found = `an anchor (&${node.anchor})`;
+      return visit.BREAK;
+    },
+    Pair: (_, pair) => {
+      if (!isScalar(pair.key) || pair.key.value !== '<<') return undefined;
+      found = 'a merge key (<<)';
+      return visit.BREAK;
+    },
+  });
+  if (found)
+    return fail(
+      Reason.RenderRefused,
+      `${shown} uses ${found}; merge keys, anchors and aliases are refused in kustomization files, write the entries out`,
+      { terminal: true },
+    );
+  return ok(document.toJS({ maxAliasCount: 0 }) as unknown);
+}
+
+/**
+ * An entry kustomize reads as a URL whatever exists on disk: a scheme (http:, file:, git::…), an scp-style
+ * `host:path` or `user@host:path`, or a network path `//host/…`.
+ */
+export function urlShaped(value: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:/i.test(value) || value.startsWith('//') || /^[^/\s]+@[^/\s]+:/.test(value);
 }
 
 /** What kustomize would fetch: a URL, scp-style git, or a host/path such as github.com/org/repo. */

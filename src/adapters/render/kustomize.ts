@@ -6,6 +6,7 @@ import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { editKustomization } from '../../core/render/kustomization-edit.ts';
 import { checkKustomizationTree, findKustomization, repoPath } from './kustomize-check.ts';
+import { realpathInside } from '../git/read-package.ts';
 import { runTool } from './run-tool.ts';
 import { describeToolFailure, type ToolLimits } from './tool-failure.ts';
 import { materializedView } from './scratch-view.ts';
@@ -49,6 +50,13 @@ export async function kustomizeBuild(input: KustomizeInput): Promise<Result<Kust
   if (name === undefined)
     return fail(Reason.RenderFailed, `${input.packagePath} holds no kustomization`, { terminal: true });
   const shown = input.packagePath === '.' ? name : `${input.packagePath}/${name}`;
+  // read nothing through a kustomization that links out of the checkout (the tree check says so too)
+  if (typeof (await realpathInside(root, join(pkg, name))) !== 'string')
+    return fail(
+      Reason.RenderRefused,
+      `${shown} is a symlink that resolves outside the repository; kustomize would read it — commit the kustomization itself`,
+      { terminal: true },
+    );
   const edited = editKustomization(await readFile(join(pkg, name), 'utf8'), shown, input.spec);
   if (!edited.ok) return edited;
   // every kustomization reachable, with the package's as the build will see it, is checked in the checkout
@@ -73,6 +81,8 @@ export async function kustomizeBuild(input: KustomizeInput): Promise<Result<Kust
       // LoadRestrictionsNone: bases elsewhere in the repository; the tree check above keeps it inside
       args: ['build', '--load-restrictor', 'LoadRestrictionsNone', '.'],
       cwd: viewPkg,
+      // the view, and the checkout its symlinks lead into: nothing else is readable (render-sandbox)
+      reads: [work, root],
       timeoutMs: input.limits.timeoutMs,
       maxOutputBytes: input.limits.maxOutputBytes,
       signal: input.signal,

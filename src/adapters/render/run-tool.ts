@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { renderSandbox } from './sandbox.ts';
 
 /**
  * The one way a render tool (kustomize, helm) runs: a subprocess that inherits nothing from the controller.
@@ -36,9 +37,14 @@ export interface ToolRun {
   hidePaths: { path: string; as: string }[];
   /** Also return stdout as bytes (a tool that may write binary data: sops decrypting a binary file). */
   bytes?: boolean;
+  /**
+   * What the tool may read besides its working directory and its private HOME (the checkout, the scratch
+   * view): the kernel denies everything else (render-sandbox, docs/adr/0033).
+   */
+  reads?: string[];
 }
 
-export type ToolFailureKind = 'missing' | 'timeout' | 'too-large' | 'exit' | 'aborted';
+export type ToolFailureKind = 'missing' | 'sandbox-missing' | 'timeout' | 'too-large' | 'exit' | 'aborted';
 
 export type ToolOutcome =
   | { ok: true; stdout: string; /** stdout as written (binary-safe): only with ToolRun.bytes. */ bytes?: Buffer }
@@ -57,7 +63,7 @@ export async function runTool(run: ToolRun): Promise<ToolOutcome> {
     await mkdir(join(home, 'data'), { mode: 0o700 });
     await writeFile(join(home, 'kubeconfig'), '', { mode: 0o600 });
     const cwd = run.cwd === '' ? home : run.cwd;
-    return await spawnTool({ ...run, cwd }, { ...toolEnv(home), ...run.env }, [
+    return await spawnTool({ ...run, cwd }, home, { ...toolEnv(home), ...run.env }, [
       ...run.hidePaths,
       { path: home, as: '' },
     ]);
@@ -86,13 +92,30 @@ export function toolEnv(home: string): Record<string, string> {
   };
 }
 
+/** The launcher's arguments: what the tool may read and write, its memory bound, then the tool. */
+export function sandboxArgs(run: ToolRun, home: string, maxMemoryBytes: number): string[] {
+  const reads = [...new Set([run.cwd, ...(run.reads ?? [])])].filter((p) => p !== home);
+  return [
+    ...reads.flatMap((p) => ['--read', p]),
+    '--write',
+    home,
+    '--memory',
+    String(maxMemoryBytes),
+    '--',
+    run.bin,
+    ...run.args,
+  ];
+}
+
 function spawnTool(
   run: ToolRun,
+  home: string,
   env: Record<string, string>,
   hide: { path: string; as: string }[],
 ): Promise<ToolOutcome> {
+  const sandbox = renderSandbox();
   return new Promise((resolve) => {
-    const child = spawn(run.bin, run.args, {
+    const child = spawn(sandbox.bin, sandboxArgs(run, home, sandbox.maxMemoryBytes), {
       cwd: run.cwd,
       env,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -137,7 +160,7 @@ function spawnTool(
     };
     child.on('error', (e: NodeJS.ErrnoException) => {
       if (e.code === 'ENOENT' || e.code === 'EACCES') {
-        finish({ ok: false, kind: 'missing', stderr: '' });
+        finish({ ok: false, kind: 'sandbox-missing', stderr: '' });
       } else {
         finish({ ok: false, kind: 'exit', stderr: e.code ?? 'spawn failed' });
       }
@@ -145,6 +168,9 @@ function spawnTool(
     child.on('close', (code) => {
       const stderr = sanitizeStderr(Buffer.concat(err).toString('utf8'), hide);
       if (ended) return finish({ ok: false, kind: ended, exitCode: code, stderr });
+      // the launcher could not exec the tool (127 not found, 126 not executable)
+      if ((code === 127 || code === 126) && /^render-sandbox: .*(not found|permission denied)/i.test(stderr))
+        return finish({ ok: false, kind: 'missing', exitCode: code, stderr: '' });
       if (code !== 0) return finish({ ok: false, kind: 'exit', exitCode: code, stderr });
       const bytes = Buffer.concat(out);
       finish({ ok: true, stdout: bytes.toString('utf8'), ...(run.bytes ? { bytes } : {}) });
@@ -168,10 +194,27 @@ export function sanitizeStderr(text: string, hide: { path: string; as: string }[
   s = s.replace(/(^|[\s"'(=:])\/(?:[^\s"'():/]+\/)+([^\s"'():/]+)/g, '$1…/$2');
   // eslint-disable-next-line no-control-regex
   s = s.replace(/\u001b\[[0-9;]*[A-Za-z]/g, '').replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '');
-  s = s
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '')
-    .join('; ');
+  s = causeFirst(
+    s
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== ''),
+  ).join('; ');
   return s.length > MAX_STDERR_CHARS ? `${s.slice(0, MAX_STDERR_CHARS)}…` : s;
+}
+
+const LOG_NOISE = /^(INFO|DEBUG)\b|\blevel=(INFO|DEBUG)\b/;
+const CAUSE = /^(Error|fatal error|panic):/i;
+
+/**
+ * The lines that say why first: a tool's `Error:` lines ahead of its log lines (helm's INFO lines filled
+ * the excerpt and cut its real cause, issue 34); INFO/DEBUG log lines dropped when anything else is
+ * left; a Go goroutine dump (everything from its first `goroutine N [` line) dropped.
+ */
+export function causeFirst(lines: string[]): string[] {
+  const dump = lines.findIndex((l) => /^goroutine \d+ \[/.test(l));
+  const kept = dump >= 0 ? lines.slice(0, dump) : lines;
+  const quiet = kept.filter((l) => !LOG_NOISE.test(l));
+  const useful = quiet.length > 0 ? quiet : kept;
+  return [...useful.filter((l) => CAUSE.test(l)), ...useful.filter((l) => !CAUSE.test(l))];
 }

@@ -60,7 +60,8 @@ export function createSopsDecryptor(config: SopsConfig): Decryptor {
         ...(req.signal ? { signal: req.signal } : {}),
       });
       if (run.ok) return { ok: true, plaintext: run.stdout, bytes: run.bytes ?? Buffer.from(run.stdout, 'utf8') };
-      return { ok: false, kind: run.kind, exitCode: run.exitCode };
+      // a missing launcher stops sops as surely as a missing sops (the controller says which at start-up)
+      return { ok: false, kind: run.kind === 'sandbox-missing' ? 'missing' : run.kind, exitCode: run.exitCode };
     },
   };
 }

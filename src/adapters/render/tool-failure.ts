@@ -2,6 +2,7 @@ import { Reason } from '../../api/reasons.ts';
 import { fail } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import type { ToolOutcome } from './run-tool.ts';
+import { renderSandbox } from './sandbox.ts';
 
 export interface ToolLimits {
   timeoutMs: number;
@@ -28,6 +29,11 @@ export function describeToolFailure<T>(
         Reason.RenderFailed,
         `${what}: the ${tool} binary is missing or not executable at ${input.bin}; install it or point the controller's ${flag} at it`,
       );
+    case 'sandbox-missing':
+      return fail(
+        Reason.RenderFailed,
+        `${what}: the render sandbox launcher is missing or not executable at ${renderSandbox().bin}; build it (hack/build-cluster.sh render-sandbox) or point the controller's --render-sandbox-path at it`,
+      );
     case 'timeout':
       return fail(
         Reason.RenderFailed,
@@ -42,6 +48,21 @@ export function describeToolFailure<T>(
     case 'aborted':
       return fail(Reason.RenderFailed, `${what} was cancelled`);
     case 'exit':
+      if (/goroutine stack exceeds|fatal error: stack overflow/.test(run.stderr)) {
+        const file = /\btemplates\/[\w./-]+/.exec(run.stderr)?.[0] ?? `${what.split(' ').pop() ?? ''}/templates`;
+        return fail(
+          Reason.RenderFailed,
+          `${what} failed: template recursion too deep in ${file}; a template includes itself without end, stop the recursion`,
+          { terminal: true },
+        );
+      }
+      if (/fatal error: runtime: out of memory|runtime: out of memory|cannot allocate memory/.test(run.stderr)) {
+        return fail(
+          Reason.RenderFailed,
+          `${what} ran out of memory (the render's limit is ${Math.round(renderSandbox().maxMemoryBytes / (1 << 20))} MiB of address space) and was stopped; make the package smaller`,
+          { terminal: true },
+        );
+      }
       return fail(
         Reason.RenderFailed,
         `${what} failed${run.exitCode != null ? ` (exit ${run.exitCode})` : ''}: ${run.stderr || 'no error output'}`,

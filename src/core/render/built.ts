@@ -5,7 +5,7 @@ import { isRecord } from '../object.ts';
 import type { KubeObject } from '../object.ts';
 import type { LocatedObject } from './manifests.ts';
 import { objectsOfDocument, type ObjectStep } from './manifests.ts';
-import { parseManifestFile } from './parse.ts';
+import { checkParseBudget, parseManifestFile } from './parse.ts';
 
 /**
  * A render tool's stdout → objects, each located in the repository file that produced it. Pure: the
@@ -69,6 +69,8 @@ function takeOrigin(value: unknown): string | undefined {
  */
 export function objectsOfHelmOutput(stdout: string, packagePath: string, step?: ObjectStep): Result<LocatedObject[]> {
   const found: LocatedObject[] = [];
+  const budget = checkParseBudget([{ path: `helm template ${packagePath}`, content: stdout }]);
+  if (!budget.ok) return budget;
   // helm separates documents with a bare '---' line and writes '# Source:' first in each
   const chunks = stdout.split(/^---[ \t]*$/m);
   for (const chunk of chunks) {

@@ -1,4 +1,5 @@
-import { isMap, isNode, isScalar, isSeq, LineCounter, parseAllDocuments } from 'yaml';
+import { Composer, isMap, isNode, isScalar, isSeq, LineCounter, Parser } from 'yaml';
+import type { Document } from 'yaml';
 import type { ParseOptions, DocumentOptions, SchemaOptions, YAMLError } from 'yaml';
 import { Reason } from '../../api/reasons.ts';
 import type { Result } from '../failure.ts';
@@ -22,6 +23,49 @@ export const maxAliasCount = 100;
 /** Deeper than any real manifest (CRD schemas reach ~40); keeps every recursive walk far from the stack limit. */
 export const maxDepth = 256;
 
+/**
+ * YAML documents one package may hold, counted before parsing (issue 34: three files of 10⁶ empty documents,
+ * each under the per-file byte limit, took the parser to 2.3 GB). Ten times a very large real package.
+ */
+export const maxPackageDocuments = 50_000;
+/** YAML bytes one package may hold (all its files, or one tool's output), checked before parsing. */
+export const maxPackageBytes = 64 << 20;
+
+/**
+ * The package's documents and bytes, counted cheaply before any parse: over a limit, the file where the
+ * count crosses it is named. Parsing then streams document by document (parseManifestFile), so memory
+ * follows the objects kept, not the documents read.
+ */
+export function checkParseBudget(files: readonly SourceFile[]): Result<void> {
+  let documents = 0;
+  let bytes = 0;
+  for (const file of files) {
+    bytes += file.content.length;
+    if (bytes > maxPackageBytes)
+      return renderFailed(
+        `${file.path}: the package holds more than ${maxPackageBytes} bytes of YAML (counted before parsing); split it into several packages`,
+      );
+    documents += countDocuments(file.content);
+    if (documents > maxPackageDocuments)
+      return renderFailed(
+        `${file.path}: the package holds more than ${maxPackageDocuments} YAML documents (counted before parsing); split it into several packages`,
+      );
+  }
+  return ok(undefined);
+}
+
+/** Documents a YAML text may hold at most: one, plus one per `---` or `...` marker at a line start. */
+export function countDocuments(text: string): number {
+  let count = 1;
+  for (let at = 0; at < text.length;) {
+    if ((text.startsWith('---', at) || text.startsWith('...', at)) && /^[\s#]?$/.test(text.charAt(at + 3))) count++;
+    const next = text.indexOf('\n', at);
+    if (next < 0) break;
+    at = next + 1;
+  }
+  return count;
+}
+
 const options: ParseOptions & DocumentOptions & SchemaOptions = {
   uniqueKeys: true,
   stringKeys: true,
@@ -41,15 +85,24 @@ const options: ParseOptions & DocumentOptions & SchemaOptions = {
  * the document, never the text.
  */
 export function parseManifestFile(file: SourceFile): Result<ParsedDocument[]> {
+  const budget = checkParseBudget([file]);
+  if (!budget.ok) return budget;
   const lineCounter = new LineCounter();
-  let documents: ReturnType<typeof parseAllDocuments>;
-  try {
-    documents = parseAllDocuments(file.content, { ...options, lineCounter });
-  } catch (error) {
-    return renderFailed(`${file.path}: ${thrownProblem(error)}; fix the YAML`);
-  }
   const parsed: ParsedDocument[] = [];
-  for (const [i, document] of documents.entries()) {
+  // one document at a time: an empty or refused document is dropped before the next is read
+  const composer = new Composer(options);
+  const stream = composer.compose(new Parser(lineCounter.addNewLine).parse(file.content));
+  let i = -1;
+  while (true) {
+    let next: IteratorResult<Document.Parsed>;
+    try {
+      next = stream.next();
+    } catch (error) {
+      return renderFailed(`${file.path}: ${thrownProblem(error)}; fix the YAML`);
+    }
+    if (next.done) break;
+    const document = next.value;
+    i++;
     const docLine = lines(document, lineCounter).line;
     const where = `${file.path}:${docLine} (document ${i + 1})`;
     // Warnings count as errors: the one that matters here is an unresolved (custom) tag, which yaml
@@ -74,10 +127,7 @@ export function parseManifestFile(file: SourceFile): Result<ParsedDocument[]> {
 }
 
 /** Where a document's object, and each item of its `items` list, start. */
-function lines(
-  document: ReturnType<typeof parseAllDocuments>[number],
-  counter: LineCounter,
-): { line: number; itemLines: number[] } {
+function lines(document: Document.Parsed, counter: LineCounter): { line: number; itemLines: number[] } {
   const at = (offset: number | undefined) => (offset === undefined ? 1 : counter.linePos(offset).line);
   const contents = document.contents;
   const line = at(contents?.range?.[0]);

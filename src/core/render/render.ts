@@ -7,7 +7,7 @@ import { canonicalJson, compareUtf8, sha256Hex } from './canonical.ts';
 import type { LocatedObject } from './manifests.ts';
 import { objectsOfDocument } from './manifests.ts';
 import { normalizeObject } from './normalize.ts';
-import { parseManifestFile } from './parse.ts';
+import { checkParseBudget, parseManifestFile } from './parse.ts';
 import { scopeResolver } from './scope.ts';
 import { substitutionStep } from './substitute.ts';
 import type { RenderedPackage, RenderOptions, SourceFile, Substitution } from './types.ts';
@@ -81,7 +81,11 @@ export function renderObjects(
 export function readObjects(files: readonly SourceFile[], substitution?: Substitution): Result<LocatedObject[]> {
   const found: LocatedObject[] = [];
   const step = substitutionStep(substitution);
-  for (const file of [...files].sort((a, b) => compareUtf8(a.path, b.path))) {
+  const sorted = [...files].sort((a, b) => compareUtf8(a.path, b.path));
+  // the whole package's documents and bytes, before any parse
+  const budget = checkParseBudget(sorted);
+  if (!budget.ok) return budget;
+  for (const file of sorted) {
     const documents = parseManifestFile(file);
     if (!documents.ok) return documents;
     for (const document of documents.value) {
