@@ -120,16 +120,19 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
 
   /**
    * What a binary says its version is, asked once: the image replaces /usr/local/bin/kustomize in place, so
-   * its path alone does not name the build. A failed answer is asked again next time.
+   * its path alone does not name the build.
    */
   function versionOf(bin: string, args: string[]): Promise<string> {
     let answer = versions.get(bin);
     if (answer === undefined) {
-      answer = runTool({ bin, args, cwd: '', timeoutMs: 10_000, maxOutputBytes: 4096, hidePaths: [] }).then((r) => {
-        if (r.ok) return r.stdout.trim();
-        versions.delete(bin);
+      answer = (async () => {
+        // asked a few times, then kept whatever the answer: a key that changed with a flaky answer would miss
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const r = await runTool({ bin, args, cwd: '', timeoutMs: 10_000, maxOutputBytes: 4096, hidePaths: [] });
+          if (r.ok) return r.stdout.trim();
+        }
         return 'unknown';
-      });
+      })();
       versions.set(bin, answer);
     }
     return answer;
