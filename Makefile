@@ -10,7 +10,7 @@ KUBECTL := $(shell hack/build-cluster.sh paths | sed -n 's/^KUBE_BIN_DIR=//p')/k
 CLUSTER_KUBECONFIG := $(CURDIR)/.cluster/kubeconfig
 
 .PHONY: help deps system-deps node-deps build-cluster cluster-up cluster-down cluster-status kubectl \
-	lint typecheck test test-unit test-e2e demo controller crds bench bench-quick bench-drift bench-monorepo bench-soak clean image image-reproducible test-image install-yaml
+	lint typecheck ui test test-unit test-e2e demo controller crds bench bench-quick bench-drift bench-monorepo bench-soak clean image image-reproducible test-image install-yaml
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -23,6 +23,9 @@ node_modules/.package-lock.json: package.json package-lock.json
 	@touch $@
 
 node-deps: node_modules/.package-lock.json
+
+ui: node-deps ## build the web UI (web/) into dist/ui with esbuild: `packagesync ui` serves it
+	npm run --silent build:ui
 
 deps: system-deps node-deps build-cluster ## everything make test needs
 
@@ -63,19 +66,20 @@ lint: node-deps ## eslint + prettier + the layer rules of src/ (.dependency-crui
 
 typecheck: node-deps
 	npx tsc --noEmit
+	npx tsc --noEmit -p web
 
 test-unit: node-deps ## pure logic and real git servers
 	npx vitest run --project unit
 
-test-e2e: deps test-image ## against the real control plane (started here when PACKAGESYNC_TEST_KUBECONFIG is unset)
+test-e2e: deps test-image ui ## against the real control plane (started here when PACKAGESYNC_TEST_KUBECONFIG is unset)
 	npx vitest run --project e2e
 
-test: deps test-image lint typecheck ## the whole suite; ends with "N passed, N failed"
+test: deps test-image ui lint typecheck ## the whole suite; ends with "N passed, N failed"
 	@mkdir -p .e2e
 	@rc=0; npx vitest run --reporter=default --reporter=json --outputFile.json=.e2e/results.json || rc=$$?; \
 	  node hack/test-summary.ts .e2e/results.json; exit $$rc
 
-demo: deps ## the main job on a local control plane (or $$KUBECONFIG with DEMO_USE_KUBECONFIG=1)
+demo: deps ui ## the main job on a local control plane (or $$KUBECONFIG with DEMO_USE_KUBECONFIG=1)
 	node hack/demo.ts
 
 controller: node-deps ## run the controller against $$KUBECONFIG (default: the local cluster)

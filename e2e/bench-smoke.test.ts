@@ -80,8 +80,10 @@ it('runs every benchmark at tiny sizes and writes the report', async () => {
   expect(report).toMatch(
     /\| 3 \| PackageSync \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| \d+ \| .* \| [0-9.]+\d( ⚠ not quiet \(> 1\.5\))? \|$/m,
   );
-  // the fleet floor next to PackageSync's time: 3 units' 4 objects applied by the harness, 12 SSA PATCHes
-  expect(report).toMatch(/\| 3 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+× \| 32 \| \d+ \| \d+ \| .*APPLY 12\b/);
+  // the fleet floor next to PackageSync's time: 3 units' 4 objects applied by the harness, 12 SSA PATCHes as its
+  // own client counts them. The API server's request delta beside it counts every client of the shared cluster
+  // (another e2e file applying meanwhile moves it: issue 26), so only its shape is checked.
+  expect(report).toMatch(/\| 3 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+× \| 32 \| 12 \| \d+ \| \d+ \| .*APPLY \d+/);
   // control-plane CPU of each fleet run: measured from hack/cluster.sh's pid files, "not measured" without them
   const cell = existsSync(join(dirname(kubeconfig()), 'pids', 'kube-apiserver.pid'))
     ? '[0-9.]+ s · [0-9.]+ ms/unit · [0-9.]+ %'

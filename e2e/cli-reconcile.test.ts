@@ -81,22 +81,18 @@ describe.concurrent('packagesync status and reconcile', () => {
         retryInterval: '1h',
       }),
     );
-    const started = Date.now();
     const r = await packagesync('reconcile', 'app', '-n', ns, '--timeout', '60s');
     expect(r.stdout).toContain(`Ready=False (DependencyNotReady) dependency ${ns}/infra does not exist`);
     expect(r.code).toBe(1);
-    expect(Date.now() - started).toBeLessThan(55_000);
   });
 
   it('times out (4) without an answer, and refuses a suspended PackageSync (2)', async ({ expect }) => {
     const ns = await env.namespace('e2e-cli-slow');
     const { url } = await env.repo('slow', { 'claim.yaml': unboundClaim('data') });
     await createPackageSync(packageSync(ns, 'orphan', env.controller!.shard, { source: { url }, timeout: '5m' }));
-    const started = Date.now();
     const r = await packagesync('reconcile', 'orphan', '-n', ns, '--timeout', '3s');
     expect(r.code).toBe(4);
     expect(r.stderr).toMatch(/within 3s/);
-    expect(Date.now() - started).toBeLessThan(120_000);
 
     expect((await packagesync('suspend', 'orphan', '-n', ns)).code).toBe(0);
     expect((await getPackageSync(ns, 'orphan'))?.spec.suspend).toBe(true);

@@ -71,11 +71,10 @@ describe.concurrent('waiting for health', () => {
   it('fails fast on ImagePullBackOff, naming the Pod and the reason', async () => {
     const ns = await env.namespace('e2e-health-pull');
     const { url } = await env.repo('pull', { 'web.yaml': deployment('web', { failure: 'ImagePullBackOff' }) });
-    const started = Date.now();
     await env.sync(ns, 'pull', { source: { url }, timeout: '120s' });
     const { last } = await watchStatus(ns, 'pull', stalledOnHealth, 100_000);
-    // fails fast: the message says 'health check failed', not 'timeout', and long before the 120s timeout
-    expect(Date.now() - started).toBeLessThan(90_000);
+    // fails fast: the message says 'health check failed', not 'timeout' (no wall-clock bound: a loaded machine
+    // stretches it; the reason is what tells a failed Pod from the 120s timeout)
     expect(condition(last, 'Ready')).toMatchObject({ status: 'False', reason: 'HealthCheckFailed' });
     expect(stalledMessage(last)).toMatch(
       new RegExp(
@@ -88,10 +87,8 @@ describe.concurrent('waiting for health', () => {
   it('fails fast on a crash loop, well before the timeout', async () => {
     const ns = await env.namespace('e2e-health-crash');
     const { url } = await env.repo('crash', { 'web.yaml': deployment('web', { failure: 'CrashLoopBackOff' }) });
-    const started = Date.now();
     await env.sync(ns, 'crash', { source: { url }, timeout: '120s' });
     const { last } = await watchStatus(ns, 'crash', stalledOnHealth, 100_000);
-    expect(Date.now() - started).toBeLessThan(90_000);
     expect(stalledMessage(last)).toMatch(
       /Pod web-[a-z0-9]+-[a-z0-9]+: CrashLoopBackOff: restarted \d+ times, last exit code 1 \(Error\)/,
     );
@@ -108,10 +105,8 @@ describe.concurrent('waiting for health', () => {
   it('fails fast when a Job fails, with the Job controller reason', async () => {
     const ns = await env.namespace('e2e-health-jobfail');
     const { url } = await env.repo('jobfail', { 'job.yaml': job('migrate', { failure: 'Error' }) });
-    const started = Date.now();
     await env.sync(ns, 'jobfail', { source: { url }, timeout: '120s' });
     const { last } = await watchStatus(ns, 'jobfail', stalledOnHealth, 100_000);
-    expect(Date.now() - started).toBeLessThan(90_000);
     expect(stalledMessage(last)).toMatch(
       new RegExp(`^health check failed: Job/${ns}/migrate \\(BackoffLimitExceeded: `),
     );
@@ -172,9 +167,7 @@ describe.concurrent('a newer revision cancels the wait', () => {
     await env.sync(ns, 'commit', { source: { url }, timeout: '180s', interval: '2s' });
     await watchStatus(ns, 'commit', (ps) => /waiting for health/.test(condition(ps, 'Reconciling')?.message ?? ''));
     const fixed = await commitFiles(repo, 'main', { 'web.yaml': deployment('web') }, 'fix readiness');
-    const started = Date.now();
     const { seen, last } = await watchStatus(ns, 'commit', readyAt(fixed), 150_000);
-    expect(Date.now() - started).toBeLessThan(120_000);
     // the old revision's wait was dropped, not failed
     expect(seen.some((ps) => condition(ps, 'Stalled'))).toBe(false);
     expect(last.status?.history?.map((h) => h.result)).toEqual(['Succeeded']);
@@ -186,12 +179,10 @@ describe.concurrent('a newer revision cancels the wait', () => {
     await env.sync(ns, 'trigger', { source: { url }, timeout: '180s', interval: '1h' });
     await watchStatus(ns, 'trigger', (ps) => /waiting for health/.test(condition(ps, 'Reconciling')?.message ?? ''));
     const fixed = await commitFiles(repo, 'main', { 'web.yaml': deployment('web') }, 'fix readiness');
-    const started = Date.now();
     await patchPackageSync(ns, 'trigger', {
       metadata: { annotations: { 'packagesync.io/reconcile-requested-at': 'fixed' } },
     });
     const { seen } = await watchStatus(ns, 'trigger', readyAt(fixed), 150_000);
-    expect(Date.now() - started).toBeLessThan(120_000);
     expect(seen.some((ps) => condition(ps, 'Stalled'))).toBe(false);
   });
 
@@ -200,12 +191,10 @@ describe.concurrent('a newer revision cancels the wait', () => {
     const { url } = await env.repo('delete', { 'web.yaml': deployment('web', { failure: 'NotReady' }) });
     await env.sync(ns, 'del', { source: { url }, timeout: '180s' });
     await watchStatus(ns, 'del', (ps) => /waiting for health/.test(condition(ps, 'Reconciling')?.message ?? ''));
-    const started = Date.now();
     await kubectl('delete', 'pks', 'del', '-n', ns, '--wait=false');
     await eventually('PackageSync gone', async () => (await getPackageSync(ns, 'del')) === undefined, {
       timeoutMs: 150_000,
     });
-    expect(Date.now() - started).toBeLessThan(120_000);
     await eventually('Deployment pruned', async () => {
       const list = await kubectl('get', 'deployments', '-n', ns, '-o', 'name');
       return list.trim() === '';

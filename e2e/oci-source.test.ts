@@ -16,6 +16,7 @@ import { RegistryClient } from '../src/adapters/oci/registry-client.ts';
 import { MediaType } from '../src/core/oci/artifact.ts';
 import { parseOciRepository } from '../src/core/oci/reference.ts';
 import { startRegistry, type TestRegistry } from '../test/support/oci/registry.ts';
+import { packagesync } from './support/cli.ts';
 import { kube } from './support/cluster.ts';
 import {
   createPackageSync,
@@ -212,6 +213,43 @@ describe.concurrent('OCI artifact sources', () => {
     expect(text).not.toContain(registry.password!);
     expect(controller.logs.join('\n')).not.toContain('not-the-password');
     expect(await get(cmPath(ns, 'private'))).toBeUndefined();
+  });
+
+  it('plan reads a private source as the controller does: secretRef for the login, certSecretRef for the CA', async () => {
+    const ns = await env.namespace('e2e-oci-plan');
+    const auths = {
+      [registry.host]: { auth: Buffer.from(`${registry.username}:${registry.password}`).toString('base64') },
+    };
+    const client = await kube();
+    await client.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+      body: {
+        metadata: { name: 'login' },
+        type: 'kubernetes.io/dockerconfigjson',
+        stringData: { '.dockerconfigjson': JSON.stringify({ auths }) },
+      },
+    });
+    await client.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+      body: { metadata: { name: 'registry-ca' }, stringData: { 'ca.crt': registry.caCert } },
+    });
+    await push(`oci://${registry.host}/apps/planned:v1`, { 'cm.yaml': configMap('planned', { k: 'v' }) });
+    // no controller serves this shard: only the plan reads the source
+    const spec = {
+      source: {
+        oci: {
+          url: `oci://${registry.host}/apps/planned`,
+          ref: { tag: 'v1' },
+          secretRef: { name: 'login' },
+          certSecretRef: { name: 'registry-ca' },
+        },
+      },
+    };
+    await createPackageSync(packageSync(ns, 'app', 'no-controller', spec));
+    const plan = await packagesync('plan', 'app', '-n', ns);
+    expect(plan.stderr).toBe('');
+    expect(plan.code).toBe(1); // changes, all of which would succeed
+    expect(plan.stdout).toMatch(new RegExp(`^Plan for PackageSync ${ns}/app at v1@sha256:[0-9a-f]{64}`));
+    expect(plan.stdout).toContain(`create    ConfigMap/${ns}/planned`);
+    expect(plan.stdout).not.toContain(registry.password!);
   });
 
   it.each([

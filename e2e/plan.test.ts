@@ -121,7 +121,10 @@ describe('packagesync plan', () => {
       expect(text.stdout).toContain(`~   update    Deployment/${ns}/web  (web.yaml:1)  Pods would roll`);
       expect(text.stdout).toContain('.data.k: "1" → "2"');
       expect(text.stdout).toContain(`-   prune     ConfigMap/${ns}/b`);
-      expect(text.stdout).toContain(`Plan digest: ${second.doc.digest}`);
+      // text and markdown end with the same line, naming the digest json carries (docs/cli.md)
+      expect(second.doc.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+      for (const out of [text.stdout, md.stdout])
+        expect(out.trimEnd().split('\n').at(-1)).toBe(`Plan digest: ${second.doc.digest}`);
       expect(md.stdout).toContain('| 0 | 3 | 0 | 1 | 0 | 0 | 0 | 0 | 0 | 1 |');
       expect(md.stdout).toContain('<details><summary>Details</summary>');
       for (const out of [text.stdout, md.stdout, JSON.stringify(second.doc)])

@@ -26,6 +26,8 @@ export interface FleetFloorResult {
   appliedSeconds: number;
   /** First PATCH → every object applied and every Deployment Current (what a unit's Ready stands for). */
   currentSeconds: number;
+  /** The floor's PATCHes answered 2xx, counted by its own client (the API server's delta counts every client). */
+  applied: number;
   /** The floor's PATCHes answered 429/5xx and sent again. */
   retries: number;
   /** apiserver_request_total delta by verb over the window, minus the harness's own watch (the PATCHes stay). */
@@ -71,6 +73,7 @@ export async function runFleetFloor(ctx: BenchContext, n: number, inFlight: numb
         appliedSeconds,
         // a unit's last ConfigMap can be answered after every Deployment is already Current
         currentSeconds: Math.max(appliedSeconds, (currentAt - started) / 1000),
+        applied: applied.answered,
         retries: applied.retries,
         apiserver,
         harnessCpuSeconds: (used.user + used.system) / 1e6,

@@ -26,7 +26,7 @@ export async function applyFloor(
   inFlight = 32,
   /** Called just before the first request (after the bodies are serialised): the fleet floor's clocks start here. */
   onStart?: () => void,
-): Promise<{ seconds: number; requests: number; retries: number }> {
+): Promise<{ seconds: number; requests: number; retries: number; answered: number }> {
   const kc = await loadKubeconfig({ path: kubeconfig });
   const auth = await kc.headers();
   const pool = new Pool(kc.info.server, {
@@ -46,6 +46,8 @@ export async function applyFloor(
   const started = performance.now();
   let next = 0;
   let retries = 0;
+  // PATCHes this client saw answered 2xx: its own count, which no other client of the API server can move
+  let answered = 0;
   const worker = async () => {
     while (next < requests.length) {
       const r = requests[next++]!;
@@ -57,7 +59,10 @@ export async function applyFloor(
           headers: { ...auth, 'content-type': 'application/apply-patch+yaml', accept: 'application/json' },
         });
         const text = await res.body.text();
-        if (res.statusCode < 300) break;
+        if (res.statusCode < 300) {
+          answered++;
+          break;
+        }
         if (!RETRIABLE.has(res.statusCode) || attempt >= 5)
           throw new Error(`floor: ${r.path}: ${res.statusCode} ${text.slice(0, 200)}`);
         retries++;
@@ -69,5 +74,5 @@ export async function applyFloor(
   await Promise.all(Array.from({ length: inFlight }, worker));
   const seconds = (performance.now() - started) / 1000;
   await pool.close();
-  return { seconds, requests: requests.length, retries };
+  return { seconds, requests: requests.length, retries, answered };
 }

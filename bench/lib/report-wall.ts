@@ -85,17 +85,20 @@ export function renderWall(
     line('each, `bench/lib/floor.ts` over one keep-alive pool, the given number in flight), then waits until every');
     line('Deployment is Current by the controller’s own health rules (src/core/health), through one watch. No git,');
     line('render, inventory or status: what PackageSync takes over it is its own; what the floor takes is the control');
-    line('plane’s. Requests: the API server’s delta by verb, minus the harness’s watch (APPLY = the floor’s PATCHes;');
-    line('the rest is kube-controller-manager’s ReplicaSets, EndpointSlices, Deployment status…).');
+    line('plane’s. Applied: the floor’s PATCHes answered 2xx, counted by its own client. Requests: the API server’s');
+    line(
+      'delta by verb, minus the harness’s watch (APPLY ≈ the floor’s PATCHes; the rest is kube-controller-manager’s',
+    );
+    line('ReplicaSets, EndpointSlices, Deployment status…, and any other client of the same API server meanwhile).');
     line();
     line(
-      '| N | PackageSync to all Ready (s) | floor: all applied (s) | floor: all applied and Current (s) | PackageSync / floor | in flight | retried | API server requests (floor) | by verb |',
+      '| N | PackageSync to all Ready (s) | floor: all applied (s) | floor: all applied and Current (s) | PackageSync / floor | in flight | applied (floor’s own count) | retried | API server requests (floor) | by verb |',
     );
-    line('|---|---|---|---|---|---|---|---|---|');
+    line('|---|---|---|---|---|---|---|---|---|---|');
     for (const f of [...floors].sort((a, b) => a.n - b.n)) {
       const p = fleet.find((x) => x.n === f.n && x.tool === 'PackageSync' && (x.shape ?? 'plain') === 'plain');
       line(
-        `| ${f.n} | ${p ? f1(p.seconds) : 'not run'} | ${f1(f.appliedSeconds)} | ${f1(f.currentSeconds)} | ${p ? `${f2(p.seconds / f.currentSeconds)}×` : '—'} | ${f.inFlight} | ${f.retries} | ${total(f.apiserver)} | ${verbs(f.apiserver)} |`,
+        `| ${f.n} | ${p ? f1(p.seconds) : 'not run'} | ${f1(f.appliedSeconds)} | ${f1(f.currentSeconds)} | ${p ? `${f2(p.seconds / f.currentSeconds)}×` : '—'} | ${f.inFlight} | ${f.applied} | ${f.retries} | ${total(f.apiserver)} | ${verbs(f.apiserver)} |`,
       );
     }
     line();

@@ -45,6 +45,8 @@ export const Reason = {
   InvalidManifest: 'InvalidManifest',
   EmptyRender: 'EmptyRender',
   DuplicateObject: 'DuplicateObject',
+  /** A Warning event: kustomize or Helm output repeats a key; the last value is applied (docs/adr/0034). */
+  DuplicateKeys: 'DuplicateKeys',
   /** spec.decryption: a SOPS-encrypted object could not be decrypted (no key, wrong key, tampered). */
   DecryptionFailed: 'DecryptionFailed',
   // postBuild substitution

@@ -10,6 +10,7 @@ import { registerPushArtifact } from './push-artifact.ts';
 import { registerReconcile } from './reconcile.ts';
 import { registerRender } from './render.ts';
 import { registerStatus } from './status.ts';
+import { registerUi } from './ui/command.ts';
 import { registerWhy } from './why.ts';
 
 export function registerCliCommands(program: Command): void {
@@ -21,4 +22,5 @@ export function registerCliCommands(program: Command): void {
   registerWhy(program);
   registerReconcile(program);
   registerPushArtifact(program);
+  registerUi(program);
 }

@@ -61,6 +61,6 @@ export async function decryptBuilt(
   return r.value.objects.map((o) => {
     const s = step(o.object, o.where);
     if (!s.ok) throw new CliError(ExitCode.Invalid, `${s.failure.reason}: ${s.failure.message}`);
-    return { object: s.value as LocatedObject['object'], where: o.where };
+    return { ...o, object: s.value as LocatedObject['object'] };
   });
 }

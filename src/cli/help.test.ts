@@ -38,6 +38,7 @@ describe('packagesync --help', () => {
         'resume',
         'status',
         'suspend',
+        'ui',
         'version',
         'why',
       ].sort(),

@@ -47,7 +47,7 @@ describe('renderDir', () => {
 
   it('orders by the dependency graph (depends-on first); a cycle falls back to kind order', async () => {
     const cm = (name: string, dep: string) =>
-      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  annotations: {config.kubernetes.io/depends-on: "${dep}"}\n`;
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "${name}"\n  annotations: {config.kubernetes.io/depends-on: "${dep}"}\n`;
     const graph = await dir({
       'a.yaml': cm('cfg', 'apps/namespaces/team-a/Deployment/db'),
       'db.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: db}\nspec: {}\n',

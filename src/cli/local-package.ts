@@ -18,6 +18,7 @@ import { renderBuiltForCluster } from '../engine/package-plan.ts';
 import { defaultToolPaths } from '../config/tool-paths.ts';
 import type { FetchedSource } from '../engine/ports.ts';
 import { decryptBuilt, sourceDecryption } from './decrypt.ts';
+import type { DuplicateKeyNote } from '../core/render/types.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
 
 /** The controller's defaults (--max-files, --max-file-bytes, --max-total-bytes). */
@@ -34,6 +35,8 @@ export interface RenderedDir {
   digest: string;
   /** refKey → the file that defines the object. */
   sources: Map<string, string>;
+  /** Keys the render tool wrote twice, applied last-wins (docs/adr/0034). */
+  duplicateKeys?: DuplicateKeyNote[];
 }
 
 export interface RenderDirOptions {
@@ -100,6 +103,7 @@ export async function renderDir(dir: string, opts: RenderDirOptions): Promise<Re
     ordered: applyOrder(desired.map(withDigest)),
     digest: rendered.value.digest,
     sources: rendered.value.sources,
+    ...(rendered.value.duplicateKeys ? { duplicateKeys: rendered.value.duplicateKeys } : {}),
   };
 }
 

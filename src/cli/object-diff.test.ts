@@ -78,6 +78,22 @@ describe('objectDiff', () => {
   });
 });
 
+describe('values kubectl would read otherwise', () => {
+  it('are quoted as go-yaml quotes them: a string "no" or "0755" is not shown as a boolean or a number', () => {
+    const cm = (data: Record<string, string>): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'c', namespace: 'a' },
+      data,
+    });
+    const text = objectDiff(cm({ a: 'x' }), cm({ a: 'no', mode: '0755', at: '1:30', yes: 'plain' }));
+    expect(text).toContain('+  a: "no"\n');
+    expect(text).toContain('+  mode: "0755"\n');
+    expect(text).toContain('+  at: "1:30"\n');
+    expect(text).toContain('+  "yes": plain\n');
+  });
+});
+
 describe('Secrets in a diff', () => {
   const secret = (data: Record<string, string>): KubeObject => ({
     apiVersion: 'v1',
@@ -92,10 +108,10 @@ describe('Secrets in a diff', () => {
       secret({ password: 'bmV3', username: 'Z2l0', token: 'dG9r' }),
     );
     for (const value of ['b2xk', 'bmV3', 'Z2l0', 'dG9r']) expect(text).not.toContain(value);
-    expect(text).toContain('-  password: "*** (before)"');
-    expect(text).toContain('+  password: "*** (after)"');
-    expect(text).toContain('+  token: "***"');
-    expect(text).toContain('   username: "***"');
+    expect(text).toContain("-  password: '*** (before)'");
+    expect(text).toContain("+  password: '*** (after)'");
+    expect(text).toContain("+  token: '***'");
+    expect(text).toContain("   username: '***'");
   });
 
   it('shows no diff for a Secret whose values did not change', () => {

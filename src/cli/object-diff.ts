@@ -6,9 +6,9 @@
  * masked, as `kubectl diff` masks them: a diff is printed and pasted into tickets.
  */
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from 'diff';
-import { stringify } from 'yaml';
 import { DigestAnnotation } from '../core/plan/index.ts';
 import { groupOf, isRecord, versionOf, type KubeObject } from '../core/object.ts';
+import { emitGoYamlV2 } from '../core/render/goyaml-emit.ts';
 
 const SERVER_METADATA = ['managedFields', 'resourceVersion', 'generation', 'uid', 'creationTimestamp', 'selfLink'];
 
@@ -61,9 +61,27 @@ export function objectPath(obj: KubeObject): string {
   return parts.filter((p) => p !== undefined && p !== '').join('/');
 }
 
-/** Sorted keys, like `kubectl diff`: the server's field order must not show up as a change. */
+/**
+ * Sorted keys, like `kubectl diff`: the server's field order must not show up as a change. Written as go-yaml
+ * writes it, so a string `"no"` shows quoted, as kubectl would need it.
+ */
 function toYaml(obj: KubeObject | undefined): string {
-  return obj ? stringify(obj, { sortMapEntries: true, lineWidth: 0 }) : '';
+  return obj ? emitGoYamlV2(sortedKeys(obj)) : '';
+}
+
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (!isRecord(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) {
+    Object.defineProperty(out, key, {
+      value: sortedKeys(value[key]),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
 }
 
 /**

@@ -2,8 +2,9 @@
  * Steps 2 and 3 of a reconcile for `packagesync plan`, with the controller's own functions: the source (the
  * PackageSync's spec.source, or another git URL and ref, or a local directory), postBuild's variables
  * (engine/substitution-inputs.ts), then the render step (engine/render-step.ts: the build chooser, Helm
- * valuesFrom, commonMetadata, renderBuiltForCluster). The CLI wires the same adapters the controller wires;
- * only the git cache is a throwaway directory.
+ * valuesFrom, commonMetadata, renderBuiltForCluster). The source's credentials are read by the controller's
+ * own engine/source-credentials.ts (git secretRef; OCI secretRef and certSecretRef). The CLI wires the same
+ * adapters the controller wires; only the git cache is a throwaway directory.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,7 @@ import { defaultToolPaths } from '../config/tool-paths.ts';
 import type { Failure } from '../core/failure.ts';
 import type { Ports } from '../engine/ports.ts';
 import { renderStep, type RenderedStep } from '../engine/render-step.ts';
+import { readCredentials } from '../engine/source-credentials.ts';
 import { readSubstitution } from '../engine/substitution-inputs.ts';
 import type { Cluster } from './cluster.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
@@ -114,14 +116,10 @@ export async function renderForPlan(
         ...(flags.url ? { url: flags.url } : {}),
         ...(flags.ref ? { ref: parseRefFlag(flags.ref) } : {}),
       };
-      const ref = spec.source.secretRef;
-      const credentials = ref ? await secrets.read(namespace, ref.name) : undefined;
-      if (ref && !credentials)
-        throw new CliError(
-          ExitCode.Invalid,
-          `Secret ${namespace}/${ref.name} named in spec.source.secretRef does not exist`,
-        );
-      const got = await source!.fetch(wanted, credentials, signal);
+      // the controller's own reading of the source's Secrets (git secretRef; OCI secretRef and certSecretRef)
+      const credentials = await readCredentials(ps, spec, ports);
+      if (!credentials.ok) throw invalid(credentials.failure);
+      const got = await source!.fetch(wanted, credentials.value, signal);
       if (!got.ok) throw invalid(got.failure);
       fetched = got.value;
     }

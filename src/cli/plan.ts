@@ -15,6 +15,7 @@ import { parseSpec } from '../core/spec.ts';
 import { checkPruneBudget } from '../core/plan/prune-budget.ts';
 import { hasPlannedChanges } from '../core/plan/plan-report.ts';
 import { planDocument, renderPlanMarkdown, renderPlanText, type PlanDocument } from '../core/plan/plan-render.ts';
+import { duplicateKeysMessage } from '../core/render/render.ts';
 import { planAgainstLive } from '../engine/package-plan.ts';
 import { planWithDryRun } from '../engine/plan-dry-run.ts';
 import { kubeconfigOption, namespaceOption, withCluster, type Cluster } from './cluster.ts';
@@ -138,5 +139,7 @@ async function computePlan(
     },
   );
   const source = flags.dir ? { revision, dir: flags.dir } : { revision, url: flags.url ?? spec.source.url };
-  return planDocument({ packageSync: owner, source, identity: objects.identity ?? null }, result);
+  // keys the render tool wrote twice are applied last-wins, as the controller applies them: said here too
+  const warnings = rendered.duplicateKeys ? [duplicateKeysMessage(rendered.duplicateKeys)] : [];
+  return planDocument({ packageSync: owner, source, identity: objects.identity ?? null }, result, warnings);
 }

@@ -5,10 +5,11 @@
  * custom kinds whose CRD is not in the package).
  */
 import { Option, type Command } from 'commander';
-import { stringify } from 'yaml';
 import { withCluster } from './cluster.ts';
 import { renderDir, type RenderDirOptions } from './local-package.ts';
 import { targetNamespaceOption } from './package-plan.ts';
+import { emitGoYamlV2 } from '../core/render/goyaml-emit.ts';
+import { duplicateKeysMessage } from '../core/render/render.ts';
 import { redactSecretValues } from '../core/render/sops.ts';
 import { decryptOptions, identitiesFromFile } from './decrypt.ts';
 import { substituteOptions, substitutionFromFlags, type SubstituteFlags } from './substitute-flags.ts';
@@ -63,17 +64,21 @@ export function registerRender(program: Command): void {
         substitution: await substitutionFromFlags(flags),
         decrypt: await identitiesFromFile(flags.ageKeyFile),
       };
-      const { ordered } = flags.kubeconfig
+      const { ordered, duplicateKeys } = flags.kubeconfig
         ? await withCluster(flags.kubeconfig, async (cluster) => {
             await cluster.discovery.refresh();
             return renderDir(dir, { ...opts, discovery: cluster.discovery });
           })
         : await renderDir(dir, opts);
+      // stderr: the objects on stdout stay a clean stream for kubectl
+      if (duplicateKeys) process.stderr.write(`Warning: ${duplicateKeysMessage(duplicateKeys)}\n`);
       // decrypted plaintext reaches the terminal only when asked for
       const hide = opts.decrypt !== undefined && flags.showSecrets !== true;
       const objects = hide ? ordered.map((o) => (o.kind === 'Secret' ? redactSecretValues(o) : o)) : ordered;
       if (flags.output === 'json')
         process.stdout.write(`${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }, null, 2)}\n`);
-      else process.stdout.write(objects.map((o) => `---\n${stringify(o)}`).join(''));
+      // written as go-yaml writes it (kubectl get -o yaml): every string kubectl would read as something else
+      // (`no`, `0755`, `1:30`) is quoted, so piping this into kubectl applies the same values as -o json
+      else process.stdout.write(objects.map((o) => `---\n${emitGoYamlV2(o)}`).join(''));
     });
 }

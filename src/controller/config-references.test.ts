@@ -32,6 +32,31 @@ describe('referencesOf', () => {
       ['Secret/team-a/prod-kc'],
     ],
     [{ kubeConfig: { secretRef: {} } }, []],
+    // every other Secret or ConfigMap the spec names (issue 26): a fixed key or value reconciles at once too
+    [
+      {
+        source: {
+          oci: { url: 'oci://r/app', secretRef: { name: 'pull' }, certSecretRef: { name: 'ca' } },
+          verify: { provider: 'git', secretRef: { name: 'keys' } },
+        },
+        helm: {
+          valuesFrom: [
+            { kind: 'ConfigMap', name: 'values' },
+            { kind: 'Secret', name: 'values' },
+          ],
+        },
+        decryption: { provider: 'sops', secretRef: { name: 'age' } },
+      },
+      [
+        'Secret/team-a/pull',
+        'Secret/team-a/ca',
+        'Secret/team-a/keys',
+        'ConfigMap/team-a/values',
+        'Secret/team-a/values',
+        'Secret/team-a/age',
+      ],
+    ],
+    [{ helm: { valuesFrom: [{ kind: 'Job', name: 'x' }] }, decryption: { secretRef: { name: '' } } }, []],
     // malformed entries are the reconcile's to report, not the watch's
     [{ postBuild: { substituteFrom: [{ kind: 'Deployment', name: 'x' }, { kind: 'Secret' }, null] } }, []],
     [{ postBuild: { substituteFrom: 'nope' }, source: { secretRef: { name: 7 } } }, []],

@@ -1,7 +1,9 @@
 /**
- * Which ConfigMaps and Secrets each PackageSync reads (spec.source.secretRef, spec.postBuild.substituteFrom,
- * spec.kubeConfig.secretRef),
- * indexed both ways so that a change to one finds its PackageSyncs without scanning the fleet. Pure data.
+ * Which ConfigMaps and Secrets each PackageSync reads — every one its spec names: spec.source.secretRef,
+ * spec.source.oci.secretRef and .certSecretRef, spec.source.verify.secretRef, spec.postBuild.substituteFrom,
+ * spec.helm.valuesFrom, spec.decryption.secretRef, spec.kubeConfig.secretRef — indexed both ways so that a
+ * change to one finds its PackageSyncs without scanning the fleet. Pure data. (Not here: the controller-wide
+ * --sops-age-secret, and the webhook token Secret, which authenticates a call and changes no render.)
  */
 import type { PackageSync } from '../api/packagesync.ts';
 
@@ -10,6 +12,9 @@ export type ConfigKind = 'ConfigMap' | 'Secret';
 /** `Kind/namespace/name` of a ConfigMap or Secret. */
 export const configKey = (kind: ConfigKind, namespace: string, name: string) => `${kind}/${namespace}/${name}`;
 
+type NamedRef = { name?: unknown } | undefined;
+type KindRef = { kind?: unknown; name?: unknown } | null | undefined;
+
 /**
  * The objects a PackageSync reads, as config keys. Read from the raw spec (not yet validated): a malformed
  * entry is skipped here and reported by the reconcile.
@@ -17,23 +22,37 @@ export const configKey = (kind: ConfigKind, namespace: string, name: string) => 
 export function referencesOf(ps: PackageSync): string[] {
   const ns = ps.metadata.namespace;
   const spec = (ps.spec ?? {}) as {
-    source?: { secretRef?: { name?: unknown } };
+    source?: {
+      secretRef?: NamedRef;
+      oci?: { secretRef?: NamedRef; certSecretRef?: NamedRef };
+      verify?: { secretRef?: NamedRef };
+    };
     postBuild?: { substituteFrom?: unknown };
-    kubeConfig?: { secretRef?: { name?: unknown } };
+    helm?: { valuesFrom?: unknown };
+    decryption?: { secretRef?: NamedRef };
+    kubeConfig?: { secretRef?: NamedRef };
   };
   const keys = new Set<string>();
-  const secret = spec.source?.secretRef?.name;
-  if (typeof secret === 'string' && secret) keys.add(configKey('Secret', ns, secret));
-  const kubeConfig = spec.kubeConfig?.secretRef?.name;
-  if (typeof kubeConfig === 'string' && kubeConfig) keys.add(configKey('Secret', ns, kubeConfig));
-  const from = spec.postBuild?.substituteFrom;
-  if (Array.isArray(from)) {
-    for (const ref of from as { kind?: unknown; name?: unknown }[]) {
+  const secret = (ref: NamedRef) => {
+    const name = ref?.name;
+    if (typeof name === 'string' && name) keys.add(configKey('Secret', ns, name));
+  };
+  const either = (refs: unknown) => {
+    if (!Array.isArray(refs)) return;
+    for (const ref of refs as KindRef[]) {
       if ((ref?.kind === 'ConfigMap' || ref?.kind === 'Secret') && typeof ref.name === 'string' && ref.name) {
         keys.add(configKey(ref.kind, ns, ref.name));
       }
     }
-  }
+  };
+  secret(spec.source?.secretRef);
+  secret(spec.source?.oci?.secretRef);
+  secret(spec.source?.oci?.certSecretRef);
+  secret(spec.source?.verify?.secretRef);
+  secret(spec.kubeConfig?.secretRef);
+  either(spec.postBuild?.substituteFrom);
+  either(spec.helm?.valuesFrom);
+  secret(spec.decryption?.secretRef);
   return [...keys];
 }
 

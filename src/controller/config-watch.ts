@@ -1,6 +1,7 @@
 /**
- * Reconciles a PackageSync as soon as a ConfigMap or Secret it reads changes (git credentials in
- * spec.source.secretRef, variables in spec.postBuild.substituteFrom), instead of at its next interval.
+ * Reconciles a PackageSync as soon as a ConfigMap or Secret its spec names changes (source credentials and CA,
+ * verify keys, postBuild variables, Helm values, decryption keys, a remote kubeconfig: config-references.ts),
+ * instead of at its next interval.
  *
  * One metadata-only watch per kind (PartialObjectMetadata: no data crosses the wire, so no Secret value ever
  * reaches this process through it), cluster-wide or in --watch-namespace, optionally narrowed by

@@ -1,11 +1,34 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { jittered, WorkQueue } from './work-queue.ts';
 
-const tick = (ms = 10) => new Promise((r) => setTimeout(r, ms));
+// Fake timers: every delay below is the queue's own clock, not the machine's. With real timers these tests
+// failed on a loaded machine (a 60 ms window for a hot key, the ratio of two back-off gaps), which is exactly
+// where CI runs them beside the e2e suite.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
-/** Polls `done` every millisecond or so, for up to 10 s (the run would time out first). */
+/** A run's own delay: a timer on the fake clock, which the test moves. */
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Moves the fake clock `ms` forward, running every timer and promise due meanwhile. */
+const tick = (ms = 10) => vi.advanceTimersByTimeAsync(ms);
+
+/** Moves the clock a millisecond at a time until `done`, for up to 10 s of queue time. */
 async function until(done: () => boolean): Promise<void> {
   for (let i = 0; i < 10_000 && !done(); i++) await tick(1);
+  expect(done()).toBe(true);
+}
+
+/** Awaits `p` while the clock moves (a shutdown waits out its grace on the queue's clock). */
+async function settled<T>(p: Promise<T>): Promise<T> {
+  let done = false;
+  void p.finally(() => (done = true)).catch(() => undefined);
+  await until(() => done);
+  return p;
 }
 
 describe('WorkQueue', () => {
@@ -36,7 +59,7 @@ describe('WorkQueue', () => {
     expect(started.filter((k) => k === 'slow')).toHaveLength(1);
     finishWait();
     await until(() => started.filter((k) => k === 'slow').length === 2);
-    await q.shutdown(100);
+    await settled(q.shutdown(100));
   });
 
   it('keeps the slot of a run past maxWaiting: waiting outside slots is bounded', async () => {
@@ -61,7 +84,7 @@ describe('WorkQueue', () => {
     gates.get('b')!();
     await until(() => started.length === 3);
     gates.get('c')!();
-    await q.shutdown(100);
+    await settled(q.shutdown(100));
   });
 
   it('shutdown waits for a run that waits outside a slot', async () => {
@@ -77,7 +100,7 @@ describe('WorkQueue', () => {
     );
     q.add('a');
     await tick(20);
-    await q.shutdown(10);
+    await settled(q.shutdown(10));
     expect(ended).toBe(true);
   });
 
@@ -87,7 +110,7 @@ describe('WorkQueue', () => {
     for (let i = 0; i < 10; i++) q.add('a');
     await tick(50);
     expect(runs).toEqual(['a']);
-    await q.shutdown(100);
+    await settled(q.shutdown(100));
   });
 
   it('never runs one key twice at once, and re-runs once if it changed meanwhile', async () => {
@@ -99,7 +122,7 @@ describe('WorkQueue', () => {
         inFlight++;
         runs++;
         maxInFlight = Math.max(maxInFlight, inFlight);
-        await tick(30);
+        await sleep(30);
         inFlight--;
         return { failed: false };
       },
@@ -114,7 +137,7 @@ describe('WorkQueue', () => {
     await tick(60); // time for a third run, which must not come
     expect(maxInFlight).toBe(1);
     expect(runs).toBe(2);
-    await q.shutdown(100);
+    await settled(q.shutdown(100));
   });
 
   it('holds no entry of a key forgotten while it ran (a deleted unit: its finalizer goes in that run)', async () => {
@@ -124,7 +147,7 @@ describe('WorkQueue', () => {
       async () => {
         inFlight++;
         runs++;
-        await tick(20);
+        await sleep(20);
         inFlight--;
         return { failed: false, requeueAfterMs: 60_000 };
       },
@@ -143,7 +166,7 @@ describe('WorkQueue', () => {
     q.add('again');
     await until(() => runs === 22);
     expect(q.size).toBe(1);
-    await q.shutdown(100);
+    await settled(q.shutdown(100));
   });
 
   it('bounds concurrency across keys', async () => {
@@ -153,7 +176,7 @@ describe('WorkQueue', () => {
       async () => {
         inFlight++;
         maxInFlight = Math.max(maxInFlight, inFlight);
-        await tick(20);
+        await sleep(20);
         inFlight--;
         return { failed: false };
       },
@@ -162,7 +185,7 @@ describe('WorkQueue', () => {
     for (let i = 0; i < 10; i++) q.add(`k${i}`);
     await tick(150);
     expect(maxInFlight).toBe(3);
-    await q.shutdown(100);
+    await settled(q.shutdown(100));
   });
 
   it('requeues after the returned interval, and backs off exponentially on failure', async () => {
@@ -173,7 +196,7 @@ describe('WorkQueue', () => {
     });
     q.add('a');
     await tick(260);
-    await q.shutdown(50);
+    await settled(q.shutdown(50));
     // 0, ~20, ~40, ~80 (±20 % jitter): gaps grow
     expect(times.length).toBeGreaterThanOrEqual(3);
     const gaps = times.slice(1).map((t, i) => t - times[i]!);
@@ -185,7 +208,7 @@ describe('WorkQueue', () => {
     const q = new WorkQueue(
       async (key) => {
         runs.push(key);
-        await tick(5);
+        await sleep(5);
         return { failed: false };
       },
       { concurrency: 1 },
@@ -196,7 +219,7 @@ describe('WorkQueue', () => {
     await tick(60);
     expect(runs).toContain('cold');
     expect(runs.filter((k) => k === 'hot').length).toBeLessThanOrEqual(2);
-    await q.shutdown(50);
+    await settled(q.shutdown(50));
   });
 
   it('supersede aborts the run in flight and runs the key again right after it', async () => {
@@ -226,7 +249,7 @@ describe('WorkQueue', () => {
     q.supersede('b'); // nothing in flight: same as add
     await tick(10);
     expect(run).toBe(3);
-    await q.shutdown(50);
+    await settled(q.shutdown(50));
   });
 });
 
@@ -257,7 +280,7 @@ describe('jittered (--interval-jitter-percentage)', () => {
     expect(Math.min(...due)).toBeGreaterThanOrEqual(800);
     expect(Math.max(...due)).toBeLessThanOrEqual(1_200);
     expect(new Set(due).size).toBeGreaterThan(10);
-    await q.shutdown(100);
+    await settled(q.shutdown(100));
   });
 
   // ADR 0032: a run stuck past its budget (a request never answered, a promise never settled) gives its slot
@@ -293,7 +316,7 @@ describe('jittered (--interval-jitter-percentage)', () => {
     await tick(50);
     expect(started.filter((k) => k === 'stuck')).toHaveLength(1);
     const t = Date.now();
-    await q.shutdown(20);
+    await settled(q.shutdown(20));
     expect(Date.now() - t).toBeLessThan(1_000);
     expect(ended).toEqual([]);
   });
@@ -317,6 +340,6 @@ describe('jittered (--interval-jitter-percentage)', () => {
     await until(() => runs.length === 2);
     expect(ended).toEqual(['k']);
     expect(q.overdue).toEqual([]);
-    await q.shutdown(100);
+    await settled(q.shutdown(100));
   });
 });

@@ -152,7 +152,7 @@ export async function decryptObjects(
       object = { ...located.object, data };
     }
     decrypted.add(i);
-    out.push({ object, where: located.where });
+    out.push({ ...located, object });
   }
   return ok({ objects: out, decrypted });
 }

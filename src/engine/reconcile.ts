@@ -192,6 +192,8 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
   });
   if (!rendered.ok) return run.failed(rendered.failure, retry);
   run.digest = rendered.value.digest;
+  // keys kustomize or Helm wrote twice: the last value is applied, as helm install and Flux do (docs/adr/0034)
+  await run.duplicateKeysSeen(rendered.value.duplicateKeys);
   const desired = rendered.value.objects;
   // later failures about an object name where it is defined: file:line for a plain file, the file for a built
   // package (whose object may have a generated name found in no file)

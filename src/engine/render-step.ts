@@ -96,7 +96,7 @@ function substituteAfter(objects: LocatedObject[], input: RenderStepInput): Resu
   for (const o of objects) {
     const r = step(o.object, o.where);
     if (!r.ok) return r;
-    out.push({ object: r.value as LocatedObject['object'], where: o.where });
+    out.push({ ...o, object: r.value as LocatedObject['object'] });
   }
   return ok(out);
 }

@@ -18,6 +18,8 @@ import type { InventoryEntry } from '../core/inventory.ts';
 import { describeRef, refKey, type ObjectRef } from '../core/object.ts';
 import { summarizeChanges, type Change } from '../core/plan/changeset.ts';
 import { correctedMessage, detectedMessage, driftReport, sameDrift, type Drift } from '../core/plan/drift-report.ts';
+import { duplicateKeysMessage } from '../core/render/render.ts';
+import type { DuplicateKeyNote } from '../core/render/types.ts';
 import { conditionOf, reduceStatus, sameStatus, type Outcome } from '../core/status.ts';
 import type { ActProgress } from './act.ts';
 import type { HealthProgress } from './health-step.ts';
@@ -151,6 +153,19 @@ export class Run implements ActProgress, HealthProgress {
       'Released',
       `left in the cluster and released from the inventory (set spec.pruneProtectedKinds: true to delete them): ${named}`,
     );
+  }
+
+  /**
+   * Keys a render tool wrote twice (docs/adr/0034): the last value is applied, and a Warning event says so once,
+   * on the first attempt of a revision and generation (a retry or a resync of the same says nothing new).
+   */
+  async duplicateKeysSeen(notes: readonly DuplicateKeyNote[] | undefined): Promise<void> {
+    if (!notes || notes.length === 0) return;
+    const status = this.loaded.status;
+    const generation = this.loaded.metadata.generation;
+    if (status?.lastAttemptedRevision === this.revision && status?.observedGeneration === generation) return;
+    this.log.info({ duplicateKeys: notes.length }, 'render output repeats keys: the last value is applied');
+    await this.event('Warning', Reason.DuplicateKeys, duplicateKeysMessage(notes));
   }
 
   // Drift (docs/drift.md, docs/adr/0022)

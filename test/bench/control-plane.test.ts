@@ -139,6 +139,7 @@ describe('report rows', () => {
     inFlight: 32,
     appliedSeconds: 10,
     currentSeconds: 20,
+    applied: 4000,
     retries: 0,
     apiserver: { APPLY: 4000, POST: 2000 },
     controlPlane: all,
@@ -163,7 +164,9 @@ describe('report rows', () => {
   it('puts each floor next to PackageSync’s time at the same N, with the ratio', () => {
     const out: string[] = [];
     renderWall([fleetRow('PackageSync', 1000, { seconds: 90 })], [floor], (s = '') => out.push(s));
-    expect(out.join('\n')).toContain('| 1000 | 90.0 | 10.0 | 20.0 | 4.50× | 32 | 0 | 6000 | APPLY 4000, POST 2000 |');
+    expect(out.join('\n')).toContain(
+      '| 1000 | 90.0 | 10.0 | 20.0 | 4.50× | 32 | 4000 | 0 | 6000 | APPLY 4000, POST 2000 |',
+    );
   });
 
   it('renders nothing for results from before either existed', () => {

@@ -7,9 +7,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { createRenderer, type BuildRequest } from '../../src/adapters/render/build.ts';
 import { defaultToolPaths } from '../../src/config/tool-paths.ts';
+import { parseManifestFile } from '../../src/core/render/parse.ts';
 
 const testdata = join(import.meta.dirname, 'testdata');
 const tools = defaultToolPaths();
@@ -21,11 +22,11 @@ const renderer = createRenderer({
 const scratch = mkdtempSync(join(tmpdir(), 'tools-golden-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** Upstream's stdout, document by document, as data. */
+/** Upstream's stdout, document by document, as data: read as kubectl reads it (go-yaml v2, docs/adr/0034). */
 function documentsOf(stdout: string): unknown[] {
-  return parseAllDocuments(stdout)
-    .map((d) => d.toJS() as unknown)
-    .filter((v) => v !== null && v !== undefined);
+  const parsed = parseManifestFile({ path: 'stdout', content: stdout }, { duplicateKeys: 'lastWins' });
+  if (!parsed.ok) throw new Error(parsed.failure.message);
+  return parsed.value.map((d) => d.value);
 }
 
 const request = (root: string, packagePath: string, extra: Partial<BuildRequest> = {}): BuildRequest => ({

@@ -1,6 +1,5 @@
 import { lstat, mkdtemp, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
-import { stringify } from 'yaml';
 import type { HelmSpec } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
 import { fail, ok } from '../../core/failure.ts';
@@ -87,8 +86,9 @@ export async function helmTemplate(input: HelmInput): Promise<Result<string>> {
 
   const work = await mkdtemp(join(input.scratchDir, 'packagesync-helm-'));
   try {
-    // valuesFrom, then inline values: later files win, as in Flux's HelmRelease
-    const layers = [...input.valuesFrom, ...(input.spec?.values ? [stringify(input.spec.values)] : [])];
+    // valuesFrom, then inline values: later files win, as in Flux's HelmRelease. Inline values go as JSON: Helm
+    // reads YAML 1.1 (go-yaml v2), so a string "no" or "0755" written as plain YAML would reach it as false or 493
+    const layers = [...input.valuesFrom, ...(input.spec?.values ? [JSON.stringify(input.spec.values)] : [])];
     for (const [i, text] of layers.entries()) {
       const file = join(work, `values-${i}.yaml`);
       await writeFile(file, text, { mode: 0o600 });

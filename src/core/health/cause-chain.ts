@@ -5,22 +5,6 @@ import { workloadCause } from './explain.ts';
 import type { ObjectHealth } from './summary.ts';
 import { isWorkload } from './judge.ts';
 
-/** A Ready condition as `why` shows it. */
-export interface ReadyView {
-  status: string;
-  reason?: string;
-  message?: string;
-}
-
-export interface ChainInput {
-  /** `namespace/name` of the PackageSync and its Ready condition. */
-  packageSync: { name: string; ready?: ReadyView };
-  /** dependsOn targets, with their Ready condition (undefined = not found). */
-  dependencies: readonly { name: string; ready?: ReadyView }[];
-  /** Unhealthy workloads, each with the ReplicaSets and Pods listed in its namespace. */
-  workloads: readonly { workload: KubeObject; children: readonly KubeObject[] }[];
-}
-
 /** One step of a chain as data: what status.cause holds (see boundedCause). */
 export interface CauseLink {
   /** `Deployment`, `Pod`; `Kind.group` for custom groups, as describeRef names them. */
@@ -32,31 +16,11 @@ export interface CauseLink {
   message?: string;
 }
 
-/** A link and how `why` prints it (depth = indent). */
-interface Step {
+/** A link and how `why` prints it (depth below the workload's package = indent). */
+export interface Step {
   link: CauseLink;
   depth: number;
   text: string;
-}
-
-/**
- * The chain from a PackageSync to the first real cause, one line a step (depth = indent):
- *   PackageSync team-a/web  Ready=False HealthCheckFailed
- *   └ Deployment/team-a/web  InProgress: 0 of 2 replicas available
- *     └ ReplicaSet/team-a/web-5d9f
- *       └ Pod/team-a/web-5d9f-abcde  ImagePullBackOff: Back-off pulling image "registry.local/web:2"
- * A blocking dependency comes first: while it is not Ready nothing below was even tried.
- */
-export function causeChain(input: ChainInput): string[] {
-  const lines = [`PackageSync ${input.packageSync.name}  ${readyText(input.packageSync.ready)}`];
-  for (const dep of input.dependencies) {
-    if (dep.ready?.status === 'True') continue;
-    lines.push(`└ dependsOn ${dep.name}  ${dep.ready ? readyText(dep.ready) : 'not found'}`);
-  }
-  for (const { workload, children } of input.workloads) {
-    for (const s of workloadSteps(workload, children)) lines.push(`${'  '.repeat(s.depth - 1)}└ ${s.text}`);
-  }
-  return lines;
 }
 
 /**
@@ -76,12 +40,8 @@ export function healthCause(
   return [link(first.object, health.reason ?? health.status, message)];
 }
 
-function readyText(ready: ReadyView | undefined): string {
-  if (!ready) return 'Ready=Unknown';
-  return [`Ready=${ready.status}`, ready.reason].filter(Boolean).join(' ');
-}
-
-function workloadSteps(workload: KubeObject, children: readonly KubeObject[]): Step[] {
+/** A workload not Current, then its ReplicaSet and the Pod that says why (core/health/explain.ts). */
+export function workloadSteps(workload: KubeObject, children: readonly KubeObject[]): Step[] {
   const health = computeHealth(workload);
   const ref = refOf(workload);
   const steps: Step[] = [

@@ -21,6 +21,8 @@ export {
 } from './judge.ts';
 export { compileHealthChecks, NO_HEALTH_RULES } from './cel-health.ts';
 export type { HealthCheckExpr, HealthRules } from './cel-health.ts';
-export { causeChain, healthCause } from './cause-chain.ts';
-export type { CauseLink, ChainInput, ReadyView } from './cause-chain.ts';
+export { healthCause } from './cause-chain.ts';
+export type { CauseLink } from './cause-chain.ts';
+export { whyChain, whyText } from './why-chain.ts';
+export type { FactsOf, PackageFacts, ReadyView, WhyLink } from './why-chain.ts';
 export { boundedCause, MAX_CAUSE_LINKS, MAX_CAUSE_MESSAGE, withFirstCause } from './cause-status.ts';

@@ -277,7 +277,7 @@ describe('buildGraph: size', () => {
 
 describe('buildGraph: validation of a rendered plain package', () => {
   const annotated = (name: string, dep: string) =>
-    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  annotations: {${DependsOnAnnotation}: "${dep}"}\n`;
+    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "${name}"\n  annotations: {${DependsOnAnnotation}: "${dep}"}\n`;
   const failure = (files: Record<string, string>) => {
     const pkg = rendered(files);
     const g = buildGraph(pkg.objects, { sources: pkg.sources, exists: () => false });

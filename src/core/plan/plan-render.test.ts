@@ -94,7 +94,13 @@ describe('plan rendering', () => {
     expect(md).toContain('<details><summary>Details</summary>');
     expect(md).toContain('| ! | rejected | `ConfigMap/a/r` | denied \\| by policy |');
     expect(md).toContain('| ~ | update | `Deployment/a/web` | from `web.yaml`<br>Pods would roll<br>.spec.template');
-    expect(md.trimEnd().endsWith('Plan digest: `sha256:d`')).toBe(true);
+    expect(md.trimEnd().endsWith('Plan digest: sha256:d')).toBe(true);
+  });
+
+  it('text and markdown end with the same line, `Plan digest: ` and the digest json carries (docs/cli.md)', () => {
+    const last = (out: string) => out.trimEnd().split('\n').at(-1);
+    expect(last(renderPlanText(doc))).toBe(`Plan digest: ${doc.digest}`);
+    expect(last(renderPlanMarkdown(doc))).toBe(`Plan digest: ${doc.digest}`);
   });
 
   it('json: the documented document, stable field set', () => {
@@ -121,5 +127,22 @@ describe('plan rendering', () => {
     ],
   ])('summary line %#', (s, want) => {
     expect(summaryLine(s)).toBe(want);
+  });
+});
+
+describe('warnings (a key the render tool wrote twice, docs/adr/0034)', () => {
+  const warned = planDocument(
+    { packageSync: { namespace: 'team-a', name: 'web' }, source: { revision: 'main@sha1:abc' }, identity: null },
+    plan,
+    ["the render tool's output repeats a key: ConfigMap/team-a/x field data.k (chart/templates/x.yaml)"],
+  );
+
+  it('are a line of the text plan and of the markdown one, and a field of the JSON one', () => {
+    expect(renderPlanText(warned)).toContain(
+      "\nWarning: the render tool's output repeats a key: ConfigMap/team-a/x field data.k (chart/templates/x.yaml)\n",
+    );
+    expect(renderPlanMarkdown(warned)).toContain('> Warning: the render tool');
+    expect(warned.warnings).toHaveLength(1);
+    expect(doc.warnings).toBeUndefined();
   });
 });

@@ -22,11 +22,14 @@ export interface PlanDocument {
   pruneBudget?: { exceeded: boolean; message?: string };
   summary: Plan['summary'];
   actions: PlanAction[];
+  /** What the render noticed but applies anyway (a key the render tool wrote twice: docs/adr/0034). */
+  warnings?: string[];
 }
 
 export function planDocument(
   header: Pick<PlanDocument, 'packageSync' | 'source' | 'identity'>,
   plan: Plan,
+  warnings: readonly string[] = [],
 ): PlanDocument {
   return {
     apiVersion: 'packagesync.io/v1alpha1',
@@ -39,6 +42,7 @@ export function planDocument(
     ...(plan.pruneBudget ? { pruneBudget: plan.pruneBudget } : {}),
     summary: plan.summary,
     actions: plan.actions,
+    ...(warnings.length > 0 ? { warnings: [...warnings] } : {}),
   };
 }
 
@@ -117,8 +121,8 @@ function details(a: PlanAction): string[] {
   }
 }
 
-function verdict(plan: Pick<PlanDocument, 'pruneBudget' | 'wouldFail' | 'prunesBlocked'>): string[] {
-  const out: string[] = [];
+function verdict(plan: Pick<PlanDocument, 'pruneBudget' | 'wouldFail' | 'prunesBlocked' | 'warnings'>): string[] {
+  const out: string[] = (plan.warnings ?? []).map((w) => `Warning: ${w}`);
   if (plan.pruneBudget?.exceeded) out.push(`The prune budget would stop the run: ${plan.pruneBudget.message}`);
   if (plan.wouldFail && !plan.pruneBudget?.exceeded)
     out.push('The apply would fail: the objects marked ! would not be applied, everything else would.');
@@ -173,6 +177,7 @@ export function renderPlanMarkdown(doc: PlanDocument): string {
     }
     lines.push('', '</details>', '');
   }
-  lines.push(`Plan digest: \`${doc.digest}\``);
+  // the same last line as text (docs/cli.md): one pattern finds the digest in either output
+  lines.push(`Plan digest: ${doc.digest}`);
   return `${lines.join('\n')}\n`;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isTestHook, objectsOfHelmOutput, objectsOfKustomizeOutput, repoJoin, withCommonMetadata } from './built.ts';
+import { duplicateKeysMessage, renderObjects, renderPackage } from './render.ts';
 
 const origin = (text: string) => `    config.kubernetes.io/origin: |\n${text.replace(/^/gm, '      ')}\n`;
 
@@ -129,5 +130,92 @@ describe('withCommonMetadata', () => {
     });
     expect(objects[0]!.object.metadata.labels).toEqual({ team: 'x', keep: '1' });
     expect(withCommonMetadata(objects, undefined)).toBe(objects);
+  });
+});
+
+describe('keys a render tool wrote twice (docs/adr/0034)', () => {
+  const chart = [
+    '---',
+    '# Source: prom/templates/operator.yaml',
+    'apiVersion: apps/v1',
+    'kind: Deployment',
+    'metadata: {name: op}',
+    'spec:',
+    '  template:',
+    '    spec:',
+    '      containers:',
+    '        - name: op',
+    '          args:',
+    '            - --log-format=logfmt',
+    '          env:',
+    '            logFormat: logfmt',
+    '            logLevel: info',
+    '            logFormat: json',
+    '            logLevel: debug',
+    '',
+  ].join('\n');
+
+  it('helm output: the last value wins, as helm install and Flux read it, and each repeat is noted', () => {
+    const objects = objectsOfHelmOutput(chart, 'charts/prom');
+    if (!objects.ok) throw new Error(objects.failure.message);
+    const [op] = objects.value;
+    expect(
+      (op?.object.spec as { template: { spec: { containers: { env: unknown }[] } } }).template.spec.containers[0]?.env,
+    ).toEqual({ logFormat: 'json', logLevel: 'debug' });
+    expect(op?.duplicateKeys).toEqual([
+      'spec.template.spec.containers[0].env.logFormat',
+      'spec.template.spec.containers[0].env.logLevel',
+    ]);
+  });
+
+  it('renderObjects names the object as applied, the field and the file; the message says what is applied', () => {
+    const objects = objectsOfHelmOutput(chart, 'charts/prom');
+    if (!objects.ok) throw new Error(objects.failure.message);
+    const rendered = renderObjects(objects.value, { owner: { name: 'p', namespace: 'mon' } }, 'the chart');
+    if (!rendered.ok) throw new Error(rendered.failure.message);
+    expect(rendered.value.duplicateKeys).toEqual([
+      {
+        ref: { group: 'apps', kind: 'Deployment', namespace: 'mon', name: 'op' },
+        field: 'spec.template.spec.containers[0].env.logFormat',
+        source: 'charts/prom/templates/operator.yaml',
+      },
+      expect.objectContaining({ field: 'spec.template.spec.containers[0].env.logLevel' }),
+    ]);
+    expect(duplicateKeysMessage(rendered.value.duplicateKeys!)).toContain(
+      'Deployment/mon/op field spec.template.spec.containers[0].env.logFormat (charts/prom/templates/operator.yaml)',
+    );
+    expect(duplicateKeysMessage(rendered.value.duplicateKeys!)).toContain('The last value is applied');
+  });
+
+  it('kustomize output: a List item gets the repeats inside it, by index', () => {
+    const list = [
+      'apiVersion: v1',
+      'kind: List',
+      'items:',
+      '  - {apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: {k: "1"}}',
+      '  - {apiVersion: v1, kind: ConfigMap, metadata: {name: b}, data: {k: "1", k: "2"}}',
+      '',
+    ].join('\n');
+    const objects = objectsOfKustomizeOutput(list, 'app');
+    if (!objects.ok) throw new Error(objects.failure.message);
+    expect(objects.value.map((o) => o.duplicateKeys)).toEqual([undefined, ['data.k']]);
+    expect(objects.value[1]?.object.data).toEqual({ k: '2' });
+  });
+
+  it('a file a person wrote still fails, with its line', () => {
+    const f = renderPackage(
+      [
+        {
+          path: 'app/cm.yaml',
+          content: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  k: "1"\n  k: "2"\n',
+        },
+      ],
+      {
+        owner: { name: 'p', namespace: 'mon' },
+      },
+    );
+    expect(f.ok ? '' : f.failure.message).toBe(
+      'app/cm.yaml:6:3 (document 1): duplicate mapping key "k" (in data); remove one of them',
+    );
   });
 });

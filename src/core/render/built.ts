@@ -5,7 +5,7 @@ import { isRecord } from '../object.ts';
 import type { KubeObject } from '../object.ts';
 import type { LocatedObject } from './manifests.ts';
 import { objectsOfDocument, type ObjectStep } from './manifests.ts';
-import { checkParseBudget, parseManifestFile } from './parse.ts';
+import { checkParseBudget, parseManifestFile, type ParsedDocument } from './parse.ts';
 
 /**
  * A render tool's stdout → objects, each located in the repository file that produced it. Pure: the
@@ -28,7 +28,7 @@ export function objectsOfKustomizeOutput(
   step?: ObjectStep,
 ): Result<LocatedObject[]> {
   const shown = `kustomize build ${packagePath}`;
-  const documents = parseManifestFile({ path: shown, content: stdout });
+  const documents = parseManifestFile({ path: shown, content: stdout }, toolOutput);
   if (!documents.ok) return documents;
   const found: LocatedObject[] = [];
   for (const document of documents.value) {
@@ -36,9 +36,29 @@ export function objectsOfKustomizeOutput(
     const path = origin === undefined ? shown : repoJoin(packagePath, origin);
     const objects = objectsOfDocument(document.value, { path, document: 0, items: [] }, step);
     if (!objects.ok) return objects;
-    found.push(...objects.value);
+    found.push(...withDuplicateKeys(objects.value, document));
   }
   return ok(found);
+}
+
+/**
+ * A key repeated in what kustomize or Helm printed is read as `helm install`, kubectl and Flux read it: the
+ * last value wins (docs/adr/0034). A repeat in a file a person wrote still fails (parse.ts).
+ */
+const toolOutput = { duplicateKeys: 'lastWins' } as const;
+
+/** Each object with the repeated fields found inside it (a List's items by their index). */
+function withDuplicateKeys(objects: LocatedObject[], document: ParsedDocument): LocatedObject[] {
+  if (document.duplicateKeys.length === 0) return objects;
+  return objects.map((found) => {
+    const prefix = found.where.items.map((i) => `items[${i - 1}]`).join('.');
+    const fields = document.duplicateKeys.flatMap(({ path, key }) => {
+      const field = path ? `${path}.${key}` : key;
+      if (!prefix) return [field];
+      return field.startsWith(`${prefix}.`) ? [field.slice(prefix.length + 1)] : [];
+    });
+    return fields.length === 0 ? found : { ...found, duplicateKeys: fields };
+  });
 }
 
 /** The origin's file (or generating kustomization), relative to the package; the annotation is removed. */
@@ -76,13 +96,13 @@ export function objectsOfHelmOutput(stdout: string, packagePath: string, step?: 
   for (const chunk of chunks) {
     const source = /^# Source: (.+)$/m.exec(chunk)?.[1]?.trim();
     const path = source === undefined ? `helm template ${packagePath}` : chartFileInRepo(packagePath, source);
-    const documents = parseManifestFile({ path, content: chunk });
+    const documents = parseManifestFile({ path, content: chunk }, toolOutput);
     if (!documents.ok) return documents;
     for (const document of documents.value) {
       if (isTestHook(document.value)) continue;
       const objects = objectsOfDocument(document.value, { path, document: 0, items: [] }, step);
       if (!objects.ok) return objects;
-      found.push(...objects.value);
+      found.push(...withDuplicateKeys(objects.value, document));
     }
   }
   return ok(found);
@@ -120,10 +140,11 @@ export function withCommonMetadata(
   common: { labels?: Record<string, string>; annotations?: Record<string, string> } | undefined,
 ): LocatedObject[] {
   if (!common || (!common.labels && !common.annotations)) return objects;
-  return objects.map(({ object, where }) => {
+  return objects.map((found) => {
+    const { object } = found;
     const metadata = { ...object.metadata };
     if (common.labels) metadata.labels = { ...metadata.labels, ...common.labels };
     if (common.annotations) metadata.annotations = { ...metadata.annotations, ...common.annotations };
-    return { object: { ...object, metadata } as KubeObject, where };
+    return { ...found, object: { ...object, metadata } as KubeObject };
   });
 }

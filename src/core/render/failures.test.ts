@@ -98,7 +98,7 @@ describe('renderPackage: failures', () => {
     const f = failed({ 'a.yaml': cm('a'), 'b.yaml': cm('b') + '---\nx: 1\nx: 2\n', 'c.yaml': cm('c') });
     expect(f).toEqual({
       reason: 'RenderFailed',
-      message: 'b.yaml:9:1 (document 2): duplicate mapping key; fix the YAML',
+      message: 'b.yaml:9:1 (document 2): duplicate mapping key "x"; remove one of them',
       terminal: true,
     });
   });
@@ -113,7 +113,7 @@ describe('renderPackage: failures', () => {
 
   it.each([
     ['a duplicate key', 'stringData:\n  password: hunter2\n  password: hunter3\n', 'RenderFailed'],
-    ['a !!binary value', 'data:\n  password: !!binary aHVudGVyMg==\n', 'RenderFailed'],
+    ['a !!binary value', 'data:\n  password: !!binary aHVudGVy/w==\n', 'RenderFailed'],
     ['an unterminated string', 'stringData:\n  password: "hunter2\n', 'RenderFailed'],
     ['a non-JSON value next to it', 'stringData: {password: hunter2, x: .inf}\n', 'RenderFailed'],
     ['a label that is not a string', 'stringData: {password: hunter2}\nmetadata: {name: s, labels: {a: 1}}\n', ''],

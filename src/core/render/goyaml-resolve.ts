@@ -20,8 +20,8 @@ const YAML_STYLE_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/
 /** go-yaml v2's resolve("", s) for a plain scalar: the value it stands for. */
 export function resolvePlain(s: string): unknown {
   if (NULLS.has(s)) return null;
-  if (s in BOOLS) return BOOLS[s];
-  if (s in SPECIAL_FLOATS) return SPECIAL_FLOATS[s];
+  if (Object.hasOwn(BOOLS, s)) return BOOLS[s]; // not `in`: `constructor in {}` is true
+  if (Object.hasOwn(SPECIAL_FLOATS, s)) return SPECIAL_FLOATS[s];
   const first = s[0]!;
   if (first === '.') {
     const f = /^\.[0-9]+([eE][-+]?[0-9]+)?$/.test(s) ? Number(s) : NaN;

@@ -11,6 +11,11 @@ import { describeLocation } from './types.ts';
 export interface LocatedObject {
   object: KubeObject;
   where: SourceLocation;
+  /**
+   * Fields written twice in a render tool's output (kustomize, helm), the last value kept as `helm install` and
+   * Flux keep it (docs/adr/0034): `spec.template.spec.containers[0].args`. Files a person wrote never get here.
+   */
+  duplicateKeys?: string[];
 }
 
 /** kpt marks objects that configure tools, not the cluster, with this annotation. */

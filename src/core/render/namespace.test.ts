@@ -21,9 +21,9 @@ describe('renderPackage: namespaces', () => {
     ['empty targetNamespace is unset', cm('a', 'other'), { targetNamespace: '' }, 'ConfigMap/other/a'],
     [
       'cluster-scoped namespace is stripped',
-      'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: n\n  namespace: x\n',
+      'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: nn\n  namespace: x\n',
       { targetNamespace: 'tgt' },
-      'Namespace/-/n',
+      'Namespace/-/nn',
     ],
     [
       'ClusterRole is cluster-scoped',
@@ -39,9 +39,9 @@ describe('renderPackage: namespaces', () => {
     ],
     [
       'a built-in kind name in another group is namespaced',
-      'apiVersion: example.com/v1\nkind: Namespace\nmetadata: {name: n}\n',
+      'apiVersion: example.com/v1\nkind: Namespace\nmetadata: {name: nn}\n',
       {},
-      'Namespace/team-a/n',
+      'Namespace/team-a/nn',
     ],
     [
       'unknown kinds are namespaced',
@@ -51,9 +51,9 @@ describe('renderPackage: namespaces', () => {
     ],
     [
       'discovery wins over the built-in table',
-      'apiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n',
+      'apiVersion: v1\nkind: Namespace\nmetadata: {name: nn}\n',
       { isNamespaced: () => true },
-      'Namespace/team-a/n',
+      'Namespace/team-a/nn',
     ],
     [
       'discovery says cluster-scoped',

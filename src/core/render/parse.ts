@@ -5,6 +5,7 @@ import { Reason } from '../../api/reasons.ts';
 import type { Result } from '../failure.ts';
 import { fail, ok } from '../failure.ts';
 import type { SourceFile } from './types.ts';
+import { decodeGoYaml } from './goyaml-decode.ts';
 import { describeYamlError } from './yaml-errors.ts';
 
 /** One non-empty document of a file, as plain JSON data. */
@@ -16,6 +17,8 @@ export interface ParsedDocument {
   line: number;
   /** For a mapping with an `items` list (a List): the line each item starts on, in order. */
   itemLines: number[];
+  /** Keys written twice (kept only with `duplicateKeys: 'lastWins'`; the later value is in `value`). */
+  duplicateKeys: { path: string; key: string; line: number }[];
 }
 
 /** Alias uses allowed per document: real manifests use a handful; billion-laughs needs thousands. */
@@ -67,24 +70,33 @@ export function countDocuments(text: string): number {
 }
 
 const options: ParseOptions & DocumentOptions & SchemaOptions = {
-  uniqueKeys: true,
-  stringKeys: true,
-  // !!binary, !!timestamp, !!set... have no JSON form: left unresolved, they surface as warnings below.
+  // duplicates are found while decoding (goyaml-decode.ts), where tool output may keep the last one
+  uniqueKeys: false,
+  // values are decided by goyaml-decode.ts: the library only parses, so its schema resolves nothing
+  schema: 'failsafe',
   resolveKnownTags: false,
-  // `<<` merge keys are common in hand-written manifests and kubectl accepts them.
-  merge: true,
+  merge: false,
   strict: true,
   // Positions are computed from a LineCounter: pretty errors would quote the source line.
   prettyErrors: false,
   logLevel: 'error',
 };
 
+export interface ParseManifestOptions {
+  /**
+   * `refuse` (files a person wrote): a repeated key fails the file with its line. `lastWins` (what kustomize or
+   * Helm printed): the later value counts, as `helm install` and Flux read it, and the repeat is reported.
+   */
+  duplicateKeys?: 'refuse' | 'lastWins';
+}
+
 /**
- * Parses a multi-document YAML (or JSON) file safely: duplicate keys, unknown tags, alias bombs and
- * non-JSON values fail the whole file. Messages give `file:line:column` (or the document's first line) and
- * the document, never the text.
+ * Parses a multi-document YAML (or JSON) file as kubectl reads it (go-yaml v2 rules, goyaml-decode.ts),
+ * safely: unknown tags, alias bombs and values JSON cannot carry fail the whole file, and so do repeated
+ * keys unless told otherwise. Messages give `file:line:column` (or the document's first line) and the
+ * document, never the text.
  */
-export function parseManifestFile(file: SourceFile): Result<ParsedDocument[]> {
+export function parseManifestFile(file: SourceFile, opts: ParseManifestOptions = {}): Result<ParsedDocument[]> {
   const budget = checkParseBudget([file]);
   if (!budget.ok) return budget;
   const lineCounter = new LineCounter();
@@ -105,25 +117,45 @@ export function parseManifestFile(file: SourceFile): Result<ParsedDocument[]> {
     i++;
     const docLine = lines(document, lineCounter).line;
     const where = `${file.path}:${docLine} (document ${i + 1})`;
-    // Warnings count as errors: the one that matters here is an unresolved (custom) tag, which yaml
-    // would otherwise turn silently into a plain string.
-    const problem = firstByPosition([...document.errors, ...document.warnings]);
-    if (problem) {
-      const { line, col } = lineCounter.linePos(problem.pos[0]);
-      const at = `${file.path}:${line}:${col} (document ${i + 1})`;
-      return renderFailed(`${at}: ${describeYamlError(problem.code)}; fix the YAML`);
+    const index = i + 1;
+    const at = (offset: number) => {
+      const { line, col } = lineCounter.linePos(offset);
+      return `${file.path}:${line}:${col} (document ${index})`;
+    };
+    // tags are judged by the decoder (the failsafe schema knows none of them)
+    const problem = firstByPosition([...document.errors, ...document.warnings.filter(knownToDecoder)]);
+    if (problem) return renderFailed(`${at(problem.pos[0])}: ${describeYamlError(problem.code)}; fix the YAML`);
+    const decoded = decodeGoYaml(document);
+    if (!decoded.ok) {
+      const { message, offset } = decoded.problem;
+      return renderFailed(`${offset === undefined ? where : at(offset)}: ${message}; fix the YAML`);
     }
-    let value: unknown;
-    try {
-      value = document.toJS({ maxAliasCount });
-    } catch (error) {
-      return renderFailed(`${where}: ${thrownProblem(error)}; fix the YAML`);
+    const { value, duplicates } = decoded.value;
+    const first = duplicates[0];
+    if (first && opts.duplicateKeys !== 'lastWins') {
+      return renderFailed(`${at(first.offset)}: ${describeDuplicate(first)}; remove one of them`);
     }
     const notJson = findNonJson(value, '', 0);
     if (notJson) return renderFailed(`${where}: ${notJson}`);
-    if (value !== null && value !== undefined) parsed.push({ index: i + 1, value, ...lines(document, lineCounter) });
+    const duplicateKeys = duplicates.map(({ path, key, offset }) => ({
+      path,
+      key,
+      line: lineCounter.linePos(offset).line,
+    }));
+    if (value !== null && value !== undefined) {
+      parsed.push({ index, value, ...lines(document, lineCounter), duplicateKeys });
+    }
   }
   return ok(parsed);
+}
+
+/** `duplicate mapping key "a" (in metadata.labels)`: key names, never values. */
+export function describeDuplicate({ path, key }: { path: string; key: string }): string {
+  return `duplicate mapping key ${JSON.stringify(key)}${path ? ` (in ${path})` : ''}`;
+}
+
+function knownToDecoder(warning: YAMLError): boolean {
+  return warning.code !== 'TAG_RESOLVE_FAILED';
 }
 
 /** Where a document's object, and each item of its `items` list, start. */

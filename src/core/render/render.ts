@@ -10,7 +10,7 @@ import { normalizeObject } from './normalize.ts';
 import { checkParseBudget, parseManifestFile } from './parse.ts';
 import { scopeResolver } from './scope.ts';
 import { substitutionStep } from './substitute.ts';
-import type { RenderedPackage, RenderOptions, SourceFile, Substitution } from './types.ts';
+import type { DuplicateKeyNote, RenderedPackage, RenderOptions, SourceFile, Substitution } from './types.ts';
 import { describeLocation } from './types.ts';
 
 /**
@@ -45,9 +45,10 @@ export function renderObjects(
     target: options.targetNamespace || undefined,
     fallback: options.defaultNamespace || options.owner.namespace,
   };
-  const rendered = located.map(({ object, where }) => ({
+  const rendered = located.map(({ object, where, duplicateKeys }) => ({
     object: normalizeObject(object, namespaced(groupOf(object.apiVersion), object.kind), policy, options.owner),
     where,
+    duplicateKeys,
   }));
 
   const sources = new Map<string, string>();
@@ -75,7 +76,15 @@ export function renderObjects(
   }
 
   const objects = rendered.map((found) => found.object);
-  return ok({ objects, digest: packageDigest(objects), sources });
+  const duplicateKeys: DuplicateKeyNote[] = rendered.flatMap(({ object, where, duplicateKeys: fields }) =>
+    (fields ?? []).map((field) => ({ ref: refOf(object), field, source: where.path })),
+  );
+  return ok({
+    objects,
+    digest: packageDigest(objects),
+    sources,
+    ...(duplicateKeys.length > 0 ? { duplicateKeys } : {}),
+  });
 }
 
 export function readObjects(files: readonly SourceFile[], substitution?: Substitution): Result<LocatedObject[]> {
@@ -96,6 +105,22 @@ export function readObjects(files: readonly SourceFile[], substitution?: Substit
     }
   }
   return ok(found);
+}
+
+/**
+ * What a Warning event and the plan say about fields a render tool repeated: the object, the field, the file,
+ * and that the last value is the one applied. At most 10 named, then a count.
+ */
+export function duplicateKeysMessage(notes: readonly DuplicateKeyNote[]): string {
+  const named = notes
+    .slice(0, 10)
+    .map((n) => `${describeRef(n.ref)} field ${n.field} (${n.source})`)
+    .join('; ');
+  const more = notes.length > 10 ? `; and ${notes.length - 10} more` : '';
+  return (
+    `the render tool's output repeats a key: ${named}${more}. The last value is applied, as helm install and ` +
+    'Flux apply it; remove the repeat from the template or patch (docs/reasons.md#duplicatekeys)'
+  );
 }
 
 /** Sorted by identity first, so moving an object to another file does not change the digest. */

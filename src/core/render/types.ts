@@ -1,4 +1,4 @@
-import type { KubeObject } from '../object.ts';
+import type { KubeObject, ObjectRef } from '../object.ts';
 import type { Owner } from '../plan/ownership.ts';
 
 /** One manifest file as the source adapter read it: .yaml, .yml or .json, size already checked. */
@@ -46,6 +46,18 @@ export interface RenderedPackage {
    * document or List item starts on), the file alone for a built package (kustomize and helm say no line).
    */
   sources: Map<string, string>;
+  /**
+   * Fields a render tool wrote twice in an object (kustomize, helm); the last value is the one applied, as
+   * `helm install` and Flux apply it (docs/adr/0034). Said once as a Warning event and in the plan.
+   */
+  duplicateKeys?: DuplicateKeyNote[];
+}
+
+/** One field a render tool's output repeated: which object (as applied), which field, which file made it. */
+export interface DuplicateKeyNote {
+  ref: ObjectRef;
+  field: string;
+  source: string;
 }
 
 /**

@@ -13,6 +13,7 @@ export {
   headOf,
   moveBranch,
   repoDirName,
+  revertCommit,
   setHead,
   tag,
 } from './repo.ts';

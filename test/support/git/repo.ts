@@ -123,6 +123,24 @@ export function deletePath(repo: TestRepo, branch: string, path: string): Promis
   return commitFiles(repo, branch, { [path]: null }, `delete ${path}`);
 }
 
+/**
+ * `git revert` of `sha` on `branch`, as a user rolls back: in a scratch clone (revert needs a work tree), pushed
+ * back to the bare repository. Returns the new commit's sha.
+ */
+export async function revertCommit(repo: TestRepo, branch: string, sha: string): Promise<string> {
+  const scratch = await mkdtemp(join(tmpdir(), 'psync-git-revert-'));
+  try {
+    await git(['clone', '--quiet', '--branch', branch, repo.dir, scratch]);
+    await git(['revert', '--no-edit', sha], { cwd: scratch });
+    await git(['push', '--quiet', 'origin', branch], { cwd: scratch });
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+  const head = await headOf(repo, branch);
+  if (!head) throw new Error(`revert on ${branch} in ${repo.name} produced no head`);
+  return head;
+}
+
 /** Points `branch` at `sha` (force, like a rewritten history). */
 export async function moveBranch(repo: TestRepo, branch: string, sha: string): Promise<void> {
   await git(['update-ref', `refs/heads/${branch}`, sha], { cwd: repo.dir });

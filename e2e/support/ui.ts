@@ -1,0 +1,136 @@
+/**
+ * What the web UI's browser tests need: PackageSyncs in a chosen state (created as objects, their status written
+ * through the status subresource, as a controller would), ServiceAccounts with a Role and a kubeconfig holding
+ * only their token, a UI server on loopback, and Debian's chromium driven by playwright-core.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { stringify } from 'yaml';
+import { packageSyncCollectionPath } from '../../src/adapters/kube/packagesyncs.ts';
+import type { Condition, PackageSync } from '../../src/api/packagesync.ts';
+import { connect, type Cluster } from '../../src/cli/cluster.ts';
+import { UI_ASSETS_DIR } from '../../src/cli/ui/command.ts';
+import { startUiServer, type UiServer } from '../../src/cli/ui/server.ts';
+import { buildUi } from '../../hack/build-ui.ts';
+import { kube } from './cluster.ts';
+import { suiteCluster } from './deploy-rbac.ts';
+
+export const CHROMIUM = '/usr/bin/chromium';
+
+export function launchChromium(): Promise<Browser> {
+  // the tests run as root in a container: chromium's sandbox needs user namespaces it may not have
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+}
+
+let built: Promise<void> | undefined;
+/** The bundle `npm run build:ui` makes, built once per run (esbuild: well under a second). */
+export function ensureUiBuilt(): Promise<void> {
+  built ??= buildUi(UI_ASSETS_DIR);
+  return built;
+}
+
+export const condition = (type: string, status: Condition['status'], reason: string, message = ''): Condition => ({
+  type,
+  status,
+  reason,
+  message,
+  lastTransitionTime: new Date().toISOString(),
+  observedGeneration: 1,
+});
+
+export interface Fixture {
+  name: string;
+  suspend?: boolean;
+  url?: string;
+  conditions: Condition[];
+  status?: Partial<NonNullable<PackageSync['status']>>;
+}
+
+/** Creates the PackageSync and writes its status (observedGeneration 1: the current generation). */
+export async function createWithStatus(namespace: string, f: Fixture): Promise<void> {
+  const client = await kube();
+  await client.request('POST', packageSyncCollectionPath(namespace), {
+    body: {
+      apiVersion: 'packagesync.io/v1alpha1',
+      kind: 'PackageSync',
+      metadata: { name: f.name, namespace },
+      spec: { source: { url: f.url ?? `https://git.example.com/${f.name}.git` }, suspend: f.suspend ?? false },
+    },
+  });
+  await writeStatus(namespace, f.name, { observedGeneration: 1, conditions: f.conditions, ...f.status });
+}
+
+export async function writeStatus(namespace: string, name: string, status: object): Promise<void> {
+  const client = await kube();
+  await client.request('PATCH', `${packageSyncCollectionPath(namespace)}/${name}/status`, {
+    contentType: 'application/merge-patch+json',
+    body: { status },
+  });
+}
+
+/**
+ * A ServiceAccount `name` in `namespace` with a Role over PackageSyncs allowing `verbs` (and creating events),
+ * and a kubeconfig at `dir`/<name>.kubeconfig holding only its token: a user as the API server sees one.
+ */
+export async function serviceAccountUser(namespace: string, name: string, verbs: string[], dir: string) {
+  const client = await kube();
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  await client.request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, {
+    body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } },
+  });
+  await client.request('POST', `${rbac}/namespaces/${namespace}/roles`, {
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name },
+      rules: [
+        { apiGroups: ['packagesync.io'], resources: ['packagesyncs'], verbs },
+        { apiGroups: [''], resources: ['events'], verbs: ['list', 'create', 'patch'] },
+      ],
+    },
+  });
+  await client.request('POST', `${rbac}/namespaces/${namespace}/rolebindings`, {
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace }],
+    },
+  });
+  const review = await client.request<{ status: { token: string } }>(
+    'POST',
+    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+    { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } } },
+  );
+  const cluster = await suiteCluster();
+  const path = join(dir, `${name}.kubeconfig`);
+  await writeFile(
+    path,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [cluster],
+      users: [{ name, user: { token: review.status.token } }],
+      contexts: [{ name, context: { cluster: cluster.name, user: name, namespace } }],
+      'current-context': name,
+    }),
+    { mode: 0o600 },
+  );
+  return path;
+}
+
+/** A UI server on 127.0.0.1 acting as `kubeconfig`; closes its connection pool with it. */
+export async function uiServer(kubeconfig: string, namespace?: string): Promise<UiServer> {
+  await ensureUiBuilt();
+  const cluster: Cluster = await connect(kubeconfig);
+  const server = await startUiServer({ cluster, address: '127.0.0.1', port: 0, namespace, assetsDir: UI_ASSETS_DIR });
+  return {
+    url: server.url,
+    close: async () => {
+      await server.close();
+      await cluster.close();
+    },
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * The UI's actions, done exactly as the CLI's `reconcile`, `suspend` and `resume` do them (the annotation, spec.suspend)
+ * and with the user's own credentials, so the API server decides; each one done is recorded as an Event on the
+ * PackageSync naming the user. A refusal carries the API server's own message.
+ */
+import { RECONCILE_REQUESTED_AT, type PackageSync } from '../../api/packagesync.ts';
+import { KubeApiError } from '../../adapters/kube/client.ts';
+import { packageSyncCollectionPath, type PackageSyncs } from '../../adapters/kube/packagesyncs.ts';
+import type { Cluster } from '../cluster.ts';
+import type { Action, ActionResult } from './api-types.ts';
+
+const PATCHES: Record<Action, (at: string) => object> = {
+  reconcile: (at) => ({ metadata: { annotations: { [RECONCILE_REQUESTED_AT]: at } } }),
+  suspend: () => ({ spec: { suspend: true } }),
+  // resumed and requested in one patch, as `packagesync resume`: the first reconcile after resuming is the requested one
+  resume: (at) => ({ metadata: { annotations: { [RECONCILE_REQUESTED_AT]: at } }, spec: { suspend: false } }),
+};
+
+const DONE: Record<Action, string> = {
+  reconcile: 'reconcile requested',
+  suspend: 'suspended',
+  resume: 'resumed',
+};
+
+const EVENT_REASON: Record<Action, string> = {
+  reconcile: 'ReconcileRequested',
+  suspend: 'Suspended',
+  resume: 'Resumed',
+};
+
+/** Who the kubeconfig authenticates as (a SelfSubjectReview), for the events; `unknown user` if the server won't say. */
+export async function whoAmI(cluster: Cluster): Promise<string> {
+  try {
+    const review = await cluster.client.request<{ status?: { userInfo?: { username?: string } } }>(
+      'POST',
+      '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+      { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } },
+    );
+    return review.status?.userInfo?.username || 'unknown user';
+  } catch {
+    return 'unknown user';
+  }
+}
+
+export async function performAction(
+  cluster: Cluster,
+  /** Writes the events, as component packagesync-ui. */
+  recorder: PackageSyncs,
+  user: string,
+  namespace: string,
+  name: string,
+  action: Action,
+): Promise<{ status: number; result: ActionResult }> {
+  const path = `${packageSyncCollectionPath(namespace)}/${encodeURIComponent(name)}`;
+  let patched: PackageSync;
+  try {
+    if (action === 'reconcile') {
+      // as `packagesync reconcile`: a request no controller will take up while suspended is refused, not left waiting
+      const current = await cluster.client.request<PackageSync>('GET', path);
+      if (current.spec.suspend)
+        return {
+          status: 409,
+          result: { ok: false, message: `PackageSync ${namespace}/${name} is suspended: resume it` },
+        };
+    }
+    patched = await cluster.client.request<PackageSync>('PATCH', path, {
+      contentType: 'application/merge-patch+json',
+      body: PATCHES[action](new Date().toISOString()),
+    });
+  } catch (e) {
+    if (e instanceof KubeApiError)
+      return { status: e.status, result: { ok: false, message: `${e.reason}: ${e.message}` } };
+    throw e;
+  }
+  const message = `${DONE[action]} by ${user} in packagesync ui`;
+  // best effort (the user may not create events): the change itself is what counts
+  await recorder.event(patched, 'Normal', EVENT_REASON[action], message);
+  return { status: 200, result: { ok: true, message: `PackageSync ${namespace}/${name} ${DONE[action]}` } };
+}

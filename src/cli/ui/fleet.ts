@@ -1,0 +1,83 @@
+/**
+ * The fleet page's rows from PackageSyncs as the shared watch holds them: one state each, counts, filter, sort
+ * and paging, all on the server (the browser gets one page, however large the fleet). Pure.
+ */
+import type { PackageSync } from '../../api/packagesync.ts';
+import { conditionOf } from '../../core/status.ts';
+import { FLEET_STATES, type FleetPage, type FleetQuery, type FleetRow, type FleetState } from './api-types.ts';
+
+/**
+ * One state per PackageSync, the most telling first: suspended (nothing happens), then Ready=True, then the
+ * kstatus abnormal-true conditions (Stalled: stuck until something changes; Reconciling: work under way),
+ * then Ready=False (Failed, will be retried). Not yet seen by a controller counts as Reconciling.
+ */
+export function fleetState(ps: PackageSync): FleetState {
+  if (ps.spec?.suspend) return 'Suspended';
+  const ready = conditionOf(ps.status, 'Ready');
+  if (ready?.status === 'True' && ps.status?.observedGeneration === ps.metadata.generation) return 'Ready';
+  if (conditionOf(ps.status, 'Stalled')?.status === 'True') return 'Stalled';
+  if (conditionOf(ps.status, 'Reconciling')?.status === 'True') return 'Reconciling';
+  if (ready?.status === 'False') return 'Failed';
+  return 'Reconciling';
+}
+
+export function fleetRow(ps: PackageSync): FleetRow {
+  const ready = conditionOf(ps.status, 'Ready');
+  return {
+    namespace: ps.metadata.namespace,
+    name: ps.metadata.name,
+    state: fleetState(ps),
+    reason: ready?.reason ?? 'NotObserved',
+    message: ready?.message ?? 'the controller has not reconciled it yet',
+    revision: ps.status?.lastAppliedRevision,
+    objects: ps.status?.objects,
+    createdAt: (ps.metadata as { creationTimestamp?: string }).creationTimestamp,
+  };
+}
+
+const STATE_ORDER = new Map(FLEET_STATES.map((s, i) => [s, i]));
+
+const COMPARE: Record<FleetQuery['sort'], (a: FleetRow, b: FleetRow) => number> = {
+  name: (a, b) => a.name.localeCompare(b.name) || a.namespace.localeCompare(b.namespace),
+  namespace: (a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name),
+  state: (a, b) => STATE_ORDER.get(a.state)! - STATE_ORDER.get(b.state)! || COMPARE.namespace(a, b),
+  // newest first reads as "age ascending", as kubectl's AGE column
+  age: (a, b) => (b.createdAt ?? '').localeCompare(a.createdAt ?? '') || COMPARE.namespace(a, b),
+};
+
+/**
+ * One page of the fleet for `query`. The counts are of the namespace chosen (all when none), before the state and text
+ * filters, so the state buttons always say what each would show; the namespaces are of everything listed.
+ */
+export function fleetPage(all: Iterable<PackageSync>, query: FleetQuery): Omit<FleetPage, 'refused'> {
+  const counts = Object.fromEntries(FLEET_STATES.map((s) => [s, 0])) as Record<FleetState, number>;
+  const namespaces = new Set<string>();
+  const text = query.q?.trim().toLowerCase();
+  const rows: FleetRow[] = [];
+  for (const ps of all) {
+    const row = fleetRow(ps);
+    namespaces.add(row.namespace);
+    if (query.namespace && row.namespace !== query.namespace) continue;
+    counts[row.state]++;
+    if (query.state && row.state !== query.state) continue;
+    if (text && !matches(row, ps, text)) continue;
+    rows.push(row);
+  }
+  rows.sort(COMPARE[query.sort]);
+  if (query.desc === '1') rows.reverse();
+  const start = (query.page - 1) * query.pageSize;
+  return {
+    items: rows.slice(start, start + query.pageSize),
+    total: rows.length,
+    page: query.page,
+    pageSize: query.pageSize,
+    counts,
+    namespaces: [...namespaces].sort(),
+  };
+}
+
+function matches(row: FleetRow, ps: PackageSync, text: string): boolean {
+  return [`${row.namespace}/${row.name}`, row.reason, row.message, ps.spec?.source?.url ?? '', row.revision ?? ''].some(
+    (field) => field.toLowerCase().includes(text),
+  );
+}
