@@ -19,6 +19,9 @@
  *   --idle <seconds>        how long the largest PackageSync fleet idles before its CPU and requests are read (60)
  *   --skip-restart          do not SIGKILL and restart the controller after the largest fleet
  *   --flux-fleet 1000       the fleet sizes Flux runs at (default: every one)
+ *   --quiet-wait 300        with Flux: wait up to this long before each fleet run for the 1-minute load average
+ *                           to fall to 1.5 (every row records the load it started at; above it is marked)
+ *   --require-quiet         with Flux: stop instead of measuring on a busy machine
  *   --render-only           rewrite the report from the last results (bench/.work/results-latest.json)
  *   --fleet-floor           the API server's floor (lib/fleet-floor.ts) at every PackageSync fleet size; by default
  *                           only at the largest, when it is 1,000 or more and PackageSync runs (make bench: once, at
@@ -46,6 +49,7 @@ import { runLatency, type LatencyResult } from './lib/latency.ts';
 import { findControlPlane, waitControlPlaneSettled } from './lib/control-plane.ts';
 import { runFleetFloor, type FleetFloorResult } from './lib/fleet-floor.ts';
 import { renderResults, type Results } from './lib/report.ts';
+import { QUIET_LOAD, refusal, waitQuiet, type LoadBeforeRun } from './lib/machine-load.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -72,6 +76,10 @@ const { values: args } = parseArgs({
     idle: { type: 'string' },
     'flux-fleet': { type: 'string' },
     'skip-restart': { type: 'boolean', default: false },
+    // issue 27: a Flux comparison waits this long for the 1-minute load average to fall to 1.5; still above,
+    // its rows are marked, or with --require-quiet the run stops
+    'quiet-wait': { type: 'string', default: '300' },
+    'require-quiet': { type: 'boolean', default: false },
     // the fleet's spec.interval (issue 18 measures 10m), and how long the largest fleet rests after Ready before its
     // at-rest window: one interval (plus jitter) puts every unit's first periodic check behind it (ADR 0031)
     'fleet-interval': { type: 'string', default: '10m' },
@@ -173,6 +181,10 @@ async function main(): Promise<void> {
       ? `--concurrent=${ctx.concurrency} --requeue-dependency=5s --kube-api-qps=500 --kube-api-burst=1000 (Flux’s vertical-scaling guide); one GitRepository for the whole fleet`
       : 'not run',
     'Flux time cap': fluxCap ? `${fluxCap} s: a capped Flux time is a lower bound` : 'none',
+    'quiet machine': flux
+      ? `before each fleet run: up to ${args['quiet-wait']} s for the 1-minute load average to fall to ${QUIET_LOAD}; ` +
+        (args['require-quiet'] ? 'still above: the run stops' : 'still above: the row is marked')
+      : 'load recorded beside each row',
     cluster: args.kubeconfig ? args.kubeconfig : 'bench control plane (bench/.work/cluster, own ports)',
   };
   const latestPath = resolve(workDir, 'results-latest.json');
@@ -203,6 +215,15 @@ async function main(): Promise<void> {
     if (!args.kubeconfig) writeFileSync(latestPath, JSON.stringify(results, null, 2));
     writeFileSync(args.out, renderResults(results));
   };
+  // every fleet row says the load it started at; a comparison with Flux first waits for a quiet machine
+  const beforeRun = async (what: string): Promise<LoadBeforeRun> => {
+    const load = await waitQuiet({ maxWaitSeconds: flux ? Number(args['quiet-wait']) : 0 });
+    const refused = refusal(what, load, flux !== undefined && args['require-quiet']);
+    if (refused) throw new Error(refused);
+    if (flux && !load.quiet)
+      log(`  ${what}: load average ${load.loadAverage1m.toFixed(2)} > ${QUIET_LOAD} after waiting: the row is marked`);
+    return load;
+  };
   try {
     if (only.has('fleet')) {
       const largest = Math.max(...fleetSizes);
@@ -230,14 +251,19 @@ async function main(): Promise<void> {
           log(`fleet ${n}: PackageSync`);
           // the largest fleet also idles (CPU, requests) and survives a SIGKILL (issue 18.2)
           const last = n === largest;
-          fleet.push(await runFleetPackageSync(ctx, n, last ? idle : 0, 'plain', last && !args['skip-restart']));
+          const load = await beforeRun(`fleet ${n}: PackageSync`);
+          fleet.push({
+            ...(await runFleetPackageSync(ctx, n, last ? idle : 0, 'plain', last && !args['skip-restart'])),
+            load,
+          });
           log(`  ${fleet.at(-1)!.seconds.toFixed(1)} s, peak ${fleet.at(-1)!.peakMiB.toFixed(0)} MiB`);
           publish();
         }
         if (flux && (!fluxFleet || fluxFleet.includes(n))) {
           await settle();
           log(`fleet ${n}: Flux`);
-          fleet.push(await runFleetFlux(ctx, n, n === largest ? idle : 0, fluxCap));
+          const load = await beforeRun(`fleet ${n}: Flux`);
+          fleet.push({ ...(await runFleetFlux(ctx, n, n === largest ? idle : 0, fluxCap)), load });
           log(`  ${fleet.at(-1)!.seconds.toFixed(1)} s, peak ${fleet.at(-1)!.peakMiB.toFixed(0)} MiB`);
           publish();
         }
@@ -247,14 +273,16 @@ async function main(): Promise<void> {
       for (const n of kfleetSizes) {
         if (tools.has('packagesync')) {
           log(`kustomize fleet ${n}: PackageSync`);
-          kfleet.push(await runFleetPackageSync(ctx, n, 0, 'kustomize'));
+          const load = await beforeRun(`kustomize fleet ${n}: PackageSync`);
+          kfleet.push({ ...(await runFleetPackageSync(ctx, n, 0, 'kustomize')), load });
           const k = kfleet.at(-1)!;
           log(`  ${k.seconds.toFixed(1)} s; requested resync ${k.render?.resyncSeconds.toFixed(1)} s`);
           publish();
         }
         if (flux) {
           log(`kustomize fleet ${n}: Flux`);
-          kfleet.push(await runFleetFlux(ctx, n, 0, fluxCap, 'kustomize'));
+          const load = await beforeRun(`kustomize fleet ${n}: Flux`);
+          kfleet.push({ ...(await runFleetFlux(ctx, n, 0, fluxCap, 'kustomize')), load });
           const k = kfleet.at(-1)!;
           log(`  ${k.seconds.toFixed(1)} s; requested resync ${k.render ? k.render.resyncSeconds.toFixed(1) : '—'} s`);
           publish();

@@ -42,6 +42,7 @@ import { cpuWindow, type ControlPlaneCpu, type ControlPlanePids } from './contro
 import { cpus } from 'node:os';
 import { cpuSeconds, measureIdle, measureRestart, type IdleFigures, type RestartFigures } from './steady.ts';
 import { RECONCILE_REQUESTED_AT } from '../../src/api/packagesync.ts';
+import type { LoadBeforeRun } from './machine-load.ts';
 
 export interface BenchContext {
   kubeconfig: string;
@@ -91,6 +92,8 @@ export interface FleetResult {
   render?: RenderFigures;
   /** kube-apiserver, kube-controller-manager, etcd and kwok CPU over creation → all Ready (absent in older results). */
   controlPlane?: ControlPlaneCpu;
+  /** The machine's 1-minute load average when the run started (machine-load.ts; absent in older results). */
+  load?: LoadBeforeRun;
 }
 
 export type FleetShape = 'plain' | 'kustomize';

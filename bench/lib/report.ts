@@ -6,6 +6,7 @@ import type { LatencyResult } from './latency.ts';
 import { renderScale, scaleTargets } from './report-scale.ts';
 import { renderWall } from './report-wall.ts';
 import type { FleetFloorResult } from './fleet-floor.ts';
+import { loadCell, QUIET_LOAD } from './machine-load.ts';
 
 export interface Results {
   date: string;
@@ -51,9 +52,9 @@ function renderKustomizeFleet(rows: FleetResult[], line: (s?: string) => void): 
   line('metric: its whole reconcile time (controller_runtime_reconcile_time_seconds) is shown instead.');
   line();
   line(
-    '| N | tool | time to all Ready (s) | peak RSS (MiB) | kustomize runs (cold) | render per run (ms) | requested resync (s) | reconciles | per reconcile (ms) | kustomize runs / cache hits (resync) | writes (resync) |',
+    '| N | tool | time to all Ready (s) | peak RSS (MiB) | kustomize runs (cold) | render per run (ms) | requested resync (s) | reconciles | per reconcile (ms) | kustomize runs / cache hits (resync) | writes (resync) | load before (1 min) |',
   );
-  line('|---|---|---|---|---|---|---|---|---|---|---|');
+  line('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const x of rows) {
     const r = x.render;
     const cold =
@@ -65,7 +66,7 @@ function renderKustomizeFleet(rows: FleetResult[], line: (s?: string) => void): 
           r.resyncToolRuns !== undefined ? `${r.resyncToolRuns} / ${r.resyncCacheHits}` : `${r.resyncReconciles} / 0`
         } | ${r.resyncWrites}`
       : 'not measured (capped) | — | — | — | —';
-    line(`| ${x.n} | ${x.tool} | ${secs(x)} | ${f1(x.peakMiB)} | ${cold} | ${resync} |`);
+    line(`| ${x.n} | ${x.tool} | ${secs(x)} | ${f1(x.peakMiB)} | ${cold} | ${resync} | ${loadCell(x.load)} |`);
   }
   line();
 }
@@ -109,17 +110,20 @@ export function renderResults(r: Results): string {
   line('`apiserver_request_total` delta by verb over the window, minus the harness’s own (creates, one LIST);');
   line('it includes what kube-controller-manager, the scheduler and kwok do in reaction (ReplicaSets, Endpoints…).');
   line('"client" is the controller’s own count (packagesync_api_requests_total; Flux: rest_client_requests_total).');
+  line(
+    `Load before: the machine’s 1-minute load average when the run started (marked above ${QUIET_LOAD}: not quiet).`,
+  );
   line();
   line(
-    '| N | tool | time (s) | units/s | peak RSS (MiB) | API server requests | by verb | controller’s own requests |',
+    '| N | tool | time (s) | units/s | peak RSS (MiB) | API server requests | by verb | controller’s own requests | load before (1 min) |',
   );
-  line('|---|---|---|---|---|---|---|---|');
+  line('|---|---|---|---|---|---|---|---|---|');
   for (const x of r.fleet) {
     const per = Object.entries(x.perProcessPeakMiB)
       .map(([k, v]) => `${k} ${f1(v)}`)
       .join(' + ');
     line(
-      `| ${x.n} | ${x.tool} | ${secs(x)} | ${x.readyAtCap !== undefined ? `< ${f1(x.n / x.seconds)}` : f1(x.n / x.seconds)} | ${f1(x.peakMiB)}${x.tool === 'Flux' ? ` (${per})` : ''} | ${total(x.apiserver)} | ${verbs(x.apiserver)} | ${total(x.client)} (${verbs(x.client)}) |`,
+      `| ${x.n} | ${x.tool} | ${secs(x)} | ${x.readyAtCap !== undefined ? `< ${f1(x.n / x.seconds)}` : f1(x.n / x.seconds)} | ${f1(x.peakMiB)}${x.tool === 'Flux' ? ` (${per})` : ''} | ${total(x.apiserver)} | ${verbs(x.apiserver)} | ${total(x.client)} (${verbs(x.client)}) | ${loadCell(x.load)} |`,
     );
   }
   line();

@@ -15,7 +15,7 @@ import { OwnWrites } from '../adapters/kube/own-writes.ts';
 import { DriftWatch } from './drift-watch.ts';
 import { SettledCheckpoints } from '../engine/settled-checkpoints.ts';
 import { createGitSource } from '../adapters/git/source-port.ts';
-import { createRenderer } from '../adapters/render/build.ts';
+import { createRenderer, type Renderer } from '../adapters/render/build.ts';
 import { configureRenderSandbox, describeSandbox, probeRenderSandbox } from '../adapters/render/sandbox.ts';
 import { durationMs, RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
 import { leaderElectionId, type ControllerConfig } from '../config/controller-config.ts';
@@ -27,6 +27,20 @@ import { webhookRoutes } from '../server/webhook.ts';
 import { LeaderElector, leaderIdentity } from './leader-election.ts';
 import { Manager } from './manager.ts';
 import { errorText } from '../core/failure.ts';
+
+/** The controller's renderer, as its flags configure it. */
+export function controllerRenderer(config: ControllerConfig): Renderer {
+  return createRenderer({
+    kustomizePath: config.kustomizePath,
+    helmPath: config.helmPath,
+    limits: {
+      timeoutMs: durationMs(config.renderTimeout),
+      maxOutputBytes: config.renderMaxOutputBytes,
+      maxFiles: config.maxFiles,
+    },
+    cacheEntries: config.renderCacheEntries,
+  });
+}
 
 export async function runController(config: ControllerConfig): Promise<void> {
   const log = createLogger(config.logLevel);
@@ -49,16 +63,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
   metrics.observeSandbox(sandbox);
   if (sandbox.landlock === 'enforced') log.info({ landlockAbi: sandbox.abi }, describeSandbox(sandbox));
   else log.warn({ landlock: sandbox.landlock, landlockAbi: sandbox.abi }, describeSandbox(sandbox));
-  const renderer = createRenderer({
-    kustomizePath: config.kustomizePath,
-    helmPath: config.helmPath,
-    limits: {
-      timeoutMs: durationMs(config.renderTimeout),
-      maxOutputBytes: config.renderMaxOutputBytes,
-      maxFiles: config.maxFiles,
-    },
-    cacheEntries: config.renderCacheEntries,
-  });
+  const renderer = controllerRenderer(config);
   metrics.observeRenderer(() => renderer.stats());
   const objects = new Objects(client, discovery);
   const ownWrites = new OwnWrites();

@@ -2,7 +2,7 @@
 // the output (spec fields, valuesFrom contents, capabilities, the commit) runs it again; the cache is bounded.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createRenderer, type BuildRequest } from '../../src/adapters/render/build.ts';
+import { cacheKey, createRenderer, type BuildRequest } from '../../src/adapters/render/build.ts';
 import { defaultToolPaths } from '../../src/config/tool-paths.ts';
 
 const testdata = join(import.meta.dirname, 'testdata');
@@ -63,5 +63,17 @@ describe('render cache', () => {
     await one.build(kustomize({ commit: 'b'.repeat(40) }));
     await one.build(kustomize()); // evicted by the second
     expect(one.stats()).toMatchObject({ toolRuns: 3, cacheHits: 0 });
+  });
+});
+
+describe('render cache key', () => {
+  const config = { kustomizePath: '/usr/local/bin/kustomize', helmPath: '/usr/local/bin/helm', limits };
+  it("names the tools' own versions: the same binary path at another version is another build", () => {
+    const key = (versions: Record<string, string>) => cacheKey('kustomize', kustomize(), config, versions);
+    expect(key({ kustomize: 'v5.8.2' })).toBe(key({ kustomize: 'v5.8.2' }));
+    expect(key({ kustomize: 'v5.8.2' })).not.toBe(key({ kustomize: 'v5.8.3' }));
+    expect(key({ kustomize: 'v5.8.2' })).not.toBe(key({ kustomize: 'v5.8.2', sops: '3.13.3' }));
+    const helmKey = (v: string) => cacheKey('helm', helm(), config, { helm: v });
+    expect(helmKey('v4.3.1+g1')).not.toBe(helmKey('v4.3.2+g2'));
   });
 });

@@ -16,6 +16,7 @@ import { realpathInside } from '../git/read-package.ts';
 import { helmTemplate, type HelmCapabilities } from './helm.ts';
 import { findKustomization } from './kustomize-check.ts';
 import { kustomizeBuild } from './kustomize.ts';
+import { runTool } from './run-tool.ts';
 import type { SourceDecryption } from './decrypt-sources.ts';
 import type { ToolLimits } from './tool-failure.ts';
 
@@ -26,7 +27,7 @@ import type { ToolLimits } from './tool-failure.ts';
  * substitution, commonMetadata, namespaces and owner labels come after, pure, in core/render).
  *
  * Tool builds are cached by every input (commit, path, spec fields, valuesFrom contents, capabilities,
- * tool versions): a no-op resync runs no subprocess. `stats()` counts runs and hits.
+ * the tools' own versions, asked once per binary): a no-op resync runs no build. `stats()` counts runs and hits.
  */
 
 export type BuildTool = 'plain' | 'kustomize' | 'helm';
@@ -115,6 +116,37 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
   const cache = new Map<string, { stdout: string; bytes: number }>();
   let cachedBytes = 0;
   const counters: RenderStats = { toolRuns: 0, toolSeconds: 0, cacheHits: 0 };
+  const versions = new Map<string, Promise<string>>();
+
+  /**
+   * What a binary says its version is, asked once: the image replaces /usr/local/bin/kustomize in place, so
+   * its path alone does not name the build.
+   */
+  function versionOf(bin: string, args: string[]): Promise<string> {
+    let answer = versions.get(bin);
+    if (answer === undefined) {
+      answer = (async () => {
+        // asked a few times, then kept whatever the answer: a key that changed with a flaky answer would miss
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const r = await runTool({ bin, args, cwd: '', timeoutMs: 10_000, maxOutputBytes: 4096, hidePaths: [] });
+          if (r.ok) return r.stdout.trim();
+        }
+        return 'unknown';
+      })();
+      versions.set(bin, answer);
+    }
+    return answer;
+  }
+
+  async function toolVersions(tool: BuildTool, req: BuildRequest): Promise<Record<string, string>> {
+    if (tool === 'helm') return { helm: await versionOf(config.helmPath, ['version', '--short']) };
+    return {
+      kustomize: await versionOf(config.kustomizePath, ['version']),
+      ...(req.decrypt
+        ? { sops: await versionOf(req.decrypt.decryptor.bin, ['--version', '--disable-version-check']) }
+        : {}),
+    };
+  }
 
   async function toolFor(checkoutRoot: string, packagePath: string, spec: Pick<Spec, 'helm'>): Promise<BuildTool> {
     const dir = packagePath === '.' ? checkoutRoot : join(checkoutRoot, packagePath);
@@ -155,7 +187,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
       if (!objects.ok) return objects;
       return ok({ tool, objects: objects.value, what: plainPackage(req.files.length) });
     }
-    const key = req.commit === undefined ? undefined : cacheKey(tool, req, config);
+    const key = req.commit === undefined ? undefined : cacheKey(tool, req, config, await toolVersions(tool, req));
     const hit = key === undefined ? undefined : cache.get(key);
     let stdout: string;
     let decryptedSources: Built['decryptedSources'];
@@ -218,7 +250,12 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
  * Every input of a tool build. valuesFrom contents enter only as a digest of the whole key: the key is
  * never logged, and holds no value in clear.
  */
-function cacheKey(tool: BuildTool, req: BuildRequest, config: RenderToolsConfig): string {
+export function cacheKey(
+  tool: BuildTool,
+  req: BuildRequest,
+  config: RenderToolsConfig,
+  versions: Record<string, string>,
+): string {
   const input = {
     tool,
     commit: req.commit,
@@ -236,8 +273,9 @@ function cacheKey(tool: BuildTool, req: BuildRequest, config: RenderToolsConfig)
         : null,
     // without decryption kustomize reads encrypted sources as committed: another output
     decrypt: tool === 'kustomize' && req.decrypt !== undefined,
-    // a rebuilt binary at another path (a new version) is another input
+    // another binary, or another version of it, is another input
     bin: tool === 'kustomize' ? config.kustomizePath : config.helmPath,
+    versions,
     limits: config.limits,
   };
   return createHash('sha256').update(canonicalJson(input)).digest('hex');

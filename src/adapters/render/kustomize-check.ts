@@ -73,6 +73,11 @@ export interface SourceCandidate {
 export interface KustomizationTree {
   dirs: string[];
   sources: SourceCandidate[];
+  /**
+   * What a build reads: every kustomization file, and every path a kustomization names, joined to its
+   * directory as kustomize joins it (lexically). Absolute; the scratch view holds these and nothing else.
+   */
+  reached: string[];
 }
 
 /**
@@ -85,7 +90,7 @@ export async function checkKustomizationTree(
   /** The package's kustomization as the build will see it (spec.kustomize applied), instead of the file. */
   override?: { file: string; text: string },
 ): Promise<Result<KustomizationTree>> {
-  const tree: KustomizationTree = { dirs: [], sources: [] };
+  const tree: KustomizationTree = { dirs: [], sources: [], reached: [] };
   const queue: string[] = [packageDir];
   const seen = new Set<string>();
   while (queue.length > 0) {
@@ -117,8 +122,11 @@ export async function checkKustomizationTree(
         `${repoPath(root, file)} is a symlink that resolves outside the repository; kustomize would read it — commit the kustomization itself`,
         { terminal: true },
       );
+    // every name present: kustomize refuses a directory holding more than one, and must still see them all
+    for (const other of KUSTOMIZATION_FILES)
+      if (other === name || (await stat(join(dir, other)).catch(() => undefined))) tree.reached.push(join(dir, other));
     const text = override && override.file === file ? override.text : await readFile(file, 'utf8');
-    const checked = await checkKustomization(root, dir, repoPath(root, file), text, tree.sources);
+    const checked = await checkKustomization(root, dir, repoPath(root, file), text, tree);
     if (!checked.ok) return checked;
     queue.push(...checked.value);
   }
@@ -134,7 +142,7 @@ async function checkKustomization(
   dir: string,
   shown: string,
   text: string,
-  sources: SourceCandidate[],
+  { sources, reached }: Pick<KustomizationTree, 'sources' | 'reached'>,
 ): Promise<Result<string[]>> {
   const read = readKustomizationYaml(shown, text);
   if (!read.ok) return read;
@@ -186,6 +194,8 @@ async function checkKustomization(
       );
     }
     const info = await stat(real);
+    // an absolute path (inside the checkout, as checked) is read where it is; the view needs no copy
+    if (!posix.isAbsolute(value)) reached.push(join(dir, value));
     return ok({ real, isDir: info.isDirectory() });
   };
 
@@ -237,6 +247,8 @@ async function checkKustomization(
       if (typeof value === 'string' && value.includes('\n')) {
         const refused = refusePlugin(shown, field, 'inline config', value);
         if (refused) return refused;
+        const named = await pluginFiles(`${field} inline config`, value);
+        if (!named.ok) return named;
         continue;
       }
       const found = await local(field, value, false);
@@ -246,11 +258,23 @@ async function checkKustomization(
         dirs.push(found.value.real);
         continue;
       }
-      const refused = refusePlugin(shown, field, JSON.stringify(value), await readFile(found.value.real, 'utf8'));
+      const config = await readFile(found.value.real, 'utf8');
+      const refused = refusePlugin(shown, field, JSON.stringify(value), config);
       if (refused) return refused;
+      const named = await pluginFiles(`${field} entry ${JSON.stringify(value)}`, config);
+      if (!named.ok) return named;
     }
   }
   return ok(dirs);
+
+  /** The files a builtin generator or transformer config names: read by kustomize from this directory. */
+  async function pluginFiles(entry: string, config: string): Promise<Result<void>> {
+    for (const path of pluginConfigPaths(config)) {
+      const found = await local(`${entry}: file`, path, false);
+      if (!found.ok) return found;
+    }
+    return ok(undefined);
+  }
 }
 
 /** A plugin config that would run a program, or a kind kustomize does not build in: refused. */
@@ -276,6 +300,25 @@ function refusePlugin(shown: string, field: string, entry: string, text: string)
     }
   }
   return undefined;
+}
+
+/**
+ * Paths a builtin plugin config names (ConfigMapGenerator/SecretGenerator files, envs, env; the patch
+ * transformers' path and paths; ReplacementTransformer's replacements[].path). Called after refusePlugin,
+ * so the configs parse.
+ */
+function pluginConfigPaths(text: string): string[] {
+  const paths: unknown[] = [];
+  for (const part of text.split(/^---\s*$/m)) {
+    const read = readKustomizationYaml('', part);
+    const config = read.ok ? read.value : undefined;
+    if (!isRecord(config)) continue;
+    for (const f of list(config.files))
+      if (typeof f === 'string') paths.push(f.includes('=') ? f.slice(f.indexOf('=') + 1) : f);
+    paths.push(...list(config.envs), config.env, config.path, ...list(config.paths));
+    for (const r of list(config.replacements)) if (isRecord(r)) paths.push(r.path);
+  }
+  return paths.filter((p): p is string => typeof p === 'string' && !p.includes('\n'));
 }
 
 /**

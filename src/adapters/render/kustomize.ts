@@ -69,10 +69,10 @@ export async function kustomizeBuild(input: KustomizeInput): Promise<Result<Kust
   const work = await mkdtemp(join(input.scratchDir, 'packagesync-kustomize-'));
   try {
     const viewRoot = join(work, 'repo');
+    // only what the kustomizations reach: every kustomization directory is made anew holding just that, so
+    // kustomize, resolving each one's real path, lands in the view (where decrypted files are), not the checkout
     await materializedView(root, viewRoot, {
-      // with decrypted files, every kustomization directory is made anew too: kustomize resolves each one's
-      // real path, and one left a symlink into the checkout would read the ciphertext there
-      dirs: plaintext.size > 0 ? checked.value.dirs.map((d) => repoPath(root, d)) : [],
+      reached: checked.value.reached.map((p) => repoPath(root, p)),
       files: new Map<string, string | Buffer>([...plaintext, [shown, edited.value]]),
     });
     const viewPkg = input.packagePath === '.' ? viewRoot : join(viewRoot, input.packagePath);

@@ -1,0 +1,37 @@
+/**
+ * The controller's options as the entry point parses them (argv → config, src/main.ts), not the schema
+ * alone: a default written on a flag once overrode the schema's (--render-cache-entries 256 against 8192,
+ * so a requested resync of 1,000 kustomize units ran 1,000 builds and hit the cache 0 times).
+ */
+import { describe, expect, it } from 'vitest';
+import { parseControllerConfig } from '../config/controller-config.ts';
+import { parseControllerArgs, program } from '../main.ts';
+
+describe('packagesync controller: parsed options', () => {
+  it('every flag left out means what the config schema says', () => {
+    expect(parseControllerArgs([])).toEqual(parseControllerConfig({}));
+  });
+
+  it('keeps a fleet of thousands of kustomize packages in the render cache by default', () => {
+    const config = parseControllerArgs(['--concurrency', '4']);
+    expect(config.renderCacheEntries).toBe(8192);
+    expect(config.concurrency).toBe(4);
+  });
+
+  it('a flag given wins over the default, and an invalid one names itself', () => {
+    const config = parseControllerArgs(['--render-cache-entries', '0', '--no-drift-watch', '--leader-elect']);
+    expect(config).toMatchObject({ renderCacheEntries: 0, driftWatch: false, leaderElect: true });
+    expect(() => parseControllerArgs(['--render-cache-entries', '-1'])).toThrow(/--render-cache-entries/);
+    expect(() => parseControllerArgs(['--git-timeout', 'soon'])).toThrow(/soon/);
+  });
+
+  it('--help shows the default the controller runs with', () => {
+    const command = program.commands.find((c) => c.name() === 'controller')!;
+    const defaults = parseControllerConfig({}) as Record<string, unknown>;
+    const shown = command.options
+      .filter((o) => o.defaultValue !== undefined)
+      .map((o) => [o.attributeName(), o.defaultValue] as const);
+    expect(shown.length).toBeGreaterThan(20);
+    for (const [key, value] of shown) expect(value, key).toEqual(defaults[key]);
+  });
+});
