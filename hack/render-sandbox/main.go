@@ -16,8 +16,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"syscall"
+	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -69,16 +71,10 @@ func main() {
 	}
 
 	env := os.Environ()
-	if memory > 0 {
-		limit := unix.Rlimit{Cur: memory, Max: memory}
-		if err := unix.Setrlimit(unix.RLIMIT_AS, &limit); err != nil {
-			fail(126, "setting RLIMIT_AS: %v", err)
-		}
-		if os.Getenv("GOMEMLIMIT") == "" {
-			// a Go heap collected well before the address-space bound (Go reserves address space beyond
-			// its heap: arenas, stacks, the binary itself)
-			env = append(env, "GOMEMLIMIT="+strconv.FormatUint(memory/4, 10))
-		}
+	if memory > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		// a Go heap collected well before the address-space bound (Go reserves address space beyond
+		// its heap: arenas, stacks, the binary itself)
+		env = append(env, "GOMEMLIMIT="+strconv.FormatUint(memory/4, 10))
 	}
 
 	rules := []landlock.Rule{
@@ -107,12 +103,44 @@ func main() {
 		}
 		_ = unix.Close(fd)
 	}
-	err = syscall.Exec(tool, argv, env)
+	err = execLimited(tool, argv, env, memory)
 	// like a shell: 127 not found, 126 not executable
 	if err == syscall.ENOENT {
 		fail(127, "%s: not found", tool)
 	}
 	fail(126, "%s: %v", tool, err)
+}
+
+// execLimited sets RLIMIT_AS (when memory > 0) and execs the tool, with nothing in between that may allocate.
+// The bound is for the tool, not for this launcher: this Go runtime has already reserved most of it (arenas,
+// page summaries), and set any earlier, the launcher's own next allocation died with "fatal error: runtime: out
+// of memory" about once in 50 renders. So every pointer is made first, and both calls are raw system calls
+// (no scheduler, no allocation) on this locked thread.
+func execLimited(tool string, argv, env []string, memory uint64) error {
+	toolp, err := syscall.BytePtrFromString(tool)
+	if err != nil {
+		return err
+	}
+	argvp, err := syscall.SlicePtrFromStrings(argv)
+	if err != nil {
+		return err
+	}
+	envp, err := syscall.SlicePtrFromStrings(env)
+	if err != nil {
+		return err
+	}
+	runtime.LockOSThread()
+	debug.SetGCPercent(-1)
+	if memory > 0 {
+		limit := unix.Rlimit{Cur: memory, Max: memory}
+		_, _, e := syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_AS, uintptr(unsafe.Pointer(&limit)), 0, 0, 0)
+		if e != 0 {
+			fail(126, "setting RLIMIT_AS: %v", e)
+		}
+	}
+	_, _, e := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(toolp)),
+		uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])))
+	return e
 }
 
 func pathRule(path string, write bool) landlock.Rule {
