@@ -68,7 +68,7 @@ describe.concurrent('packagesync diff and apply', () => {
     expect(changed.stdout).toContain(`--- live/v1/ConfigMap/${ns}/a\n+++ merged/v1/ConfigMap/${ns}/a`);
     expect(changed.stdout).toMatch(/- {2}k: "1"\n\+ {2}k: "2"/);
     expect(changed.stdout).toContain(`--- live/v1/ConfigMap/${ns}/b\n+++ /dev/null`);
-    expect(changed.stdout).toContain('-  password: "*** (before)"\n+  password: "*** (after)"');
+    expect(changed.stdout).toContain("-  password: '*** (before)'\n+  password: '*** (after)'");
     expect(changed.stdout).not.toMatch(/hunter|aHVudGVy/);
     expect(changed.stdout).not.toMatch(/resourceVersion|managedFields|creationTimestamp|uid:/);
     expect(changed.stderr).toContain('0 to create, 2 to configure, 1 to prune');

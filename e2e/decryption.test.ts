@@ -201,7 +201,7 @@ describe('packagesync render of an encrypted package', () => {
 
       const redacted = await packagesync('render', pkg.dir, '--age-key-file', keyFile);
       expect(redacted.code, redacted.stderr).toBe(0);
-      expect(redacted.stdout).toContain('password: "**redacted**"');
+      expect(redacted.stdout).toContain("password: '**redacted**'");
       expect(redacted.stdout).not.toContain(PLAINTEXT);
       expect(redacted.stdout).not.toContain('ENC[');
 

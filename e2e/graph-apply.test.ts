@@ -157,13 +157,14 @@ describe('best-effort apply over the graph', () => {
   it('a dependency cycle is refused before anything is applied, naming the objects and their files', async () => {
     const ns = await fx.namespace('graph-cycle');
     const { url } = await fx.repo('graph-cycle', {
-      'x.yaml': configMap('x', { v: '1' }, dependsOn(`/namespaces/${ns}/ConfigMap/y`)),
-      'y.yaml': configMap('y', { v: '1' }, dependsOn(`/namespaces/${ns}/ConfigMap/x`)),
+      // not 'y': a plain y is the boolean true to kubectl (go-yaml's YAML 1.1), and so to us (ADR 0034)
+      'x.yaml': configMap('x', { v: '1' }, dependsOn(`/namespaces/${ns}/ConfigMap/x2`)),
+      'x2.yaml': configMap('x2', { v: '1' }, dependsOn(`/namespaces/${ns}/ConfigMap/x`)),
     });
     await createPackageSync(packageSync(ns, 'ps', controller.shard, { source: { url } }));
     const failed = await waitCondition(ns, 'ps', 'Ready', 'False', 'InvalidDependency');
     expect(ready(failed)?.message).toBe(
-      `dependency cycle: ConfigMap/${ns}/x (x.yaml:1) → ConfigMap/${ns}/y (y.yaml:1) → ConfigMap/${ns}/x (x.yaml:1); remove one of these dependencies`,
+      `dependency cycle: ConfigMap/${ns}/x (x.yaml:1) → ConfigMap/${ns}/x2 (x2.yaml:1) → ConfigMap/${ns}/x (x.yaml:1); remove one of these dependencies`,
     );
     expect(await get(cmPath(ns, 'x'))).toBeUndefined();
   });

@@ -233,7 +233,10 @@ describe('the image is the Dockerfile', () => {
         ...tools.map((t) =>
           t.name === 'sops'
             ? 'command -v sops && SOPS_DISABLE_VERSION_CHECK=true sops --version'
-            : `command -v ${t.name} && ${t.name} version`,
+            : t.name === 'render-sandbox'
+              ? // what the launcher finds in this kernel, from inside the container (docs/adr/0033)
+                'command -v render-sandbox && render-sandbox --probe'
+              : `command -v ${t.name} && ${t.name} version`,
         ),
       ].join('; '),
     ]);
@@ -247,12 +250,14 @@ describe('the image is the Dockerfile', () => {
     expect(out).toMatch(/^nonroot:x:65532:65532::\/tmp:\/usr\/sbin\/nologin$/m);
     expect(out).toMatch(/^root-read-only$/m);
     expect(out).toMatch(/^tmp-ok$/m);
-    expect(tools.map((t) => t.name)).toEqual(['kustomize', 'helm', 'sops']);
+    expect(tools.map((t) => t.name)).toEqual(['kustomize', 'helm', 'sops', 'render-sandbox']);
     for (const t of tools) {
       expect(out).toContain(`${spec.renderTools.dest}/${t.name}`);
-      // sops says 3.13.3 for v3.13.3
-      expect(out, `${t.name} reports the pinned version`).toContain(t.version.replace(/^v/, ''));
+      // sops says 3.13.3 for v3.13.3; the launcher is built from this repository's source, without a version
+      if (t.version) expect(out, `${t.name} reports the pinned version`).toContain(t.version.replace(/^v/, ''));
     }
+    // the render sandbox holds in the shipped image run as the pod runs it: Landlock enforced, not only the checks
+    expect(out).toMatch(/"landlock":"enforced"/);
   });
 });
 

@@ -183,7 +183,7 @@ describe('a PackageSync page', () => {
     expect(main).toContain('https://git.example.com/web.git');
     expect(main).toContain('main@sha1:3f2a9c01b7de5a4c2d1e0f9a8b7c6d5e4f3a2b1c');
     expect(await page.locator('pre.why').textContent()).toBe(
-      `PackageSync ${ns}/web  Ready=True ReconciliationSucceeded`,
+      `PackageSync ${ns}/web  Ready=True ReconciliationSucceeded: Applied revision main@sha1:3f2a9c01b7de5a4c2d1e0f9a8b7c6d5e4f3a2b1c`,
     );
     expect(await page.locator('.timeline').textContent()).toContain('3 created, 1 configured, 0 pruned');
     expect(await page.locator('#h-objects + table').textContent()).toContain('missing-config');
