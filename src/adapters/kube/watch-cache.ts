@@ -23,7 +23,7 @@ import type { Logger } from 'pino';
 import { errorText } from '../../core/failure.ts';
 import type { KubeObject } from '../../core/object.ts';
 import { OwnerLabel } from '../../core/plan/ownership.ts';
-import { REFUSAL_TIMES, refusalStands, type RefusalTimes } from '../../core/plan/watch-refusal.ts';
+import { onRetryTimer, REFUSAL_TIMES, refusalStands, type RefusalTimes } from '../../core/plan/watch-refusal.ts';
 import type { KubeApiError, KubeClient } from './client.ts';
 import { resourcePath, type Discovery, type ResourceMapping } from './discovery.ts';
 import { canI } from './access-review.ts';
@@ -329,7 +329,16 @@ export class WatchCache {
     clearTimeout(w.retryTimer);
     const at = this.refusals.get(w.key) ?? Date.now();
     const wait = Math.max(0, at + this.refusalTimes.retryMs - Date.now());
-    w.retryTimer = setTimeout(() => this.retryRefused(w.key, false), wait);
+    w.retryTimer = setTimeout(() => this.onRetryTimer(w.key), wait);
+    w.retryTimer.unref?.();
+  }
+
+  private onRetryTimer(key: string): void {
+    const w = this.watches.get(key);
+    if (!w || w.informer || w.holders.size === 0) return;
+    const next = onRetryTimer(this.refusals.get(key), Date.now(), this.refusalTimes);
+    if (next.ask) return this.retryRefused(key, false);
+    w.retryTimer = setTimeout(() => this.onRetryTimer(key), next.inMs);
     w.retryTimer.unref?.();
   }
 

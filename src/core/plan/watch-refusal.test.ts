@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isRefusal, refusalStands } from './watch-refusal.ts';
+import { isRefusal, onRetryTimer, refusalStands } from './watch-refusal.ts';
 
 const times = { retryMs: 900_000, recheckMinMs: 60_000 };
 
@@ -25,5 +25,17 @@ describe('isRefusal', () => {
     [undefined, false],
   ])('%s → %s', (status, refusal) => {
     expect(isRefusal(status)).toBe(refusal);
+  });
+});
+
+describe('onRetryTimer', () => {
+  const times = { retryMs: 1_000, recheckMinMs: 60_000 };
+  it('asks again once the refusal lapsed', () => {
+    expect(onRetryTimer(0, 1_000, times)).toEqual({ ask: true });
+    expect(onRetryTimer(undefined, 5, times)).toEqual({ ask: true });
+  });
+  it('a timer that fires a millisecond early by the clock arms itself again, never gives up', () => {
+    expect(onRetryTimer(0, 999, times)).toEqual({ ask: false, inMs: 1 });
+    expect(onRetryTimer(0, 400, times)).toEqual({ ask: false, inMs: 600 });
   });
 });

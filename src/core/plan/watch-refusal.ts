@@ -36,3 +36,17 @@ export function refusalStands(
   if (age >= times.retryMs) return false;
   return !(recheck && age >= times.recheckMinMs);
 }
+
+/**
+ * What the retry timer of a refused watch does when it fires: ask again, or arm itself again for what is left.
+ * A timer may fire a millisecond before `Date.now()` says the refusal lapsed; returning then without re-arming
+ * left the watch refused for good (e2e/health-watch saw a 1 s refusal never asked again).
+ */
+export function onRetryTimer(
+  refusedAt: number | undefined,
+  now: number,
+  times: RefusalTimes = REFUSAL_TIMES,
+): { ask: true } | { ask: false; inMs: number } {
+  if (!refusalStands(refusedAt, now, false, times)) return { ask: true };
+  return { ask: false, inMs: Math.max(1, refusedAt! + times.retryMs - now) };
+}
