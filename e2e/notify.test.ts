@@ -145,4 +145,33 @@ describe('deployment records to a webhook Notifier', () => {
       receiver.answer = previous;
     }
   });
+
+  it("tenancy: every message a Notifier sent is about its own namespace's PackageSyncs", () => {
+    expect(receiver.requests.length).toBeGreaterThan(0);
+    for (const r of receiver.requests) expect(r.path).toBe(`/${r.json.data.namespace}`);
+  });
+
+  it('a Notifier the schema refuses is refused at admission, naming the field; a bad template turns it not Ready', async () => {
+    const ns = await env.namespace('e2e-notify-invalid');
+    const client = await kube();
+    const create = (name: string, spec: Record<string, unknown>) =>
+      client.request('POST', notifierCollectionPath(ns), {
+        body: {
+          apiVersion: 'packagesync.io/v1alpha1',
+          kind: 'Notifier',
+          metadata: { name, labels: { [SHARD_LABEL]: env.controller.shard } },
+          spec,
+        },
+      });
+    await expect(create('email', { type: 'email', address: 'https://x.example/' })).rejects.toThrow(/spec.type/);
+    await create('template', { type: 'generic', address: 'https://x.example/', template: { text: '{{ .token }}' } });
+    const ready = await eventually('Ready=False naming the template', async () => {
+      const n = await client.request<{
+        status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
+      }>('GET', `${notifierCollectionPath(ns)}/template`);
+      return n.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'False');
+    });
+    expect(ready.reason).toBe('InvalidTemplate');
+    expect(ready.message).toContain('spec.template.text: "{{ .token }}" is not a field');
+  });
 });
