@@ -24,7 +24,6 @@ import type { Ports } from '../engine/ports.ts';
 import { controllerReadiness, metricsRoutes, probeRoutes, startHttpServers } from '../server/http.ts';
 import { createMetrics } from '../server/metrics.ts';
 import { webhookRoutes } from '../server/webhook.ts';
-import { notifyMetrics } from '../server/notify-metrics.ts';
 import { NotifyController } from './notify/notify-controller.ts';
 import { LeaderElector, leaderIdentity } from './leader-election.ts';
 import { Manager } from './manager.ts';
@@ -173,9 +172,9 @@ export async function runController(config: ControllerConfig): Promise<void> {
     watchNamespace: config.watchNamespace,
     labelSelector: config.watchLabelSelector,
     allowHttp: config.allowInsecureHttp,
-    onResult: (provider, result) => notificationMetrics.onResult(provider, result),
+    onResult: (provider, result) => metrics.notifications.onResult(provider, result),
   });
-  const notificationMetrics = notifyMetrics(metrics.registry, () => notify.stats());
+  metrics.notifications.observe(() => notify.stats());
   manager.informer.on((event, obj) => notify.onPackageSync(event, obj));
   let watchSynced = false;
   void manager.informer.synced.then(() => {
