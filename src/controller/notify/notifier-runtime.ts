@@ -100,8 +100,13 @@ export class NotifierRuntime {
   packageSync(ps: PackageSync): void {
     if (ps.metadata.namespace !== this.notifier.metadata.namespace) return;
     void this.locked(async () => {
-      if (this.observe(ps)) await this.persist();
-      this.kick();
+      try {
+        if (this.observe(ps)) await this.persist();
+      } finally {
+        // an API server that refused the write does not hold the message back: it is in memory, and the next
+        // write (the delivery's) stores the outbox as it is then
+        this.kick();
+      }
     });
   }
 
