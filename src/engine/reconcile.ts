@@ -1,14 +1,16 @@
 /**
  * One reconcile of one PackageSync, top to bottom:
  *
- *   0. a periodic check of a package last found settled, whose PackageSync (resourceVersion), ref, variables
- *      and live objects are as they were, stops before loading anything (unchanged-check.ts)
+ *   0. a periodic check of a package last found settled, whose PackageSync (resourceVersion), Inputs (by
+ *      digest) and live objects are as they were, stops before loading anything (unchanged-check.ts)
  *   1. load, finalizer / deletion, spec, suspend, dependsOn
- *   2. source   resolve the ref, fetch (cached per URL and commit)
- *   3. render   postBuild variables (substitution-inputs.ts); a periodic check that finds nothing changed since
- *               the package was last found settled stops here (settled-checkpoints.ts); read the package's
- *               files, build (plain files | kustomize | helm template) → objects (pure after the build),
- *               namespace policy
+ *   2. inputs   everything the run reads, with one digest (inputs.ts): the source (resolve the ref, fetch,
+ *               cached per URL and commit; verify), the revision it reports, postBuild variables, Helm's
+ *               valuesFrom and capabilities
+ *   3. render   a periodic check that finds nothing changed since the package was last found settled stops
+ *               here (settled-checkpoints.ts: keyed by the Inputs digest); read the package's files, build
+ *               (plain files | kustomize | helm template; the render cache is keyed by the Inputs digest)
+ *               → objects (pure after the build), namespace policy
  *   4. plan     desired × inventory × live (reads here, decisions in core/plan: the dependency graph);
  *               nothing to do → done
  *   5. act      save inventory old ∪ new → apply the graph, best effort → prune in reverse graph order
@@ -34,15 +36,12 @@ import { applyAndPrune } from './act.ts';
 import { finalize } from './finalize.ts';
 import { awaitHealth } from './health-step.ts';
 import { planAgainstLive } from './package-plan.ts';
-import { packageRevision } from './package-revision.ts';
 import { renderStep } from './render-step.ts';
-import { verifyStep } from './verify-step.ts';
 import type { FetchedSource, Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
 import { Deadline } from './deadline.ts';
-import { readSubstitution } from './substitution-inputs.ts';
 import { targetCluster } from './target-cluster.ts';
-import { readCredentials } from './source-credentials.ts';
+import { readInputs } from './inputs.ts';
 import { dependenciesReady } from './package-dependencies.ts';
 import { mayUseCheckpoint, rememberSettled, unchangedSinceSettled } from './settled-checkpoints.ts';
 import { settledFacts, unchangedBeforeLoading } from './unchanged-check.ts';
@@ -141,38 +140,31 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
   // the cluster to act in (spec.kubeConfig: a remote one, reachable now) and the identity, bound once
   const cluster = await targetCluster(ps.metadata.namespace, spec, ports, signal);
   if (!cluster.ok) return run.failed(cluster.failure, retry);
-  run.actAs(spec.serviceAccountName ?? opts.defaultServiceAccount, cluster.value);
+  const serviceAccount = spec.serviceAccountName ?? opts.defaultServiceAccount;
+  run.actAs(serviceAccount, cluster.value);
   const inventory = ps.status?.inventory?.entries ?? [];
 
-  // 2. source. A requested reconcile means "now": whatever was learnt about the ref a moment ago is not enough.
+  // 2. inputs: everything the run reads (the source fetched, its files left for later, and verified; the postBuild
+  // variables; Helm's valuesFrom and capabilities), with one digest that keys every shortcut (engine/inputs.ts).
+  // A requested reconcile means "now": whatever was learnt about the ref a moment ago is not enough.
   if (run.trigger && spec.source.url !== undefined) ports.source.forget?.(spec.source.url);
-  const credentials = await readCredentials(ps, spec, ports);
-  if (!credentials.ok) return run.failed(credentials.failure, retry);
-  // the package's files are read only if the run renders (a settled check may stop before: ADR 0031)
-  const fetched = await ports.source.fetch(spec.source, credentials.value, signal, { deferFiles: true });
-  if (!fetched.ok) return run.failed(fetched.failure, retry);
-  // a commit that touched nothing the package reads keeps the revision applied (package-revision.ts)
-  const revision = await packageRevision(ps, fetched.value);
-  run.resolved(revision);
-  // spec.source.verify: an unsigned or wrongly signed commit goes no further (engine/verify-step.ts)
-  const verified = await verifyStep(
+  const read = await readInputs({
+    ps,
+    spec,
+    objects: run.objects,
     ports,
-    ps.metadata.namespace,
-    spec.source,
-    fetched.value,
-    credentials.value,
+    serviceAccount,
+    strictSubstitutions: opts.strictSubstitutions ?? true,
     signal,
-  );
-  if (!verified.ok) return run.failed(verified.failure, retry);
+    resolved: (revision) => run.resolved(revision),
+  });
+  if (!read.ok) return run.failed(read.failure, retry);
+  const inputs = read.value;
+  const { revision } = inputs;
 
-  // 3. render: the postBuild variables first (substitution-inputs.ts), then build (plain files | kustomize |
-  // helm template) and the pure steps (engine/render-step.ts)
-  const strict = opts.strictSubstitutions ?? true;
-  const substitution = await readSubstitution(ps.metadata.namespace, spec.postBuild, ports, strict);
-  if (!substitution.ok) return run.failed(substitution.failure, retry);
-  // a periodic check that finds nothing changed since the last one found the package settled stops here: same
-  // generation, revision, variables, inventory and live copies (engine/settled-checkpoints.ts, ADR 0031)
-  const checkpoint = { ps, spec, revision, substitution: substitution.value, inventory };
+  // 3. render. A periodic check that finds nothing changed since the last one found the package settled stops
+  // here: the same Inputs digest, inventory and live copies (engine/settled-checkpoints.ts, ADR 0031, ADR 0037)
+  const checkpoint = { ps, inputs, inventory };
   const memory = ports.checkpoints;
   const useCheckpoint = mayUseCheckpoint(memory, run.objects, run.trigger, checkpoint);
   if (useCheckpoint && (await unchangedSinceSettled(memory, run.objects, checkpoint))) {
@@ -180,14 +172,16 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
     run.log.debug('nothing changed since the last settled check: render and plan skipped');
     return { failed: false, requeueAfterMs: interval };
   }
-  const source = await readFiles(fetched.value);
+  const source = await readFiles(inputs.fetched);
   if (!source.ok) return run.failed(source.failure, retry);
   const rendered = await renderStep(ports, {
     source: source.value,
     spec,
     owner: run.owner,
     objects: run.objects,
-    substitution: substitution.value,
+    substitution: inputs.substitution,
+    ...(inputs.helm ? { helm: inputs.helm } : {}),
+    inputsDigest: inputs.digest,
     signal,
   });
   if (!rendered.ok) return run.failed(rendered.failure, retry);
@@ -242,8 +236,13 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
   if (settled && !run.trigger) {
     if (useCheckpoint && plan.drifted.length === 0) {
       const actsAsController = run.objects.liveCache === ports.objects.liveCache;
-      const { commit } = fetched.value;
-      const seen = { actsAsController, commit, inventory, substitution: substitution.value, live: live.byKey };
+      const seen = {
+        actsAsController,
+        inputs: inputs.digest,
+        source: { commit: inputs.fetched.commit, content: inputs.content, revision, tool: inputs.tool },
+        inventory,
+        live: live.byKey,
+      };
       rememberSettled(memory, checkpoint, live.byKey, await settledFacts(ps, spec, seen, interval, ports));
     }
     return driftNews ? run.driftReported(interval) : { failed: false, requeueAfterMs: interval };
@@ -293,7 +292,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
       known,
       revision,
       pathRevision: source.value.pathRevision,
-      credentials: credentials.value,
+      credentials: inputs.credentials,
       timeoutMs: Math.max(0, durationMs(spec.timeout) - (Date.now() - run.started.getTime())),
       signal: opts.signal,
       superseded: opts.superseded,
