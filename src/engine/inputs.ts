@@ -19,6 +19,7 @@ import { packageRevision } from './package-revision.ts';
 import type { FetchedSource, Ports } from './ports.ts';
 import { readCredentials } from './source-credentials.ts';
 import { readSubstitution } from './substitution-inputs.ts';
+import type { HeldSource } from './settled-checkpoints.ts';
 import { verifyStep } from './verify-step.ts';
 
 /** A Helm package's inputs besides its chart: spec.helm.valuesFrom's contents, in order, and the capabilities. */
@@ -85,15 +86,6 @@ export async function readInputs(c: InputsContext): Promise<Result<Inputs>> {
   const read = { credentials: credentials.value, substitution: substitution.value, helm: helm.value };
   const record = recordOf(c, source, read, await decryptionKeysDigest(c));
   return ok({ record, digest: inputsDigest(record), fetched: fetched.value, ...source, ...read });
-}
-
-/** What a run learnt of its source that the check before loading takes again for the same commit. */
-export interface HeldSource {
-  /** The commit the ref named. */
-  commit: string;
-  content: string;
-  revision: string;
-  tool: BuildTool;
 }
 
 /**

@@ -49,99 +49,98 @@ import { InventoryUnreadableError } from '../adapters/kube/inventory-shards.ts';
 
 export type { ReconcileResult } from './run.ts';
 
-export interface ReconcileOptions {
-  signal: AbortSignal;
+/** The controller's settings: the same for every reconcile (its flags). */
+export interface ControllerSettings {
   /** Concurrent apply requests. */
   applyConcurrency: number;
   /** A ServiceAccount forced on PackageSyncs that name none (multi-tenancy). */
   defaultServiceAccount?: string;
   /** Where a PackageSync may place objects (see core/plan/namespace-policy.ts). */
   namespacePolicy: NamespacePolicy;
-  /** Fires when a newer revision of this PackageSync arrived (new generation, trigger): stop waiting. */
-  superseded?: AbortSignal;
   /** postBuild: an undefined variable without a default fails the render (default true, as Flux 2.9). */
   strictSubstitutions?: boolean;
-  /** Called when the reconcile only waits from then on (health): the manager may start another meanwhile. */
-  onlyWaiting?: () => void;
   /** --no-cross-namespace-refs: a dependsOn in another namespace is InvalidSpec (default: allowed). */
   noCrossNamespaceRefs?: boolean;
 }
 
-/** How soon a spec the schema refuses is looked at again (an edit wakes it at once anyway). */
-const INVALID_SPEC_RETRY_MS = 60_000;
+/** One reconcile's context, from the work queue. */
+export interface RunContext {
+  /** Shutdown or lost leadership: the run stops and writes nothing. */
+  signal: AbortSignal;
+  /** Fires when a newer revision of this PackageSync arrived (new generation, trigger): stop waiting. */
+  superseded?: AbortSignal;
+  /** Called when the reconcile only waits from then on (health): the manager may start another meanwhile. */
+  onlyWaiting?: () => void;
+}
 
 export async function reconcile(
   namespace: string,
   name: string,
   ports: Ports,
-  opts: ReconcileOptions,
+  settings: ControllerSettings,
+  context: RunContext,
 ): Promise<ReconcileResult> {
-  // a periodic check of a package last found settled, whose PackageSync, ref, variables and live objects are as
-  // they were, stops before loading anything (unchanged-check.ts)
-  const unchanged = await unchangedBeforeLoading(namespace, name, ports, opts);
+  // a periodic check of a package last found settled, whose PackageSync, Inputs and live objects are as they
+  // were, stops before loading anything (unchanged-check.ts)
+  const unchanged = await unchangedBeforeLoading(namespace, name, ports, { ...settings, signal: context.signal });
   if (unchanged) return unchanged;
 
   // 1. load; deletion; the finalizer before anything is applied
-  const found = await loadPackageSync(namespace, name, ports, opts);
+  const found = await loadPackageSync(namespace, name, ports, context.signal);
   if (!found || 'failed' in found) return found ?? { failed: false };
-  if (found.metadata.deletionTimestamp) return finalize(found, ports, opts);
+  if (found.metadata.deletionTimestamp) return finalize(new Run(found, ports, context.signal), settings);
   const ps = await ports.packageSyncs.setFinalizer(found, FINALIZER, true);
   if (!ps) return { failed: false };
 
-  const run = new Run(ps, ports, opts.signal);
-  const deadline = new Deadline(opts.signal);
+  const run = new Run(ps, ports, context.signal);
+  const deadline = new Deadline(context.signal);
   try {
-    return await reconcileSpec(run, opts, deadline);
+    return await reconcileSpec(run, settings, context, deadline);
   } catch (e) {
     // An API fault mid-reconcile (e.g. the API server restarting): say so if the API lets us, then let the
     // queue retry. A shutdown (aborted signal) is not a failure of the package: leave the status to the next
     // leader.
-    if (!opts.signal.aborted) await run.interrupted(e).catch(() => undefined);
+    if (!context.signal.aborted) await run.interrupted(e).catch(() => undefined);
     throw e;
   } finally {
     deadline.clear();
   }
 }
 
-async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadline): Promise<ReconcileResult> {
+async function reconcileSpec(
+  run: Run,
+  settings: ControllerSettings,
+  context: RunContext,
+  deadline: Deadline,
+): Promise<ReconcileResult> {
   const { ports, loaded: ps } = run;
-  // 1. (cont.) the spec, suspend, dependsOn; then the identity every later step acts as
+  // 1. (cont.) the spec, suspend, dependsOn; then the identity every later step acts as. A spec refused here
+  // has no retryInterval to go by (core/exit.ts).
   const parsed = parseSpec(ps.spec);
-  if (!parsed.ok) {
-    const outcome = { kind: 'failed', failure: parsed.failure } as const;
-    return run.decided(outcome, { failed: true, requeueAfterMs: INVALID_SPEC_RETRY_MS });
-  }
+  if (!parsed.ok) return run.decided({ kind: 'failed', failure: parsed.failure });
   const spec = parsed.value;
-  const sameNamespace = opts.noCrossNamespaceRefs ? checkSameNamespaceRefs(spec, ps.metadata.namespace) : ok(undefined);
-  if (!sameNamespace.ok) {
-    const outcome = { kind: 'failed', failure: sameNamespace.failure } as const;
-    return run.decided(outcome, { failed: true, requeueAfterMs: INVALID_SPEC_RETRY_MS });
-  }
+  const namespace = ps.metadata.namespace;
+  const sameNamespace = settings.noCrossNamespaceRefs ? checkSameNamespaceRefs(spec, namespace) : ok(undefined);
+  if (!sameNamespace.ok) return run.decided({ kind: 'failed', failure: sameNamespace.failure });
   // spec.timeout over the shutdown signal from here on, the dependsOn reads included (ADR 0032); let go when the
-  // reconcile ends (deadline.ts)
+  // reconcile ends (deadline.ts). The one clock of spec.timeout: the health wait gets what is left of it.
   const signal = deadline.start(durationMs(spec.timeout));
-  if (spec.suspend) return run.decided({ kind: 'suspended' }, { failed: false });
+  if (spec.suspend) return run.decided({ kind: 'suspended' });
   // custom health expressions compile before anything is fetched or applied: a typo is InvalidSpec, not a
   // health check that can never pass
   const healthRules = compileHealthChecks(spec.healthCheckExprs ?? []);
-  if (!healthRules.ok) {
-    const outcome = { kind: 'failed', failure: healthRules.failure } as const;
-    return run.decided(outcome, { failed: true, requeueAfterMs: INVALID_SPEC_RETRY_MS });
-  }
-  const retry = durationMs(spec.retryInterval);
+  if (!healthRules.ok) return run.decided({ kind: 'failed', failure: healthRules.failure });
   const interval = durationMs(spec.interval);
+  run.timed({ intervalMs: interval, retryMs: durationMs(spec.retryInterval) });
 
   const ready = await dependenciesReady(ps, spec, ports);
-  if (!ready.ok && ready.failure.reason === Reason.DependencyCycle) return run.failed(ready.failure, retry);
-  if (!ready.ok) {
-    const outcome = { kind: 'dependency-not-ready', message: ready.failure.message } as const;
-    return run.decided(outcome, { failed: false, requeueAfterMs: retry });
-  }
+  if (!ready.ok && ready.failure.reason === Reason.DependencyCycle) return run.failed(ready.failure);
+  if (!ready.ok) return run.decided({ kind: 'dependency-not-ready', message: ready.failure.message });
   // the cluster to act in (spec.kubeConfig: a remote one, reachable now) and the identity, bound once
-  const cluster = await targetCluster(ps.metadata.namespace, spec, ports, signal);
-  if (!cluster.ok) return run.failed(cluster.failure, retry);
-  const serviceAccount = spec.serviceAccountName ?? opts.defaultServiceAccount;
-  run.actAs(serviceAccount, cluster.value);
+  const cluster = await targetCluster(namespace, spec, ports, signal);
+  if (!cluster.ok) return run.failed(cluster.failure);
+  const serviceAccount = spec.serviceAccountName ?? settings.defaultServiceAccount;
+  const bound = run.actAs(serviceAccount, cluster.value);
   const inventory = ps.status?.inventory?.entries ?? [];
 
   // 2. inputs: everything the run reads (the source fetched, its files left for later, and verified; the postBuild
@@ -151,14 +150,14 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
   const read = await readInputs({
     ps,
     spec,
-    objects: run.objects,
+    objects: bound.objects,
     ports,
     serviceAccount,
-    strictSubstitutions: opts.strictSubstitutions ?? true,
+    strictSubstitutions: settings.strictSubstitutions ?? true,
     signal,
     resolved: (revision) => run.resolved(revision),
   });
-  if (!read.ok) return run.failed(read.failure, retry);
+  if (!read.ok) return run.failed(read.failure);
   const inputs = read.value;
   const { revision } = inputs;
 
@@ -166,25 +165,25 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
   // here: the same Inputs digest, inventory and live copies (engine/settled-checkpoints.ts, ADR 0031, ADR 0037)
   const checkpoint = { ps, inputs, inventory };
   const memory = ports.checkpoints;
-  const useCheckpoint = mayUseCheckpoint(memory, run.objects, run.trigger, checkpoint);
-  if (useCheckpoint && (await unchangedSinceSettled(memory, run.objects, checkpoint))) {
+  const useCheckpoint = mayUseCheckpoint(memory, bound.objects, run.trigger, checkpoint);
+  if (useCheckpoint && (await unchangedSinceSettled(memory, bound.objects, checkpoint))) {
     ports.observe?.unchangedCheck?.('before-render');
     run.log.debug('nothing changed since the last settled check: render and plan skipped');
-    return { failed: false, requeueAfterMs: interval };
+    return run.settled();
   }
   const source = await readFiles(inputs.fetched);
-  if (!source.ok) return run.failed(source.failure, retry);
+  if (!source.ok) return run.failed(source.failure);
   const rendered = await renderStep(ports, {
     source: source.value,
     spec,
     owner: run.owner,
-    objects: run.objects,
+    objects: bound.objects,
     substitution: inputs.substitution,
     ...(inputs.helm ? { helm: inputs.helm } : {}),
     inputsDigest: inputs.digest,
     signal,
   });
-  if (!rendered.ok) return run.failed(rendered.failure, retry);
+  if (!rendered.ok) return run.failed(rendered.failure);
   run.digest = rendered.value.digest;
   // keys kustomize or Helm wrote twice: the last value is applied, as helm install and Flux do (docs/adr/0034)
   await run.duplicateKeysSeen(rendered.value.duplicateKeys);
@@ -192,18 +191,18 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
   // later failures about an object name where it is defined: file:line for a plain file, the file for a built
   // package (whose object may have a generated name found in no file)
   const located = (f: Failure) => withSourceFile(f, rendered.value.sources);
-  const allowed = checkNamespacePolicy(desired, ps.metadata.namespace, opts.namespacePolicy);
-  if (!allowed.ok) return run.failed(located(allowed.failure), retry);
+  const allowed = checkNamespacePolicy(desired, ps.metadata.namespace, settings.namespacePolicy);
+  if (!allowed.ok) return run.failed(located(allowed.failure));
 
   // 4. plan
-  const planned = await planAgainstLive(run.objects, desired, inventory, {
+  const planned = await planAgainstLive(bound.objects, desired, inventory, {
     signal,
     sources: rendered.value.sources,
     pruneProtectedKinds: spec.pruneProtectedKinds,
     driftPolicy: spec.driftPolicy,
     ...(spec.ignore ? { ignore: spec.ignore } : {}),
   });
-  if (!planned.ok) return run.failed(located(planned.failure), retry);
+  if (!planned.ok) return run.failed(located(planned.failure));
   const { live, plan } = planned.value;
   // objects annotated apply Ignore are not ours to judge (core/plan/object-policy.ts)
   let managed = desired.filter((d) => !plan.ignored.has(refKey(refOf(d))));
@@ -216,7 +215,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
     target: `pks/${ps.metadata.name} -n ${ps.metadata.namespace}`,
     annotation: PRUNE_APPROVED,
   });
-  if (!budget.ok) return run.failed(budget.failure, retry);
+  if (!budget.ok) return run.failed(budget.failure);
   const liveHealth = healthOf(
     managed.flatMap((d) => live.byKey.get(refKey(refOf(d))) ?? []),
     healthRules.value,
@@ -235,7 +234,7 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
   const driftNews = await run.driftSeen(plan.drifted, spec.driftPolicy);
   if (settled && !run.trigger) {
     if (useCheckpoint && plan.drifted.length === 0) {
-      const actsAsController = run.objects.liveCache === ports.objects.liveCache;
+      const actsAsController = bound.objects.liveCache === ports.objects.liveCache;
       const seen = {
         actsAsController,
         inputs: inputs.digest,
@@ -245,28 +244,28 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
       };
       rememberSettled(memory, checkpoint, live.byKey, await settledFacts(ps, spec, seen, interval, ports));
     }
-    return driftNews ? run.driftReported(interval) : { failed: false, requeueAfterMs: interval };
+    return driftNews ? run.driftReported() : run.settled();
   }
   memory?.forget(ps.metadata.namespace, ps.metadata.name);
 
   // 5. act: old ∪ new saved first, so a crash at any instant leaves no object unknown to the inventory;
   // apply over the graph, best effort; prune only after a fully successful apply (engine/act.ts)
   const acted = await applyAndPrune(
-    run.objects,
+    bound.objects,
     plan,
     live.byKey,
     {
       prune: spec.prune,
       force: spec.force,
       signal,
-      concurrency: opts.applyConcurrency,
+      concurrency: settings.applyConcurrency,
       sources: rendered.value.sources,
       healthRules: healthRules.value,
     },
     run,
   );
   await run.announceChanges();
-  if (!acted.ok) return run.failed(located(acted.failure), retry);
+  if (!acted.ok) return run.failed(located(acted.failure));
   await run.driftCorrected(plan.drifted, acted.value.takenBack);
   await run.released(spec.prune ? plan.released : []);
 
@@ -283,39 +282,33 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
   );
   if (spec.wait && managed.length > 0) {
     // from here on this reconcile waits for the cluster: its worker may take the next package (ADR 0030)
-    opts.onlyWaiting?.();
+    context.onlyWaiting?.();
     const healthy = await awaitHealth({
       ports,
       spec,
-      objects: run.objects,
+      objects: bound.objects,
       desired: managed,
       known,
       revision,
       pathRevision: source.value.pathRevision,
       credentials: inputs.credentials,
-      timeoutMs: Math.max(0, durationMs(spec.timeout) - (Date.now() - run.started.getTime())),
-      signal: opts.signal,
-      superseded: opts.superseded,
+      timeoutMs: deadline.remainingMs(),
+      signal: context.signal,
+      superseded: context.superseded,
       interval,
       waitingMessage: `Applied revision ${revision}: ${run.summary()}; waiting for health`,
       progress: run,
       rules: healthRules.value,
     });
-    if (!healthy.ok && healthy.failure.reason === Reason.Superseded) return supersededRun(opts);
-    if (!healthy.ok) return run.failed(located(healthy.failure), retry);
+    if (!healthy.ok && healthy.failure.reason === Reason.Superseded) {
+      // a new generation, the trigger annotation or shutdown: the manager's to re-run; a new commit: at once
+      return run.superseded(context.signal.aborted || (context.superseded?.aborted ?? false));
+    }
+    if (!healthy.ok) return run.failed(located(healthy.failure));
   }
 
   // 7. status
-  return run.succeeded(`Applied revision ${revision}: ${run.summary()}`, interval);
-}
-
-/**
- * A newer revision made the health wait moot: no failure to record. A new generation or the trigger
- * annotation (superseded) and shutdown are the manager's to re-run; a new commit on the ref starts over now.
- */
-function supersededRun(opts: ReconcileOptions): ReconcileResult {
-  const byManager = opts.signal.aborted || (opts.superseded?.aborted ?? false);
-  return { failed: false, ...(byManager ? {} : { requeueAfterMs: 0 }) };
+  return run.succeeded(`Applied revision ${revision}: ${run.summary()}`);
 }
 
 /** The fetched source with its files, read now when the fetch left them for later. */
@@ -333,15 +326,18 @@ async function loadPackageSync(
   namespace: string,
   name: string,
   ports: Ports,
-  opts: ReconcileOptions,
+  signal: AbortSignal,
 ): Promise<PackageSync | ReconcileResult | undefined> {
   try {
     return await ports.packageSyncs.get(namespace, name);
   } catch (e) {
     if (!(e instanceof InventoryUnreadableError)) throw e;
     const { inventory: _unreadable, ...status } = e.packageSync.status ?? {};
-    const run = new Run({ ...e.packageSync, status }, ports, opts.signal);
-    const retry = parseSpec(e.packageSync.spec);
-    return run.failed(e.failure, retry.ok ? durationMs(retry.value.retryInterval) : INVALID_SPEC_RETRY_MS);
+    const run = new Run({ ...e.packageSync, status }, ports, signal);
+    const spec = parseSpec(e.packageSync.spec);
+    if (spec.ok) {
+      run.timed({ intervalMs: durationMs(spec.value.interval), retryMs: durationMs(spec.value.retryInterval) });
+    }
+    return run.failed(e.failure);
   }
 }

@@ -12,7 +12,7 @@
 import type { PackageSync, Spec } from '../api/packagesync.ts';
 import type { WatchedPlace } from '../adapters/kube/live-cache.ts';
 import type { PackageObjects } from '../adapters/kube/objects.ts';
-import type { HeldSource } from './inputs.ts';
+import type { BuildTool } from '../adapters/render/build.ts';
 import { refOfEntry, type InventoryEntry } from '../core/inventory.ts';
 import { refKey, type KubeObject, type ObjectRef } from '../core/object.ts';
 import { checkpointOf } from '../core/plan/checkpoint.ts';
@@ -36,6 +36,15 @@ export interface SettledFacts {
   source: HeldSource;
   /** Every inventoried object's copy as the check judged it, and where the controller's watches hold it. */
   copies: readonly SettledCopy[];
+}
+
+/** What a run learnt of its source that the check before loading takes again for the same commit. */
+export interface HeldSource {
+  /** The commit the ref named. */
+  commit: string;
+  content: string;
+  revision: string;
+  tool: BuildTool;
 }
 
 /** An inventoried object's identity when its package was found settled, and the watch that holds its copy. */

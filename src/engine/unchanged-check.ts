@@ -19,11 +19,11 @@
 import type { PackageSync, Spec } from '../api/packagesync.ts';
 import type { InventoryEntry } from '../core/inventory.ts';
 import type { KubeObject } from '../core/object.ts';
-import { digestAgain, type HeldSource } from './inputs.ts';
+import { digestAgain } from './inputs.ts';
 import { dependenciesReady } from './package-dependencies.ts';
 import type { Ports } from './ports.ts';
 import type { ReconcileResult } from './run.ts';
-import { sameCopies, settledCopies, type SettledFacts } from './settled-checkpoints.ts';
+import { sameCopies, settledCopies, type HeldSource, type SettledFacts } from './settled-checkpoints.ts';
 
 /** A reconcile's options this check needs. */
 export interface UnchangedCheckOptions {
