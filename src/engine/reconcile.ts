@@ -22,20 +22,19 @@
  * pruned (the inventory saved before applying still lists every object that might exist). The run context
  * (run.ts) is the only status writer; only src/core/status.ts turns outcomes into conditions.
  */
-import { durationMs, FINALIZER, PRUNE_APPROVED, type PackageSync } from '../api/packagesync.ts';
+import { durationMs, FINALIZER, type PackageSync } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
 import { ok, type Failure, type Result } from '../core/failure.ts';
 import { withSourceFile } from '../core/render/locate.ts';
 import { compileHealthChecks, healthOf } from '../core/health/index.ts';
 import { refKey, refOf } from '../core/object.ts';
 import { checkNamespacePolicy, type NamespacePolicy } from '../core/plan/namespace-policy.ts';
-import { checkPruneBudget } from '../core/plan/prune-budget.ts';
 import { isSettled } from '../core/plan/settled.ts';
 import { checkSameNamespaceRefs, parseSpec } from '../core/spec.ts';
 import { applyAndPrune } from './act.ts';
 import { finalize } from './finalize.ts';
 import { awaitHealth } from './health-step.ts';
-import { planAgainstLive } from './package-plan.ts';
+import { planForPackage } from './package-plan.ts';
 import { renderStep } from './render-step.ts';
 import type { FetchedSource, Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
@@ -194,27 +193,12 @@ async function reconcileSpec(
   const allowed = checkNamespacePolicy(desired, ps.metadata.namespace, settings.namespacePolicy);
   if (!allowed.ok) return run.failed(located(allowed.failure));
 
-  // 4. plan
-  const planned = await planAgainstLive(bound.objects, desired, inventory, {
-    signal,
-    sources: rendered.value.sources,
-    pruneProtectedKinds: spec.pruneProtectedKinds,
-    driftPolicy: spec.driftPolicy,
-    ...(spec.ignore ? { ignore: spec.ignore } : {}),
-  });
+  // 4. plan: the same planning as `packagesync plan` (package-plan.ts), prune budget included
+  const planned = await planForPackage(bound.objects, ps, spec, rendered.value, revision, signal);
   if (!planned.ok) return run.failed(located(planned.failure));
-  const { live, plan } = planned.value;
+  const { live, plan, budget } = planned.value;
   // objects annotated apply Ignore are not ours to judge (core/plan/object-policy.ts)
   let managed = desired.filter((d) => !plan.ignored.has(refKey(refOf(d))));
-  const budget = checkPruneBudget({
-    deletions: spec.prune ? plan.prune.length : 0,
-    inventory: inventory.length,
-    budget: spec.pruneBudget,
-    revision,
-    approved: ps.metadata.annotations?.[PRUNE_APPROVED],
-    target: `pks/${ps.metadata.name} -n ${ps.metadata.namespace}`,
-    annotation: PRUNE_APPROVED,
-  });
   if (!budget.ok) return run.failed(budget.failure);
   const liveHealth = healthOf(
     managed.flatMap((d) => live.byKey.get(refKey(refOf(d))) ?? []),
