@@ -7,12 +7,21 @@ const timing = { intervalMs: 600_000, retryMs: 30_000 };
 describe('requeueOf: every requeue delay in one table', () => {
   it.each<[Ending, ReturnType<typeof requeueOf>]>([
     [{ kind: 'succeeded' }, { failed: false, requeueAfterMs: 600_000 }],
-    [{ kind: 'failed', failure }, { failed: true, requeueAfterMs: 30_000 }],
+    [
+      { kind: 'failed', failure },
+      { failed: true, requeueAfterMs: 30_000 },
+    ],
     [{ kind: 'dependency-not-ready' }, { failed: false, requeueAfterMs: 30_000 }],
-    [{ kind: 'teardown-failed', failure }, { failed: true, requeueAfterMs: TEARDOWN_RETRY_MS }],
+    [
+      { kind: 'teardown-failed', failure },
+      { failed: true, requeueAfterMs: TEARDOWN_RETRY_MS },
+    ],
     [{ kind: 'done' }, { failed: false }],
     [{ kind: 'superseded', byManager: true }, { failed: false }],
-    [{ kind: 'superseded', byManager: false }, { failed: false, requeueAfterMs: 0 }],
+    [
+      { kind: 'superseded', byManager: false },
+      { failed: false, requeueAfterMs: 0 },
+    ],
     [{ kind: 'interrupted' }, { failed: true, requeueAfterMs: INTERRUPTED_RETRY_MS }],
   ])('%j with the spec read', (ending, requeue) => {
     expect(requeueOf(ending, timing)).toEqual(requeue);

@@ -181,7 +181,11 @@ describe('the Inputs digest keys every shortcut', () => {
     ['a postBuild variable', (w) => w.configMaps.set('vars', { COLOR: 'green' })],
     ['strict substitution (--strict-substitutions)', (w) => (w.strict = false)],
     ['the decryption keys', (w) => w.secrets.set('age', { 'identity.agekey': 'AGE-SECRET-KEY-1TWO' })],
-    ['the build tool', (w) => (w.tool = 'kustomize')],
+    // the tool follows from the checkout at the commit (a kustomization added) and the spec, never alone
+    [
+      'the build tool (a commit adds a kustomization)',
+      (w) => ((w.tool = 'kustomize'), (w.commit = 'b'.repeat(40)), (w.pathRevision = 'tree-2')),
+    ],
     ['a Helm valuesFrom value', (w) => w.secrets.set('values', { 'values.yaml': 'replicas: 2\n' })],
     ['the cluster capabilities', (w) => (w.capabilities = { kubeVersion: 'v1.37.0', apiVersions: ['v1'] })],
   ])('only %s changed: every shortcut refused', async (_what, change) => {

@@ -104,7 +104,8 @@ export async function digestAgain(
   if (!commit.ok || commit.value !== held.commit) return undefined;
   const substitution = await readSubstitution(ps.metadata.namespace, spec.postBuild, ports, c.strictSubstitutions);
   if (!substitution.ok) return undefined;
-  const helm = held.tool === 'helm' ? await readHelmInputs(ports, c.objects, spec, ps.metadata.namespace) : ok(undefined);
+  const helm =
+    held.tool === 'helm' ? await readHelmInputs(ports, c.objects, spec, ps.metadata.namespace) : ok(undefined);
   if (!helm.ok) return undefined;
   const read = { credentials: credentials.value, substitution: substitution.value, helm: helm.value };
   const record = recordOf(c, held, read, await decryptionKeysDigest(c));

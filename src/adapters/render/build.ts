@@ -262,7 +262,11 @@ export function cacheKey(
   versions: Record<string, string>,
 ): string {
   // the tool's binary, version and limits are the renderer's own; everything of the package is in the Inputs digest
-  const renderer = { bin: tool === 'kustomize' ? config.kustomizePath : config.helmPath, versions, limits: config.limits };
+  const renderer = {
+    bin: tool === 'kustomize' ? config.kustomizePath : config.helmPath,
+    versions,
+    limits: config.limits,
+  };
   const decrypt = tool === 'kustomize' && req.decrypt !== undefined;
   if (req.inputs !== undefined) {
     return createHash('sha256')
