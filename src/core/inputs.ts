@@ -6,7 +6,7 @@
  * keyed by `inputsDigest` of this record and nothing else of the inputs: the check before loading
  * (engine/unchanged-check.ts), the settled checkpoint (engine/settled-checkpoints.ts) and the render cache
  * (adapters/render/build.ts). The digest is taken over the whole record, so a field added here is in every
- * shortcut's key without another edit (src/core/inputs.test.ts adds one and sees each shortcut refused).
+ * shortcut's key without another edit (src/engine/inputs.test.ts adds one and sees each shortcut refused).
  *
  * Values that may be secret (credentials, variables, Helm values) enter only as digests: the record can be kept
  * in memory and compared, never read back.
