@@ -147,8 +147,8 @@ function DiffView({ diff, detect }: { diff: Diff; detect: boolean }) {
       </p>
     );
   const a = diff.action;
-  if (!a) return <p>The package no longer has this object and it is not to be pruned (or it is not the package's).</p>;
-  if (a.action === 'keep' || (a.action === 'update' && (a.changes ?? []).length === 0))
+  // the plan lists only what it would do: an object it does not name is one the apply leaves as it is
+  if (!a || a.action === 'keep' || (a.action === 'update' && (a.changes ?? []).length === 0))
     return (
       <p>
         The next apply would change nothing in this object
@@ -165,7 +165,7 @@ function DiffView({ diff, detect }: { diff: Diff; detect: boolean }) {
     );
   return (
     <table class="diff">
-      <caption>{`${a.changes!.length} field${a.changes!.length === 1 ? '' : 's'} differ`}</caption>
+      <caption>{a.changes!.length === 1 ? '1 field differs' : `${a.changes!.length} fields differ`}</caption>
       <thead>
         <tr>
           <th scope="col">Field</th>
