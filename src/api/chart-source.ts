@@ -19,7 +19,8 @@ export const ChartSourceSchema = z.object({
       'An exact version or a semver range (Helm resolves it: the highest match is applied). Default "*": the newest stable version.',
   }),
   secretRef: z.object({ name }).optional().meta({
-    description: 'A Secret in the same namespace with the repository credentials: username and password; ca.crt optional.',
+    description:
+      'A Secret in the same namespace with the repository credentials: username and password; ca.crt optional.',
   }),
   certSecretRef: z.object({ name }).optional().meta({
     description: 'A Secret in the same namespace whose ca.crt is the CA the repository certificate must chain to.',
