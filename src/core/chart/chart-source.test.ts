@@ -83,7 +83,12 @@ describe('credentials', () => {
       value: { username: 'u', password: 'p', ca: 'PEM' },
     });
     expect(chartAuthFromSecret(undefined, 's')).toEqual({ ok: true, value: {} });
-    for (const data of [{ username: 'u' }, { password: 'secret-pw' }, { bearerToken: 'secret-tok' }]) {
+    const halves: Record<string, string>[] = [
+      { username: 'u' },
+      { password: 'secret-pw' },
+      { bearerToken: 'secret-tok' },
+    ];
+    for (const data of halves) {
       const r = chartAuthFromSecret(data, 's');
       expect(r).toMatchObject({ ok: false, failure: { reason: 'InvalidAuthSecret' } });
       expect(JSON.stringify(r)).not.toMatch(/secret-/);
