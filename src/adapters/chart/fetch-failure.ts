@@ -34,8 +34,10 @@ export function describeHelmFetchFailure<T>(
     case 'exit':
       break;
   }
+  // helm repo update writes why a repository failed to stdout, and only a summary to stderr
   const stderr = run.stderr;
-  if (/\b401\b|\b403\b|unauthori[sz]ed|forbidden/i.test(stderr))
+  const said = `${run.stdout ?? ''} ${stderr}`;
+  if (/\b401\b|\b403\b|unauthori[sz]ed|forbidden/i.test(said))
     return fail(
       Reason.AuthenticationFailed,
       `${what}: the repository refused the credentials: fix the Secret named by spec.source.chart.secretRef`,
@@ -49,5 +51,6 @@ export function describeHelmFetchFailure<T>(
       Reason.RefNotFound,
       `${what}: no version of the chart matches: publish one, or fix spec.source.chart.name or .version (helm: ${stderr})`,
     );
-  return fail(Reason.FetchFailed, `${what}: ${stderr || `helm exited ${run.exitCode ?? 'abnormally'}`}`);
+  const why = [stderr, run.stdout].filter((s) => s !== undefined && s !== '').join('; ');
+  return fail(Reason.FetchFailed, `${what}: ${why || `helm exited ${run.exitCode ?? 'abnormally'}`}`);
 }

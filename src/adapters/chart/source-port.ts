@@ -153,6 +153,7 @@ export function createChartSource(config: ChartSourceConfig, log: Logger): Sourc
         maxOutputBytes: 1 << 20,
         signal,
         hidePaths: [],
+        stdoutOnFailure: true,
       });
     const what = `fetching chart ${chart.name} ${chart.version} from ${chart.repository}`;
     const updated = await run(['repo', 'update', ALIAS]);

@@ -52,13 +52,15 @@ export interface ToolRun {
    * state (a chart fetch: `helm repo update`, then `helm pull` from that index). Default: one made for this run.
    */
   home?: string;
+  /** A failed run also returns its stdout, sanitised as stderr is (helm repo update says why it failed there). */
+  stdoutOnFailure?: boolean;
 }
 
 export type ToolFailureKind = 'missing' | 'sandbox-missing' | 'timeout' | 'too-large' | 'exit' | 'aborted';
 
 export type ToolOutcome =
   | { ok: true; stdout: string; /** stdout as written (binary-safe): only with ToolRun.bytes. */ bytes?: Buffer }
-  | { ok: false; kind: ToolFailureKind; exitCode?: number | null; stderr: string };
+  | { ok: false; kind: ToolFailureKind; exitCode?: number | null; stderr: string; stdout?: string };
 
 /** Longest stderr excerpt a message carries. */
 export const MAX_STDERR_CHARS = 800;
@@ -188,7 +190,14 @@ function spawnTool(
       // the launcher could not exec the tool (127 not found, 126 not executable)
       if ((code === 127 || code === 126) && /^render-sandbox: .*(not found|permission denied)/i.test(stderr))
         return finish({ ok: false, kind: 'missing', exitCode: code, stderr: '' });
-      if (code !== 0) return finish({ ok: false, kind: 'exit', exitCode: code, stderr });
+      if (code !== 0)
+        return finish({
+          ok: false,
+          kind: 'exit',
+          exitCode: code,
+          stderr,
+          ...(run.stdoutOnFailure ? { stdout: sanitizeStderr(Buffer.concat(out).toString('utf8'), hide) } : {}),
+        });
       const bytes = Buffer.concat(out);
       finish({ ok: true, stdout: bytes.toString('utf8'), ...(run.bytes ? { bytes } : {}) });
     });
