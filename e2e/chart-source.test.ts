@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECONCILE_REQUESTED_AT } from '../src/api/packagesync.ts';
 import { defaultToolPaths } from '../src/config/tool-paths.ts';
+import { packagesync } from './support/cli.ts';
 import { kube } from './support/cluster.ts';
 import { createPackageSync, packageSync, waitCondition, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
@@ -148,6 +149,28 @@ describe('chart sources', () => {
       expect(text).not.toContain(WRONG);
       expect(text).not.toContain(PASSWORD);
     }
+  });
+
+  it('plan reads the chart source as the controller does: the version the range picks now, before anything applies', async () => {
+    const ns = await env.namespace('e2e-chart-plan');
+    await secret(ns, PASSWORD);
+    const v200 = createHash('sha256')
+      .update(await readFile(join(served, 'app-2.0.0.tgz')))
+      .digest('hex');
+    // no controller serves this shard: only the plan reads the source
+    await createPackageSync(
+      packageSync(ns, 'web', 'no-controller', {
+        source: {
+          chart: { repository: base, name: 'app', version: '^2.0.0', secretRef: { name: 'charts' }, insecure: true },
+        },
+      }),
+    );
+    const plan = await packagesync('plan', 'web', '-n', ns);
+    expect(plan.stderr).toBe('');
+    expect(plan.code).toBe(1); // changes, all of which would succeed
+    expect(plan.stdout).toMatch(new RegExp(`^Plan for PackageSync ${ns}/web at 2\\.0\\.0@sha256:${v200}`));
+    expect(plan.stdout).toContain(`create    ConfigMap/${ns}/web-config`);
+    expect(plan.stdout).not.toContain(PASSWORD);
   });
 
   it('refuses plain http to a host that is not loopback, naming the field; nothing is fetched', async () => {

@@ -16,6 +16,7 @@ import {
 import { fail, ok, type Result } from '../../core/failure.ts';
 import { loadFingerprintKey } from '../git/auth.ts';
 import { exists, makeReadOnly, removeTree, STAGING_PREFIX } from '../git/cache.ts';
+import { chooseEvictions, listCache } from '../git/evict.ts';
 import type { FetchedSource, SourcePort } from '../git/source-port.ts';
 import { unpackLayer } from '../oci/extract.ts';
 import { makeToolHome, runTool, type ToolOutcome } from '../render/run-tool.ts';
@@ -29,9 +30,12 @@ import { describeHelmFetchFailure } from './fetch-failure.ts';
  * digest into the git cache root (`<root>/<key>/checkouts/<hex>`, so the git cache's bounds cover it). The
  * package is the chart directory inside: rendered as a chart in git is (spec.helm).
  */
-export type ChartSourceConfig = Pick<ControllerConfig, 'gitCacheDir' | 'gitTimeout' | 'ociMaxLayerBytes'> & {
-  helmPath: string;
-};
+export type ChartSourceConfig = Pick<ControllerConfig, 'gitCacheDir' | 'gitTimeout' | 'ociMaxLayerBytes'> &
+  Partial<Pick<ControllerConfig, 'gitCacheMaxBytes' | 'gitCacheMaxAge'>> & { helmPath: string };
+
+/** A checkout used this recently may be in use (a render reading it): eviction never removes it. */
+const IN_USE_MS = 5 * 60_000;
+const EVICTION_EVERY_MS = 30_000;
 
 /** The repository's name inside the run's private repositories.yaml. */
 const ALIAS = 'source';
@@ -50,6 +54,9 @@ export function createChartSource(config: ChartSourceConfig, log: Logger): Sourc
   const root = config.gitCacheDir;
   const inFlight = new Map<string, Promise<Result<void>>>();
   let fingerprintKey: Promise<Buffer> | undefined;
+  let lastEviction = 0;
+  /** Cache bases holding chart checkouts (this process's; a restart leaves older ones to the git eviction). */
+  const chartBases = new Set<string>();
 
   async function cacheBase(chart: CheckedChartSource, auth: { username?: string; password?: string }): Promise<string> {
     // a tenant whose credentials cannot read a private chart must not get another tenant's copy of it
@@ -95,6 +102,7 @@ export function createChartSource(config: ChartSourceConfig, log: Logger): Sourc
         .digest('hex');
       const revision = formatChartRevision(version, digestHex);
       const base = await cacheBase(chart, auth.value);
+      chartBases.add(base);
       const dir = join(base, 'checkouts', digestHex);
       let unpacked = inFlight.get(dir);
       if (!unpacked) {
@@ -114,6 +122,7 @@ export function createChartSource(config: ChartSourceConfig, log: Logger): Sourc
           { terminal: true },
         );
       log.debug({ repository: chart.repository, chart: chart.name, revision }, 'chart source fetched');
+      scheduleEviction();
       return ok({ revision, commit: `sha256:${digestHex}`, files: [], checkoutRoot: dir, packagePath: chart.name });
     } finally {
       await rm(home, { recursive: true, force: true });
@@ -219,6 +228,22 @@ export function createChartSource(config: ChartSourceConfig, log: Logger): Sourc
     } finally {
       if (await exists(staging)) await removeTree(staging);
     }
+  }
+
+  /** The git cache's own eviction rules, over the chart checkouts (as the OCI source does for its own). */
+  function scheduleEviction(): void {
+    if (config.gitCacheMaxBytes === undefined || Date.now() - lastEviction < EVICTION_EVERY_MS) return;
+    lastEviction = Date.now();
+    const policy = {
+      maxBytes: config.gitCacheMaxBytes,
+      maxIdleMs: config.gitCacheMaxAge === undefined ? Number.MAX_SAFE_INTEGER : durationMs(config.gitCacheMaxAge),
+      minIdleMs: IN_USE_MS,
+    };
+    void (async () => {
+      const all = await listCache(root, new Map());
+      const charts = all.filter((e) => e.kind === 'checkout' && chartBases.has(e.base));
+      for (const entry of chooseEvictions(charts, policy, Date.now())) await removeTree(entry.path);
+    })().catch(() => undefined);
   }
 
   return { fetch };
