@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, normalize } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import { RECONCILE_REQUESTED_AT } from '../src/api/packagesync.ts';
 import { defaultToolPaths } from '../src/config/tool-paths.ts';
 import { packagesync } from './support/cli.ts';
@@ -19,6 +20,7 @@ import { kube } from './support/cluster.ts';
 import { createPackageSync, packageSync, waitCondition, waitReady } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { cmPath, get } from './support/safety.ts';
+import { tarball } from './support/tarball.ts';
 
 const run = promisify(execFile);
 const helm = defaultToolPaths().helm;
@@ -171,6 +173,40 @@ describe('chart sources', () => {
     expect(plan.stdout).toMatch(new RegExp(`^Plan for PackageSync ${ns}/web at 2\\.0\\.0@sha256:${v200}`));
     expect(plan.stdout).toContain(`create    ConfigMap/${ns}/web-config`);
     expect(plan.stdout).not.toContain(PASSWORD);
+  });
+
+  // the checks of OCI layers (core/oci/tar-entries.ts) guard chart archives too: helm pull only downloads
+  it.each([
+    ['a .. entry', 'dotdot', [{ name: '../escape.yaml', content: 'x: 1\n' }]],
+    [
+      'a symlink out of the chart',
+      'linkout',
+      [{ name: 'linkout/templates/x.yaml', type: '2' as const, link: '/etc/passwd' }],
+    ],
+  ])('refuses an archive with %s: ArtifactUnsafeEntry, nothing unpacked or applied', async (_, name, bad) => {
+    const ns = await env.namespace(`e2e-chart-${name}`);
+    await secret(ns, PASSWORD);
+    const archive = tarball([
+      { name: `${name}/Chart.yaml`, content: `apiVersion: v2\nname: ${name}\nversion: 1.0.0\n` },
+      { name: `${name}/templates/cm.yaml`, content: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: never}\n' },
+      ...bad,
+    ]);
+    await writeFile(join(served, `${name}-1.0.0.tgz`), archive);
+    // helm repo index would refuse to read it: the entry goes into the index by hand (test data only)
+    const index = parse(await readFile(join(served, 'index.yaml'), 'utf8')) as { entries: Record<string, unknown[]> };
+    index.entries[name] = [
+      { apiVersion: 'v2', name, version: '1.0.0', urls: [`${name}-1.0.0.tgz`], created: new Date().toISOString() },
+    ];
+    await writeFile(join(served, 'index.yaml'), stringify(index));
+    await createPackageSync(
+      packageSync(ns, 'web', env.controller.shard, {
+        source: { chart: { repository: base, name, version: '1.0.0', secretRef: { name: 'charts' }, insecure: true } },
+        interval: '1h',
+      }),
+    );
+    const ps = await waitCondition(ns, 'web', 'Stalled', 'True', 'ArtifactUnsafeEntry');
+    expect(ps.status!.conditions!.find((c) => c.type === 'Stalled')!.message).toContain(`chart ${name}`);
+    expect(await get(cmPath(ns, 'never'))).toBeUndefined();
   });
 
   it('refuses plain http to a host that is not loopback, naming the field; nothing is fetched', async () => {
