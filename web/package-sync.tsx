@@ -88,7 +88,6 @@ function Revision({ d, revision }: { d: PackageSyncDetail; revision?: string }) 
 }
 
 function Detail({ d }: { d: PackageSyncDetail }) {
-  const ref = d.source.ref ? Object.entries(d.source.ref).map(([k, v]) => `${k} ${v}`)[0] : 'remote HEAD';
   const labels = Object.entries(d.labels);
   return (
     <>
@@ -100,10 +99,10 @@ function Detail({ d }: { d: PackageSyncDetail }) {
       <section aria-labelledby="h-source">
         <h2 id="h-source">Source</h2>
         <dl class="facts">
-          <dt>URL</dt>
-          <dd class="mono">{d.source.url ?? d.source.oci}</dd>
-          <dt>Ref</dt>
-          <dd>{ref}</dd>
+          <dt>From</dt>
+          <dd class="mono">{d.source.address}</dd>
+          <dt>Version</dt>
+          <dd>{d.source.version}</dd>
           <dt>Path</dt>
           <dd class="mono">{d.source.path}</dd>
           <dt>Applied</dt>

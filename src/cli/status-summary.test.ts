@@ -117,6 +117,17 @@ describe('formatting', () => {
     );
   });
 
+  it('names an OCI or chart source (it printed an empty URL and "remote HEAD")', () => {
+    const oci = { source: { oci: { url: 'oci://reg.example/app', ref: { tag: 'v1' } }, path: '.' } };
+    expect(formatDetail(summarize(ps({}, oci)), now)).toContain('Source:       oci://reg.example/app (tag v1, path .)');
+    const chart = {
+      source: { chart: { repository: 'https://charts.example', name: 'web', version: '^1' }, path: '.' },
+    };
+    expect(formatDetail(summarize(ps({}, chart)), now)).toContain(
+      'Source:       https://charts.example chart web (version ^1, path .)',
+    );
+  });
+
   it('lists the failures of the last failed reconcile', () => {
     const failures = [
       { object: 'Deployment/team-a/db', reason: 'ApplyFailed', message: 'Deployment/team-a/db: invalid' },

@@ -4,6 +4,7 @@
  */
 import type { HistoryEntry, ObjectCounts, ObjectFailure, PackageSync } from '../api/packagesync.ts';
 import { conditionOf } from '../core/status.ts';
+import { sourceAddress } from '../core/source-address.ts';
 
 export interface StatusSummary {
   namespace: string;
@@ -17,7 +18,8 @@ export interface StatusSummary {
   upToDate: boolean;
   generation?: number;
   observedGeneration?: number;
-  source: { url: string; ref?: Record<string, string>; path: string };
+  /** url and ref: the git fields as written (absent for OCI and chart sources); address and version: any kind. */
+  source: { url: string; ref?: Record<string, string>; path: string; address: string; version: string };
   lastAppliedRevision?: string;
   lastAttemptedRevision?: string;
   lastHandledReconcileAt?: string;
@@ -49,6 +51,7 @@ export function summarize(ps: PackageSync): StatusSummary {
       url: spec.source?.url ?? '',
       ...(spec.source?.ref ? { ref: spec.source.ref as Record<string, string> } : {}),
       path: spec.source?.path ?? '.',
+      ...sourceAddress(spec.source),
     },
     lastAppliedRevision: ps.status?.lastAppliedRevision,
     lastAttemptedRevision: ps.status?.lastAttemptedRevision,
@@ -114,8 +117,7 @@ export function formatDetail(s: StatusSummary, now: Date): string {
   field('Ready', `${s.ready} (${s.reason})${s.upToDate || s.ready !== 'True' ? '' : ' for an older generation'}`);
   field('Message', s.message);
   field('Suspended', s.suspended ? 'yes: the controller does nothing until resumed' : 'no');
-  const ref = s.source.ref ? Object.entries(s.source.ref).map(([k, v]) => `${k} ${v}`)[0] : 'remote HEAD';
-  field('Source', `${s.source.url} (${ref}, path ${s.source.path})`);
+  field('Source', `${s.source.address} (${s.source.version}, path ${s.source.path})`);
   field('Applied', s.lastAppliedRevision ?? '-');
   if (s.lastAttemptedRevision && s.lastAttemptedRevision !== s.lastAppliedRevision)
     field('Attempted', s.lastAttemptedRevision);

@@ -78,7 +78,8 @@ export interface PackageSyncDetail {
   suspended: boolean;
   generation?: number;
   observedGeneration?: number;
-  source: { url?: string; oci?: string; ref?: Record<string, string>; path: string };
+  /** url: the git URL (commit links); address and version: any source kind, as `packagesync status` shows them. */
+  source: { url?: string; address: string; version: string; path: string };
   lastAppliedRevision?: string;
   lastAttemptedRevision?: string;
   conditions: Condition[];

@@ -20,6 +20,7 @@ import type { DriftView, EventRecord, PackageSyncDetail } from './api-types.ts';
 import { managersOf } from './field-managers.ts';
 import { fleetState } from './fleet.ts';
 import { packageGraph, type GraphItem } from './package-graph.ts';
+import { sourceAddress } from '../../core/source-address.ts';
 
 /** Objects whose health one page load reads (one GET each); the rest are counted, not shown. */
 export const INVENTORY_SHOWN = 200;
@@ -56,8 +57,7 @@ export async function packageSyncDetail(cluster: Cluster, ps: PackageSync): Prom
     labels: ps.metadata.labels ?? {},
     source: {
       url: spec.source.url,
-      oci: spec.source.oci?.url,
-      ref: spec.source.ref as Record<string, string> | undefined,
+      ...sourceAddress(spec.source),
       path: spec.source.path ?? '.',
     },
     lastAppliedRevision: ps.status?.lastAppliedRevision,

@@ -5,6 +5,7 @@
 import type { PackageSync } from '../../api/packagesync.ts';
 import { matchesLabelSelector } from '../../core/plan/label-selector.ts';
 import { conditionOf } from '../../core/status.ts';
+import { sourceAddress } from '../../core/source-address.ts';
 import { FLEET_STATES, type FleetPage, type FleetQuery, type FleetRow, type FleetState } from './api-types.ts';
 
 /**
@@ -79,7 +80,11 @@ export function fleetPage(all: Iterable<PackageSync>, query: FleetQuery): Omit<F
 }
 
 function matches(row: FleetRow, ps: PackageSync, text: string): boolean {
-  return [`${row.namespace}/${row.name}`, row.reason, row.message, ps.spec?.source?.url ?? '', row.revision ?? ''].some(
-    (field) => field.toLowerCase().includes(text),
-  );
+  return [
+    `${row.namespace}/${row.name}`,
+    row.reason,
+    row.message,
+    sourceAddress(ps.spec?.source).address,
+    row.revision ?? '',
+  ].some((field) => field.toLowerCase().includes(text));
 }
