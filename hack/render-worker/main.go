@@ -1,16 +1,19 @@
-// render-worker: kustomize's krusty in-process, for PackageSync's render pool (issue 27, item 2).
+// render-worker: kustomize and Helm as libraries, for PackageSync's render pool (issue 27, docs/adr/0038).
 //
 // A long-lived process speaking length-prefixed JSON frames over stdio (4-byte big-endian length, then one
-// JSON object). One request at a time: kustomize's maps are not safe for concurrent builds (Flux runs
-// krusty behind a mutex); the controller keeps a pool of workers for parallelism. A panic in a build is
-// recovered and answered as that build's error; the worker goes on.
+// JSON object), one request at a time: kustomize's maps are not safe for concurrent builds (Flux runs krusty
+// behind a mutex); the controller keeps a pool of workers for parallelism. It runs under hack/render-sandbox
+// (Landlock: reads only the checkout directory, no TCP; RLIMIT_AS and GOMEMLIMIT), so a library bug that
+// reads around the checks or allocates without bound stays contained; the controller kills it at the render
+// timeout and replaces it.
 //
-// Request:  {"id": 1, "op": "kustomize", "dir": "/abs/path/of/the/package/in/the/view"}
-// Response: {"id": 1, "ok": true, "yaml": "..."} or {"id": 1, "ok": false, "error": "..."}
+//	Request:  {"id":1,"op":"kustomize","maxOutputBytes":N,"kustomize":{"root":"/checkout","dir":"/checkout/app","replace":{"/checkout/app/kustomization.yaml":"<base64>"}}}
+//	          {"id":2,"op":"helm","maxOutputBytes":N,"helm":{"root":…,"chart":…,"releaseName":…,"namespace":…,"values":[…]}}
+//	          {"id":3,"op":"version"}
+//	Response: {"id":1,"ok":true,"yaml":"..."} or {"id":1,"ok":false,"kind":"failed"|"too-large"|"panic","error":"..."}
 //
-// The build is `kustomize build --load-restrictor LoadRestrictionsNone <dir>` of kustomize v5.8.2 (the same
-// api module and options as its build command: legacy reordering unspecified, plugins and Helm off), so its
-// output equals the binary's by construction.
+// A panic in a library is answered as that render's error (kind "panic"), then the worker exits: the
+// library's state may be half-written, and the controller starts a fresh worker and retries once.
 package main
 
 import (
@@ -20,32 +23,54 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"golang.org/x/sys/unix"
 )
 
-// maxFrame bounds a request frame; responses are bounded by the controller's output limit instead.
-const maxFrame = 1 << 20
+// maxFrame bounds a request frame (decrypted sources and values travel in it).
+const maxFrame = 64 << 20
 
 type request struct {
-	ID  uint64 `json:"id"`
-	Op  string `json:"op"`
-	Dir string `json:"dir"`
+	ID             uint64            `json:"id"`
+	Op             string            `json:"op"`
+	MaxOutputBytes int               `json:"maxOutputBytes,omitempty"`
+	Kustomize      *kustomizeRequest `json:"kustomize,omitempty"`
+	Helm           *helmRequest      `json:"helm,omitempty"`
 }
 
 type response struct {
-	ID    uint64 `json:"id"`
-	OK    bool   `json:"ok"`
-	YAML  string `json:"yaml,omitempty"`
-	Error string `json:"error,omitempty"`
+	ID       uint64            `json:"id"`
+	OK       bool              `json:"ok"`
+	YAML     string            `json:"yaml,omitempty"`
+	Kind     string            `json:"kind,omitempty"`
+	Error    string            `json:"error,omitempty"`
+	Versions map[string]string `json:"versions,omitempty"`
 }
 
 func main() {
+	// the controller gone (crashed, killed), its workers go too, even one busy in an endless template
+	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
+	if os.Getppid() == 1 {
+		os.Exit(2) // the parent died before the line above
+	}
+	// Frames go to the stdout the controller reads; anything a library prints goes to stderr instead.
+	frames, err := unix.Dup(1)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "render-worker: %v\n", err)
+		os.Exit(2)
+	}
+	if err := unix.Dup3(2, 1, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "render-worker: %v\n", err)
+		os.Exit(2)
+	}
+	os.Stdout = os.Stderr
+	// a template that recurses without end dies here ("goroutine stack exceeds"), well inside RLIMIT_AS
+	debug.SetMaxStack(128 << 20)
+
 	in := bufio.NewReader(os.Stdin)
-	out := bufio.NewWriter(os.Stdout)
+	out := bufio.NewWriter(os.NewFile(uintptr(frames), "frames"))
 	for {
 		req, err := readFrame(in)
 		if err == io.EOF {
@@ -55,10 +80,16 @@ func main() {
 			fmt.Fprintf(os.Stderr, "render-worker: %v\n", err)
 			os.Exit(2)
 		}
-		if err := writeFrame(out, serve(req)); err != nil {
+		res := serve(req)
+		if err := writeFrame(out, res); err != nil {
 			fmt.Fprintf(os.Stderr, "render-worker: %v\n", err)
 			os.Exit(2)
 		}
+		if res.Kind == "panic" {
+			os.Exit(3)
+		}
+		// the output just sent is garbage now: give it back before the next render counts against GOMEMLIMIT
+		runtime.GC()
 	}
 }
 
@@ -66,34 +97,42 @@ func serve(req request) (res response) {
 	res.ID = req.ID
 	defer func() {
 		if r := recover(); r != nil {
-			res = response{ID: req.ID, Error: fmt.Sprintf("kustomize panicked: %v", r)}
-			debug.FreeOSMemory()
+			res = response{ID: req.ID, Kind: "panic", Error: fmt.Sprintf("panic: %v", r)}
 		}
 	}()
-	switch req.Op {
-	case "kustomize":
-		yaml, err := kustomizeBuild(req.Dir)
-		if err != nil {
-			return response{ID: req.ID, Error: err.Error()}
-		}
-		return response{ID: req.ID, OK: true, YAML: string(yaml)}
+	var yaml []byte
+	var err error
+	switch {
+	case req.Op == "version":
+		return response{ID: req.ID, OK: true, Versions: versions()}
+	case req.Op == "kustomize" && req.Kustomize != nil:
+		yaml, err = kustomizeBuild(*req.Kustomize)
+	case req.Op == "helm" && req.Helm != nil:
+		yaml, err = helmTemplate(*req.Helm)
 	default:
-		return response{ID: req.ID, Error: fmt.Sprintf("unknown op %q", req.Op)}
+		return response{ID: req.ID, Kind: "failed", Error: fmt.Sprintf("unknown op %q", req.Op)}
 	}
+	if err != nil {
+		return response{ID: req.ID, Kind: "failed", Error: err.Error()}
+	}
+	if req.MaxOutputBytes > 0 && len(yaml) > req.MaxOutputBytes {
+		return response{ID: req.ID, Kind: "too-large", Error: fmt.Sprintf("%d bytes of output", len(yaml))}
+	}
+	return response{ID: req.ID, OK: true, YAML: string(yaml)}
 }
 
-// kustomizeBuild is what kustomize v5.8.2's build command runs with --load-restrictor LoadRestrictionsNone
-// and no other flag (commands/build/build.go: HonorKustomizeFlags over MakeDefaultOptions).
-func kustomizeBuild(dir string) ([]byte, error) {
-	opts := krusty.MakeDefaultOptions()
-	opts.Reorder = krusty.ReorderOptionUnspecified
-	opts.LoadRestrictions = types.LoadRestrictionsNone
-	opts.PluginConfig.HelmConfig.Enabled = false
-	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		return nil, err
+// versions: the library modules this worker was built with (the controller adds the binary's identity).
+func versions() map[string]string {
+	v := map[string]string{"go": runtime.Version()}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			switch dep.Path {
+			case "sigs.k8s.io/kustomize/api", "sigs.k8s.io/kustomize/kyaml", "helm.sh/helm/v4":
+				v[dep.Path] = dep.Version
+			}
+		}
 	}
-	return m.AsYaml()
+	return v
 }
 
 func readFrame(r io.Reader) (request, error) {
