@@ -65,7 +65,7 @@ const shapes: Shape[] = [
       checkoutRoot: helmRoot,
       packagePath: 'charts/web',
       files: [],
-      spec: { helm: { valuesFiles: ['env/prod-values.yaml'] } },
+      spec: { helm: { valuesFiles: ['env/prod-values.yaml'], includeCRDs: true } },
       releaseName: 'web',
       releaseNamespace: 'prod',
       capabilities: { kubeVersion: 'v1.36.3', apiVersions: ['networking.k8s.io/v1'] },

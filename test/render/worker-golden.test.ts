@@ -53,7 +53,7 @@ const extraPackages: Record<string, string> = {
     '  - {name: creds, literals: [token=abc], type: Opaque}',
     'replacements:',
     '  - source: {kind: ConfigMap, name: base, fieldPath: data.replicas}',
-    '    targets: [{select: {kind: Deployment}, fieldPaths: [metadata.annotations.replicas]}]',
+    '    targets: [{select: {kind: Deployment}, fieldPaths: [metadata.annotations.replicas], options: {create: true}}]',
     'patches:',
     '  - path: json-patch.yaml',
     '    target: {kind: Deployment, name: web}',
@@ -230,6 +230,20 @@ describe('the render worker renders byte-identical to the pinned binaries', () =
     if (!worker.ok) throw new Error(worker.failure.message);
     expect(binary.value.length).toBeGreaterThan(0);
     expect(worker.value).toBe(binary.value);
+  });
+
+  it('a build kustomize refuses fails with the same message on both paths', async () => {
+    const root = join(scratch, 'extra');
+    await writeTree(root, {
+      'k/bad/kustomization.yaml':
+        'resources: [../gen]\nreplacements:\n  - source: {kind: ConfigMap, name: base, fieldPath: data.replicas}\n    targets: [{select: {kind: Deployment}, fieldPaths: [spec.nothing.here]}]\n',
+    });
+    const common = { checkoutRoot: root, packagePath: 'k/bad', spec: undefined, limits };
+    const binary = await kustomizeBuild({ ...common, bin: tools.kustomize, scratchDir: scratch });
+    const worker = await kustomizeInWorker({ ...common, pool });
+    if (binary.ok || worker.ok) throw new Error('expected both to fail');
+    expect(worker.failure).toEqual(binary.failure);
+    expect(worker.failure.message).toContain('unable to find field "spec.nothing.here" in replacement target');
   });
 
   it('the hooks chart keeps its hook and drops its test hook, and lookup answers nothing, on both paths', async () => {

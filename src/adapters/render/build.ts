@@ -167,7 +167,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
     req: BuildRequest,
     engine: RenderEngine,
   ): Promise<Record<string, string>> {
-    const sops = req.decrypt
+    const sops: Record<string, string> = req.decrypt
       ? { sops: await versionOf(req.decrypt.decryptor.bin, ['--version', '--disable-version-check']) }
       : {};
     // the worker's libraries and its own build: another worker build is another input

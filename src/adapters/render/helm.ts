@@ -70,7 +70,7 @@ export async function prepareChart(
   const walked = await walkChart(root, chart, input.limits.maxFiles);
   if (!walked.ok) return walked;
   const schemaRef = await checkChartSchemas(root, chart, walked.value);
-  if (schemaRef) return schemaRef;
+  if (schemaRef && !schemaRef.ok) return schemaRef;
   const valuesFiles: string[] = [];
   for (const file of input.spec?.valuesFiles ?? []) {
     // repository paths, as Flux's HelmChart valuesFiles (Argo CD's valueFiles are relative to the chart)

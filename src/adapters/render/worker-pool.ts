@@ -235,7 +235,6 @@ class Worker {
     const child = spawn(sandbox.bin, args, {
       cwd: this.home,
       env: toolEnv(this.home),
-      stdio: ['pipe', 'pipe', 'pipe'],
       detached: true, // its own process group: the kill reaches all of it
     });
     this.child = child;
