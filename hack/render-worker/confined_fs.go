@@ -72,10 +72,15 @@ func (fs *confinedFS) resolve(p string) (string, error) {
 		rest = filepath.Join(filepath.Base(real), rest)
 		real = parent
 	}
-	if real != fs.root && !strings.HasPrefix(real, fs.root+string(filepath.Separator)) {
+	if !within(fs.root, real) {
 		return "", errOutside{p}
 	}
 	return real, nil
+}
+
+// within: path is root or below it, compared by whole segments (/a/bc is not within /a/b).
+func within(root, path string) bool {
+	return path == root || strings.HasPrefix(path, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
 }
 
 func (fs *confinedFS) inside(p string) bool {

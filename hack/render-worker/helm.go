@@ -180,7 +180,7 @@ func confined(root, path string) error {
 		}
 		return err
 	}
-	if p != r && !strings.HasPrefix(p, r+string(filepath.Separator)) {
+	if !within(r, p) {
 		return errOutside{path}
 	}
 	return nil
