@@ -72,8 +72,21 @@ const shapes: Shape[] = [
     },
     bare: {
       bin: tools.helm,
-      args: ['template', 'web', '.', '--namespace', 'prod', '--skip-tests', '--include-crds', '--kube-version', 'v1.36.3',
-        '--api-versions', 'networking.k8s.io/v1', '--values', join(helmRoot, 'env/prod-values.yaml')],
+      args: [
+        'template',
+        'web',
+        '.',
+        '--namespace',
+        'prod',
+        '--skip-tests',
+        '--include-crds',
+        '--kube-version',
+        'v1.36.3',
+        '--api-versions',
+        'networking.k8s.io/v1',
+        '--values',
+        join(helmRoot, 'env/prod-values.yaml'),
+      ],
       cwd: join(helmRoot, 'charts/web'),
     },
   },
@@ -104,8 +117,11 @@ async function measure(n: number, inFlight: number, one: () => Promise<void>) {
 
 function bare(shape: Shape): Promise<void> {
   return new Promise((done, failed) =>
-    execFile(shape.bare.bin, shape.bare.args, { cwd: shape.bare.cwd, maxBuffer: 64 << 20, env: { PATH: '/usr/bin:/bin', HOME: tmpdir() } }, (e) =>
-      e ? failed(e) : done(),
+    execFile(
+      shape.bare.bin,
+      shape.bare.args,
+      { cwd: shape.bare.cwd, maxBuffer: 64 << 20, env: { PATH: '/usr/bin:/bin', HOME: tmpdir() } },
+      (e) => (e ? failed(e) : done()),
     ),
   );
 }
@@ -148,7 +164,9 @@ for (const shape of shapes) {
   }
 }
 workers.close();
-console.log(`Render engines, ${renders} renders per row, ${availableParallelism()} cores, ${availableParallelism()} workers.`);
+console.log(
+  `Render engines, ${renders} renders per row, ${availableParallelism()} cores, ${availableParallelism()} workers.`,
+);
 console.log(`Load average (1 min) before: ${loadCell(quiet)}; after: ${loadavg()[0]?.toFixed(2)}.\n`);
 console.log('| package | engine | renders | CPU ms per render (whole machine) | wall ms per render |');
 console.log('|---|---|---|---|---|');

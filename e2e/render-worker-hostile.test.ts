@@ -54,11 +54,7 @@ const refused: [string, () => Record<string, FileChange>, string][] = [
     () => ({ 'app/kustomization.yaml': `resources: ["http://127.0.0.1:${port}/base"]\n` }),
     'remote bases are refused',
   ],
-  [
-    'a ../ escape',
-    () => ({ 'app/kustomization.yaml': 'resources: ["../../../outside"]\n' }),
-    'outside the repository',
-  ],
+  ['a ../ escape', () => ({ 'app/kustomization.yaml': 'resources: ["../../../outside"]\n' }), 'outside the repository'],
   [
     'a resource symlinked out of the checkout',
     () => ({
@@ -114,17 +110,25 @@ describe('the controller with the render worker engine', () => {
     expect(env.controller.logs.join('\n')).not.toContain(CANARY);
   });
 
-  it.each(failing)('%s fails that PackageSync alone; a healthy one synced meanwhile is Ready', async (_, files, said) => {
-    const ns = await env.namespace('worker-bad');
-    const bad = await env.repo(`worker-bad-${randomBytes(3).toString('hex')}`, files());
-    const good = await env.repo(`worker-good-${randomBytes(3).toString('hex')}`, {
-      'app/Chart.yaml': chart,
-      'app/templates/cm.yaml': cm('fine', '{a: b}'),
-    });
-    await env.sync(ns, 'bad', { source: { url: bad.url, path: 'app' }, interval: '1h', retryInterval: '1h', wait: false });
-    const failed = waitCondition(ns, 'bad', 'Ready', 'False', 'RenderFailed', 120_000);
-    await env.syncReady(ns, 'good', { source: { url: good.url, path: 'app' }, interval: '1h', wait: false });
-    const ps = await failed;
-    expect(ps.status?.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(said);
-  });
+  it.each(failing)(
+    '%s fails that PackageSync alone; a healthy one synced meanwhile is Ready',
+    async (_, files, said) => {
+      const ns = await env.namespace('worker-bad');
+      const bad = await env.repo(`worker-bad-${randomBytes(3).toString('hex')}`, files());
+      const good = await env.repo(`worker-good-${randomBytes(3).toString('hex')}`, {
+        'app/Chart.yaml': chart,
+        'app/templates/cm.yaml': cm('fine', '{a: b}'),
+      });
+      await env.sync(ns, 'bad', {
+        source: { url: bad.url, path: 'app' },
+        interval: '1h',
+        retryInterval: '1h',
+        wait: false,
+      });
+      const failed = waitCondition(ns, 'bad', 'Ready', 'False', 'RenderFailed', 120_000);
+      await env.syncReady(ns, 'good', { source: { url: good.url, path: 'app' }, interval: '1h', wait: false });
+      const ps = await failed;
+      expect(ps.status?.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(said);
+    },
+  );
 });

@@ -320,7 +320,9 @@ program
     const tools = defaultToolPaths();
     const probe = await probeRenderSandbox();
     console.log(`packagesync ${pkg.version}`);
-    console.log(`kustomize: ${tools.kustomize}\nhelm: ${tools.helm}\nsops: ${tools.sops}\nrender worker: ${tools.worker}`);
+    console.log(
+      `kustomize: ${tools.kustomize}\nhelm: ${tools.helm}\nsops: ${tools.sops}\nrender worker: ${tools.worker}`,
+    );
     console.log(`render sandbox: ${probe.bin}; landlock=${probe.landlock} abi=${probe.abi}`);
     console.log(describeSandbox(probe));
   });

@@ -35,7 +35,13 @@ describe('the Dockerfile as the image build reads it', () => {
 
   it('builds the render tools the controller runs, and copies them where the Docker-free build puts them', () => {
     const { renderTools } = readImageSpec(dockerfile);
-    expect(renderTools.tools.map((t) => t.name)).toEqual(['kustomize', 'helm', 'sops', 'render-sandbox', 'render-worker']);
+    expect(renderTools.tools.map((t) => t.name)).toEqual([
+      'kustomize',
+      'helm',
+      'sops',
+      'render-sandbox',
+      'render-worker',
+    ]);
     expect(renderTools.dest).toBe('/usr/local/bin');
     expect(renderTools.goImage).toMatch(/^golang:[0-9.]+-bookworm$/);
   });

@@ -38,7 +38,8 @@ async function writeTree(root: string, files: Record<string, string>): Promise<v
   }
 }
 
-const cm = (name: string, data: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n${data}`;
+const cm = (name: string, data: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n${data}`;
 
 /** Packages beyond the fixtures: the kustomize and Helm features a worker could get subtly wrong. */
 const extraPackages: Record<string, string> = {
@@ -140,9 +141,7 @@ const kustomizeCases: [string, () => KCase][] = [
         namePrefix: 'canary-',
         nameSuffix: '-v2',
         images: [{ name: 'nginx', newTag: '1.28.0' }],
-        patches: [
-          { patch: '- op: add\n  path: /spec/minReadySeconds\n  value: 5\n', target: { kind: 'Deployment' } },
-        ],
+        patches: [{ patch: '- op: add\n  path: /spec/minReadySeconds\n  value: 5\n', target: { kind: 'Deployment' } }],
       },
     }),
   ],

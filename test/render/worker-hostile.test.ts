@@ -85,16 +85,28 @@ const request = (root: string, extra: Partial<BuildRequest> = {}): BuildRequest 
 });
 
 const chart = 'apiVersion: v2\nname: app\nversion: 0.1.0\n';
-const cm = (name: string, data: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\ndata: ${data}\n`;
+const cm = (name: string, data: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\ndata: ${data}\n`;
 
 describe('(1) the checks refuse the same packages, with the same message, on both engines', () => {
   const cases: [string, () => Record<string, string | { link: string }>, string][] = [
-    ['a remote base', () => ({ 'app/kustomization.yaml': `resources: ["http://127.0.0.1:${port}/base"]\n` }), 'remote bases are refused'],
-    ['a git:: base', () => ({ 'app/kustomization.yaml': `resources: ["git::http://127.0.0.1:${port}/r.git"]\n` }), 'remote bases are refused'],
+    [
+      'a remote base',
+      () => ({ 'app/kustomization.yaml': `resources: ["http://127.0.0.1:${port}/base"]\n` }),
+      'remote bases are refused',
+    ],
+    [
+      'a git:: base',
+      () => ({ 'app/kustomization.yaml': `resources: ["git::http://127.0.0.1:${port}/r.git"]\n` }),
+      'remote bases are refused',
+    ],
     ['a ../ escape', () => ({ 'app/kustomization.yaml': 'resources: [../../../outside]\n' }), 'outside the repository'],
     [
       'a resource symlinked out of the checkout',
-      () => ({ 'app/kustomization.yaml': 'resources: [leak.yaml]\n', 'app/leak.yaml': { link: join(outside, 'secret.yaml') } }),
+      () => ({
+        'app/kustomization.yaml': 'resources: [leak.yaml]\n',
+        'app/leak.yaml': { link: join(outside, 'secret.yaml') },
+      }),
       'outside the repository',
     ],
     [
@@ -155,7 +167,10 @@ describe('(1) the checks refuse the same packages, with the same message, on bot
   });
 
   it('a template error names the template, as helm template does', async () => {
-    const root = await repo({ 'app/Chart.yaml': chart, 'app/templates/cm.yaml': '{{ required "name is required" .Values.name }}\n' });
+    const root = await repo({
+      'app/Chart.yaml': chart,
+      'app/templates/cm.yaml': '{{ required "name is required" .Values.name }}\n',
+    });
     const [s, w] = await Promise.all([
       createRenderer(subprocess).build(request(root)),
       createRenderer(worker).build(request(root)),
@@ -242,7 +257,10 @@ describe('(2) below the checks, the worker and the kernel still confine', () => 
   it('.Files.Get of a path out of the chart reads nothing', async () => {
     const root = await repo({
       'app/Chart.yaml': chart,
-      'app/templates/cm.yaml': cm('x', '{a: {{ .Files.Get "../../../outside/canary.txt" | quote }}, b: {{ .Files.Get "/etc/hostname" | quote }}}'),
+      'app/templates/cm.yaml': cm(
+        'x',
+        '{a: {{ .Files.Get "../../../outside/canary.txt" | quote }}, b: {{ .Files.Get "/etc/hostname" | quote }}}',
+      ),
     });
     const o = await direct({
       op: 'helm',
@@ -297,7 +315,11 @@ describe('(2) below the checks, the worker and the kernel still confine', () => 
 
 describe('(3) a package that loops or allocates without bound fails naming its file; the pool goes on', () => {
   const renderer = () =>
-    createRenderer({ ...worker, limits: { ...worker.limits, timeoutMs: 3_000 }, worker: { ...worker.worker!, size: 2 } });
+    createRenderer({
+      ...worker,
+      limits: { ...worker.limits, timeoutMs: 3_000 },
+      worker: { ...worker.worker!, size: 2 },
+    });
 
   it('an endless template: stopped at the timeout, twice, each time on a fresh worker; another package renders meanwhile', async () => {
     const loop = await repo({
@@ -347,6 +369,8 @@ describe('(3) a package that loops or allocates without bound fails naming its f
     r.close();
     if (built.ok) throw new Error('expected a failure');
     expect(built.failure.reason).toBe('RenderFailed');
-    expect(built.failure.message).toMatch(/template recursion too deep in app\/templates|ran out of memory|exceeded max/);
+    expect(built.failure.message).toMatch(
+      /template recursion too deep in app\/templates|ran out of memory|exceeded max/,
+    );
   });
 });

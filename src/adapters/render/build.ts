@@ -218,9 +218,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
     const checkoutRoot = await realpath(req.checkoutRoot);
     const engine: RenderEngine = pool?.covers(checkoutRoot) ? 'worker' : 'subprocess';
     const key =
-      req.commit === undefined
-        ? undefined
-        : cacheKey(tool, req, config, await toolVersions(tool, req, engine), engine);
+      req.commit === undefined ? undefined : cacheKey(tool, req, config, await toolVersions(tool, req, engine), engine);
     const hit = key === undefined ? undefined : cache.get(key);
     let stdout: string;
     let decryptedSources: Built['decryptedSources'];
@@ -255,11 +253,11 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
             : await helmInWorker({ ...helmInput, pool })
           : tool === 'kustomize'
             ? await kustomizeBuild({
-              ...common,
-              spec: req.spec.kustomize,
-              bin: config.kustomizePath,
-              ...decrypt,
-            })
+                ...common,
+                spec: req.spec.kustomize,
+                bin: config.kustomizePath,
+                ...decrypt,
+              })
             : await helmTemplate({ ...helmInput, bin: config.helmPath });
       counters.toolSeconds += (performance.now() - started) / 1000;
       if (!run.ok) return run;

@@ -51,14 +51,7 @@ export type WorkerJob =
  * sandbox-missing: no launcher.
  */
 export type WorkerFailureKind =
-  | 'failed'
-  | 'too-large'
-  | 'panic'
-  | 'crash'
-  | 'timeout'
-  | 'aborted'
-  | 'missing'
-  | 'sandbox-missing';
+  'failed' | 'too-large' | 'panic' | 'crash' | 'timeout' | 'aborted' | 'missing' | 'sandbox-missing';
 
 export type WorkerOutcome =
   | { ok: true; yaml: string }
@@ -254,10 +247,7 @@ class Worker {
     child.on('close', (code) => this.exited(code));
   }
 
-  request(
-    job: WorkerJob | { op: 'version' },
-    limits: RenderLimits,
-  ): Promise<Answer> {
+  request(job: WorkerJob | { op: 'version' }, limits: RenderLimits): Promise<Answer> {
     if (!this.alive) return Promise.resolve(this.ended ?? { ok: false, kind: 'crash', error: '' });
     return new Promise((resolve) => {
       this.stderr = '';

@@ -37,7 +37,10 @@ export async function kustomizeInWorker(input: WorkerInput<KustomizeInput>): Pro
       { path: pkg, as: input.packagePath },
       { path: root, as: '' },
     ];
-    return describeWorkerFailure('kustomize', what, shown, outcome, hide, { bin: input.pool.bin, limits: input.limits });
+    return describeWorkerFailure('kustomize', what, shown, outcome, hide, {
+      bin: input.pool.bin,
+      limits: input.limits,
+    });
   }
   if (plaintext.size === 0) return ok({ stdout: outcome.yaml });
   return ok({
