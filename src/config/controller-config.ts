@@ -87,8 +87,8 @@ export const ControllerConfigSchema = z.object({
     .min(256 << 20)
     .default(1 << 30),
   // issue 27 (docs/adr/0038): kustomize and Helm as libraries in a pool of sandboxed workers, or the pinned
-  // binaries once per render (the reference the worker is checked against)
-  renderEngine: z.enum(['worker', 'subprocess']).default('subprocess'),
+  // binaries once per render (the reference the worker is checked against: test/render/worker-golden.test.ts)
+  renderEngine: z.enum(['worker', 'subprocess']).default('worker'),
   renderWorkerPath: z
     .string()
     .min(1)

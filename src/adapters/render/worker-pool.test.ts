@@ -36,7 +36,7 @@ process.stdin.on('data', (d) => {
       send({ id: req.id, ok: true, yaml: 'second try\\n' });
     }
     else if (how === 'loop') { /* never answers */ }
-    else if (how === 'oom') { process.stderr.write('fatal error: runtime: out of memory\\n\\ngoroutine 1 [running]:\\nmain.main()\\n'); process.exit(2); }
+    else if (how === 'oom') { process.stderr.write('fatal error: runtime: out of memory\\n\\ngoroutine 1 [running]:\\n' + 'main.main()\\n'.repeat(20000)); process.exit(2); }
     else if (how === 'huge') send({ id: req.id, ok: true, yaml: 'x'.repeat(4 << 20) });
   }
 });

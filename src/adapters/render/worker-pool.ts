@@ -72,7 +72,7 @@ export interface WorkerPoolStats {
 
 /** Kinds after which the worker is gone and the render is tried once more. */
 const RETRIED: ReadonlySet<WorkerFailureKind> = new Set(['panic', 'crash', 'timeout']);
-/** stderr kept per worker (the tail of a crash: Go's "out of memory", "goroutine stack exceeds"). */
+/** stderr kept per render (the head of a crash: Go's "out of memory", "goroutine stack exceeds"). */
 const STDERR_KEEP = 16 << 10;
 
 export class RenderWorkerPool {
@@ -237,7 +237,8 @@ class Worker {
     child.stdin.on('error', () => undefined);
     child.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
     child.stderr.on('data', (chunk: Buffer) => {
-      this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_KEEP);
+      // the head: Go writes its reason ("fatal error: runtime: out of memory") before pages of goroutines
+      if (this.stderr.length < STDERR_KEEP) this.stderr += chunk.toString('utf8').slice(0, STDERR_KEEP);
     });
     child.on('error', (e: NodeJS.ErrnoException) => {
       if (e.code === 'ENOENT' || e.code === 'EACCES') this.spawnError = 'sandbox-missing';
