@@ -88,6 +88,46 @@ describe('periodic checks of a settled package', () => {
     });
   });
 
+  it('a Helm package stops early too; a changed valuesFrom value reaches the next check (docs/adr/0037)', async () => {
+    const ns = await env.namespace('e2e-unchanged-helm');
+    await (
+      await kube()
+    ).request('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+      body: { metadata: { name: 'chart-values' }, data: { 'values.yaml': 'color: blue\n' } },
+    });
+    const { url } = await env.repo('unchanged-helm', {
+      'chart/Chart.yaml': 'apiVersion: v2\nname: paint\nversion: 0.1.0\n',
+      'chart/values.yaml': 'color: red\n',
+      'chart/templates/cm.yaml':
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: helm-paint}\ndata: {color: {{ .Values.color | quote }}}\n',
+    });
+    await env.syncReady(ns, 'helm-paint', {
+      source: { url, path: 'chart' },
+      targetNamespace: ns,
+      interval: '2s',
+      helm: { valuesFrom: [{ kind: 'ConfigMap', name: 'chart-values' }] },
+    });
+    expect((await get(cmPath(ns, 'helm-paint')))?.data).toEqual({ color: 'blue' });
+    // valuesFrom and the capabilities are in the Inputs digest: the periodic checks of a settled chart stop early
+    await moreUnchangedChecks(ns, 'helm-paint', 2);
+    const object = (await get(cmPath(ns, 'helm-paint')))!;
+    await moreUnchangedChecks(ns, 'helm-paint', 2);
+    expect((await get(cmPath(ns, 'helm-paint')))!.metadata.resourceVersion).toBe(object.metadata.resourceVersion);
+
+    // a valuesFrom value changes only that input: no shortcut serves the old values
+    await (
+      await kube()
+    ).request('PATCH', `/api/v1/namespaces/${ns}/configmaps/chart-values`, {
+      contentType: 'application/merge-patch+json',
+      body: { data: { 'values.yaml': 'color: green\n' } },
+    });
+    await eventually(
+      'the new value applied',
+      async () => (await get(cmPath(ns, 'helm-paint')))?.data?.color === 'green',
+      { timeoutMs: 60_000 },
+    );
+  });
+
   it('a new commit on the ref and a deleted credentials Secret reach the next check', async () => {
     const ns = await env.namespace('e2e-unchanged-source');
     await (

@@ -1,8 +1,13 @@
-// Writes crds/ from the zod schema in src/api (`make crds`). A unit test fails when they differ.
+// Writes crds/ from the zod schemas in src/api (`make crds`). A unit test fails when they differ.
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { crdYaml } from '../src/api/crd-yaml.ts';
+import { CRD_FILE, crdYaml, NOTIFIER_CRD_FILE, notifierCrdYaml } from '../src/api/crd-yaml.ts';
 
-const file = resolve(import.meta.dirname, '../crds/packagesync.io_packagesyncs.yaml');
-writeFileSync(file, crdYaml());
-console.log(`wrote ${file}`);
+for (const [path, text] of [
+  [CRD_FILE, crdYaml()],
+  [NOTIFIER_CRD_FILE, notifierCrdYaml()],
+] as const) {
+  const file = resolve(import.meta.dirname, '..', path);
+  writeFileSync(file, text);
+  console.log(`wrote ${file}`);
+}

@@ -1,12 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CRD_FILE, crdYaml } from './crd-yaml.ts';
+import { CRD_FILE, crdYaml, NOTIFIER_CRD_FILE, notifierCrdYaml } from './crd-yaml.ts';
 
 describe('the PackageSync CRD', () => {
   it('in crds/ is exactly what the zod schema generates (run `make crds` after changing src/api)', () => {
     const committed = readFileSync(resolve(import.meta.dirname, '../..', CRD_FILE), 'utf8');
     expect(committed).toBe(crdYaml());
+  });
+
+  it('the Notifier CRD in crds/ is exactly what its zod schema generates', () => {
+    const committed = readFileSync(resolve(import.meta.dirname, '../..', NOTIFIER_CRD_FILE), 'utf8');
+    expect(committed).toBe(notifierCrdYaml());
+    expect(committed).not.toContain('additionalProperties: false');
   });
 
   it('has no additionalProperties next to properties (the API server requires structural schemas)', () => {

@@ -27,7 +27,7 @@ function structural(node: unknown): unknown {
   return out;
 }
 
-function openApi(schema: z.ZodType, io: 'input' | 'output'): Json {
+export function openApi(schema: z.ZodType, io: 'input' | 'output'): Json {
   return structural(z.toJSONSchema(schema, { target: 'openapi-3.0', io, unrepresentable: 'throw' })) as Json;
 }
 

@@ -9,14 +9,13 @@
  * Exit codes (docs/cli.md#plan): 0 no changes, 1 changes, 2 bad input or render, 3 cluster, 5 would fail.
  */
 import { Option, type Command } from 'commander';
-import { PRUNE_APPROVED, type PackageSync } from '../api/packagesync.ts';
+import type { PackageSync } from '../api/packagesync.ts';
 import type { Objects } from '../adapters/kube/objects.ts';
 import { parseSpec } from '../core/spec.ts';
-import { checkPruneBudget } from '../core/plan/prune-budget.ts';
 import { hasPlannedChanges } from '../core/plan/plan-report.ts';
 import { planDocument, renderPlanMarkdown, renderPlanText, type PlanDocument } from '../core/plan/plan-render.ts';
 import { duplicateKeysMessage } from '../core/render/render.ts';
-import { planAgainstLive } from '../engine/package-plan.ts';
+import { planForPackage } from '../engine/package-plan.ts';
 import { planWithDryRun } from '../engine/plan-dry-run.ts';
 import { kubeconfigOption, namespaceOption, withCluster, type Cluster } from './cluster.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
@@ -107,25 +106,10 @@ async function computePlan(
   // the identity the controller's reconcile binds (run.actAs): every read and dry run goes through it
   const objects = target.forPackage(owner, spec.serviceAccountName);
   const { revision, rendered } = await renderForPlan(cluster, ps, spec, objects, flags);
-  const inventory = ps.status?.inventory?.entries ?? [];
-  // the same options the reconcile plans with (engine/reconcile.ts): drift policy and ignore rules included
-  const planned = await planAgainstLive(objects, rendered.objects, inventory, {
-    sources: rendered.sources,
-    pruneProtectedKinds: spec.pruneProtectedKinds,
-    driftPolicy: spec.driftPolicy,
-    ...(spec.ignore ? { ignore: spec.ignore } : {}),
-  });
+  // the reconcile's own planning (engine/package-plan.ts): drift policy, ignore rules and prune budget included
+  const planned = await planForPackage(objects, ps, spec, rendered, revision);
   if (!planned.ok) throw planFailure(planned.failure);
-  const { plan, live } = planned.value;
-  const budget = checkPruneBudget({
-    deletions: spec.prune ? plan.prune.length : 0,
-    inventory: inventory.length,
-    budget: spec.pruneBudget,
-    revision,
-    approved: ps.metadata.annotations?.[PRUNE_APPROVED],
-    target: `pks/${name} -n ${namespace}`,
-    annotation: PRUNE_APPROVED,
-  });
+  const { plan, live, budget } = planned.value;
   const result = await planWithDryRun(
     objects,
     { plan, live: live.byKey },

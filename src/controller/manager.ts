@@ -10,7 +10,8 @@ import { packageSyncCollectionPath } from '../adapters/kube/packagesyncs.ts';
 import type { KubeClient } from '../adapters/kube/client.ts';
 import type { KubeObject } from '../core/object.ts';
 import { conditionOf } from '../core/status.ts';
-import { reconcile, type ReconcileOptions } from '../engine/reconcile.ts';
+import { reconcile, type ControllerSettings } from '../engine/reconcile.ts';
+import { interruptedRequeue } from '../engine/run.ts';
 import type { Ports } from '../engine/ports.ts';
 import { WorkQueue } from './work-queue.ts';
 import { ConfigWatch } from './config-watch.ts';
@@ -59,11 +60,20 @@ export class Manager {
   private readonly ports: Ports;
   private readonly log: Logger;
   private readonly opts: ManagerOptions;
+  /** What every reconcile is given of the controller's flags. */
+  private readonly settings: ControllerSettings;
 
   constructor(client: KubeClient, ports: Ports, opts: ManagerOptions) {
     this.ports = ports;
     this.log = ports.log;
     this.opts = opts;
+    this.settings = {
+      applyConcurrency: opts.applyConcurrency,
+      defaultServiceAccount: opts.defaultServiceAccount,
+      namespacePolicy: opts.namespacePolicy,
+      strictSubstitutions: opts.strictSubstitutions,
+      noCrossNamespaceRefs: opts.noCrossNamespaceRefs,
+    };
     this.informer = new Informer(client, {
       path: packageSyncCollectionPath(opts.watchNamespace),
       labelSelector: opts.labelSelector,
@@ -158,18 +168,9 @@ export class Manager {
     // lines of one run when several interleave. The engine adds the revision once it is known. Made only when
     // the reconcile logs something (a settled package's periodic check usually does not).
     const log = deferredChild(this.log, () => ({ namespace, name, reconcileID: randomBytes(4).toString('hex') }));
-    const opts: ReconcileOptions = {
-      signal,
-      superseded,
-      applyConcurrency: this.opts.applyConcurrency,
-      defaultServiceAccount: this.opts.defaultServiceAccount,
-      namespacePolicy: this.opts.namespacePolicy,
-      strictSubstitutions: this.opts.strictSubstitutions,
-      noCrossNamespaceRefs: this.opts.noCrossNamespaceRefs,
-      onlyWaiting,
-    };
     try {
-      const res = await reconcile(namespace, name, { ...this.ports, log }, opts);
+      const context = { signal, superseded, onlyWaiting };
+      const res = await reconcile(namespace, name, { ...this.ports, log }, this.settings, context);
       if (signal.aborted) return abandoned(log);
       const seconds = (performance.now() - started) / 1000;
       this.opts.onReconciled?.({ namespace, name }, seconds, res.failed);
@@ -177,10 +178,10 @@ export class Manager {
       return res;
     } catch (e) {
       if (signal.aborted) return abandoned(log);
-      // An API fault mid-reconcile (e.g. the API server restarted): retried with back-off.
+      // An API fault mid-reconcile (e.g. the API server restarted): retried with back-off (core/exit.ts).
       log.warn({ err: errorText(e) }, 'reconcile failed unexpectedly; retrying');
       this.opts.onReconciled?.({ namespace, name }, (performance.now() - started) / 1000, true);
-      return { failed: true, requeueAfterMs: 5_000 };
+      return interruptedRequeue();
     }
   }
 }

@@ -24,6 +24,7 @@ import type { Ports } from '../engine/ports.ts';
 import { controllerReadiness, metricsRoutes, probeRoutes, startHttpServers } from '../server/http.ts';
 import { createMetrics } from '../server/metrics.ts';
 import { webhookRoutes } from '../server/webhook.ts';
+import { NotifyController } from './notify/notify-controller.ts';
 import { LeaderElector, leaderIdentity } from './leader-election.ts';
 import { Manager } from './manager.ts';
 import { errorText } from '../core/failure.ts';
@@ -164,6 +165,20 @@ export async function runController(config: ControllerConfig): Promise<void> {
       packageSyncs.forget(obj);
     } else metrics.setConditions(obj as unknown as PackageSync);
   });
+  // deployment records (docs/adr/0040): derived from the same watch, delivered by the leader through each
+  // Notifier's outbox ConfigMap
+  const notify = new NotifyController({
+    client,
+    readSecret: (ns, name) => secrets.read(ns, name),
+    packageSyncs: manager.informer.cache,
+    log: log.child({ component: 'notify' }),
+    watchNamespace: config.watchNamespace,
+    labelSelector: config.watchLabelSelector,
+    allowHttp: config.allowInsecureHttp,
+    onResult: (provider, result) => metrics.notifications.onResult(provider, result),
+  });
+  metrics.notifications.observe(() => notify.stats());
+  manager.informer.on((event, obj) => notify.onPackageSync(event, obj));
   let watchSynced = false;
   void manager.informer.synced.then(() => {
     watchSynced = true;
@@ -229,6 +244,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
 
   const startManager = () => {
     manager.start();
+    notify.start();
     log.info(
       {
         server: client.server,
@@ -283,6 +299,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
       }, grace).unref();
       manager
         .stop(grace - reserve)
+        .then(() => notify.stop())
         .catch((e: unknown) => log.error({ err: errorText(e) }, 'shutdown'))
         // Release the lease only once nothing is in flight, so the next leader never overlaps with us.
         .then(() => elector?.stop())

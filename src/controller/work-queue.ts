@@ -18,7 +18,7 @@ export type Worker = (
   signal: AbortSignal,
   superseded: AbortSignal,
   onlyWaiting: () => void,
-) => Promise<{ requeueAfterMs?: number; failed: boolean; retryMs?: number }>;
+) => Promise<{ requeueAfterMs?: number; failed: boolean }>;
 
 interface Entry {
   timer?: NodeJS.Timeout;

@@ -213,8 +213,10 @@ async function untilCurrent(
   }
 }
 
+/** A pause that ends early when the reconcile is aborted (its time ran out, shutdown): every wait loop here. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
     const t = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
     function done() {
@@ -320,7 +322,7 @@ async function recreate(objects: Objects, obj: KubeObject, opts: ApplyOptions): 
         const message = `${describeRef(ref)}: deleted to recreate it, but it is still terminating${held}`;
         return fail(Reason.ImmutableFieldChange, message, { object: ref });
       }
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250, opts.signal);
     }
     const res = await objects.apply(obj, { force: true, signal: opts.signal });
     return ok(res.object);
@@ -350,7 +352,7 @@ async function waitEstablished(objects: Objects, crds: KubeObject[], opts: Apply
           { object: ref },
         );
       }
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100, opts.signal);
     }
   }
   return ok(undefined);
@@ -378,6 +380,6 @@ async function waitServed(objects: Objects, crds: KubeObject[], opts: ApplyOptio
         { object: refOf(missing.crd) },
       );
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100, opts.signal);
   }
 }

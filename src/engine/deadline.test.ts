@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Deadline } from './deadline.ts';
 
 describe('Deadline', () => {
@@ -29,5 +29,20 @@ describe('Deadline', () => {
     await new Promise((r) => setTimeout(r, 50));
     parent.abort();
     expect(signal.aborted).toBe(false);
+  });
+
+  it('tells what is left of the budget: the clock the health wait ends by', () => {
+    vi.useFakeTimers();
+    try {
+      const d = new Deadline(new AbortController().signal);
+      d.start(180_000);
+      vi.advanceTimersByTime(60_000);
+      expect(d.remainingMs()).toBe(120_000);
+      vi.advanceTimersByTime(200_000);
+      expect(d.remainingMs()).toBe(0);
+      d.clear();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

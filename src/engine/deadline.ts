@@ -9,6 +9,7 @@ export class Deadline {
   private readonly parent: AbortSignal;
   private readonly controller = new AbortController();
   private timer: NodeJS.Timeout | undefined;
+  private endsAt = Infinity;
   private readonly onAbort = () => this.controller.abort(this.parent.reason);
 
   constructor(parent: AbortSignal) {
@@ -23,12 +24,21 @@ export class Deadline {
       return this.controller.signal;
     }
     this.parent.addEventListener('abort', this.onAbort, { once: true });
+    this.endsAt = Date.now() + ms;
     this.timer = setTimeout(
       () => this.controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
       ms,
     );
     this.timer.unref?.();
     return this.controller.signal;
+  }
+
+  /**
+   * What is left of the budget: the one clock of spec.timeout, so a step with its own deadline (the health wait,
+   * whose timeout must read as a timeout, not a cancel) ends with the budget, not after it.
+   */
+  remainingMs(): number {
+    return Math.max(0, this.endsAt - Date.now());
   }
 
   /** The reconcile ended: nothing of the budget outlives it (what it started is not aborted). */

@@ -6,6 +6,7 @@
  *   plan     read the live copies (engine/live.ts), then core/plan decides what to apply, in which order
  *            (the dependency graph), and what to prune
  */
+import { PRUNE_APPROVED, type PackageSync, type Spec } from '../api/packagesync.ts';
 import type { Discovery } from '../adapters/kube/discovery.ts';
 import type { PackageObjects } from '../adapters/kube/objects.ts';
 import { ok, type Result } from '../core/failure.ts';
@@ -13,6 +14,7 @@ import type { InventoryEntry } from '../core/inventory.ts';
 import { groupOf, type KubeObject } from '../core/object.ts';
 import type { IgnoreRule } from '../core/plan/ignore.ts';
 import { mayCreateUnread } from '../core/plan/create-only.ts';
+import { checkPruneBudget } from '../core/plan/prune-budget.ts';
 import { planChanges, type ChangePlan } from '../core/plan/plan-changes.ts';
 import {
   plainPackage,
@@ -106,4 +108,45 @@ export async function planAgainstLive(
   // what was not read is sent create-only; one the plan leaves alone is not sent at all
   for (const key of live.value.unverified) if (plan.value.toApply.has(key)) plan.value.createOnly.add(key);
   return ok({ live: live.value, plan: plan.value });
+}
+
+/** The plan of a PackageSync's package and what its prune budget says of it. */
+export interface PackagePlan extends PlannedPackage {
+  /** spec.pruneBudget against this plan's deletions (core/plan/prune-budget.ts): the reconcile stops on it. */
+  budget: Result<void>;
+}
+
+/**
+ * The one way a PackageSync's rendered package is planned, by the reconcile and by `packagesync plan`: the spec's
+ * plan options (prune of protected kinds, drift policy, ignore rules), then its prune budget against the revision
+ * (approved by the prune-approved annotation).
+ */
+export async function planForPackage(
+  objects: PackageObjects,
+  ps: Readonly<PackageSync>,
+  spec: Spec,
+  rendered: { objects: readonly KubeObject[]; sources: ReadonlyMap<string, string> },
+  revision: string,
+  signal?: AbortSignal,
+): Promise<Result<PackagePlan>> {
+  const inventory = ps.status?.inventory?.entries ?? [];
+  const planned = await planAgainstLive(objects, rendered.objects, inventory, {
+    ...(signal ? { signal } : {}),
+    sources: rendered.sources,
+    pruneProtectedKinds: spec.pruneProtectedKinds,
+    driftPolicy: spec.driftPolicy,
+    ...(spec.ignore ? { ignore: spec.ignore } : {}),
+  });
+  if (!planned.ok) return planned;
+  const { name, namespace } = ps.metadata;
+  const budget = checkPruneBudget({
+    deletions: spec.prune ? planned.value.plan.prune.length : 0,
+    inventory: inventory.length,
+    budget: spec.pruneBudget,
+    revision,
+    approved: ps.metadata.annotations?.[PRUNE_APPROVED],
+    target: `pks/${name} -n ${namespace}`,
+    annotation: PRUNE_APPROVED,
+  });
+  return ok({ ...planned.value, budget });
 }

@@ -1,14 +1,16 @@
 /**
  * One reconcile of one PackageSync, top to bottom:
  *
- *   0. a periodic check of a package last found settled, whose PackageSync (resourceVersion), ref, variables
- *      and live objects are as they were, stops before loading anything (unchanged-check.ts)
+ *   0. a periodic check of a package last found settled, whose PackageSync (resourceVersion), Inputs (by
+ *      digest) and live objects are as they were, stops before loading anything (unchanged-check.ts)
  *   1. load, finalizer / deletion, spec, suspend, dependsOn
- *   2. source   resolve the ref, fetch (cached per URL and commit)
- *   3. render   postBuild variables (substitution-inputs.ts); a periodic check that finds nothing changed since
- *               the package was last found settled stops here (settled-checkpoints.ts); read the package's
- *               files, build (plain files | kustomize | helm template) → objects (pure after the build),
- *               namespace policy
+ *   2. inputs   everything the run reads, with one digest (inputs.ts): the source (resolve the ref, fetch,
+ *               cached per URL and commit; verify), the revision it reports, postBuild variables, Helm's
+ *               valuesFrom and capabilities
+ *   3. render   a periodic check that finds nothing changed since the package was last found settled stops
+ *               here (settled-checkpoints.ts: keyed by the Inputs digest); read the package's files, build
+ *               (plain files | kustomize | helm template; the render cache is keyed by the Inputs digest)
+ *               → objects (pure after the build), namespace policy
  *   4. plan     desired × inventory × live (reads here, decisions in core/plan: the dependency graph);
  *               nothing to do → done
  *   5. act      save inventory old ∪ new → apply the graph, best effort → prune in reverse graph order
@@ -20,29 +22,25 @@
  * pruned (the inventory saved before applying still lists every object that might exist). The run context
  * (run.ts) is the only status writer; only src/core/status.ts turns outcomes into conditions.
  */
-import { durationMs, FINALIZER, PRUNE_APPROVED, type PackageSync } from '../api/packagesync.ts';
+import { durationMs, FINALIZER, type PackageSync } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
 import { ok, type Failure, type Result } from '../core/failure.ts';
 import { withSourceFile } from '../core/render/locate.ts';
 import { compileHealthChecks, healthOf } from '../core/health/index.ts';
 import { refKey, refOf } from '../core/object.ts';
 import { checkNamespacePolicy, type NamespacePolicy } from '../core/plan/namespace-policy.ts';
-import { checkPruneBudget } from '../core/plan/prune-budget.ts';
 import { isSettled } from '../core/plan/settled.ts';
 import { checkSameNamespaceRefs, parseSpec } from '../core/spec.ts';
 import { applyAndPrune } from './act.ts';
 import { finalize } from './finalize.ts';
 import { awaitHealth } from './health-step.ts';
-import { planAgainstLive } from './package-plan.ts';
-import { packageRevision } from './package-revision.ts';
+import { planForPackage } from './package-plan.ts';
 import { renderStep } from './render-step.ts';
-import { verifyStep } from './verify-step.ts';
 import type { FetchedSource, Ports } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
 import { Deadline } from './deadline.ts';
-import { readSubstitution } from './substitution-inputs.ts';
 import { targetCluster } from './target-cluster.ts';
-import { readCredentials } from './source-credentials.ts';
+import { readInputs } from './inputs.ts';
 import { dependenciesReady } from './package-dependencies.ts';
 import { mayUseCheckpoint, rememberSettled, unchangedSinceSettled } from './settled-checkpoints.ts';
 import { settledFacts, unchangedBeforeLoading } from './unchanged-check.ts';
@@ -50,147 +48,141 @@ import { InventoryUnreadableError } from '../adapters/kube/inventory-shards.ts';
 
 export type { ReconcileResult } from './run.ts';
 
-export interface ReconcileOptions {
-  signal: AbortSignal;
+/** The controller's settings: the same for every reconcile (its flags). */
+export interface ControllerSettings {
   /** Concurrent apply requests. */
   applyConcurrency: number;
   /** A ServiceAccount forced on PackageSyncs that name none (multi-tenancy). */
   defaultServiceAccount?: string;
   /** Where a PackageSync may place objects (see core/plan/namespace-policy.ts). */
   namespacePolicy: NamespacePolicy;
-  /** Fires when a newer revision of this PackageSync arrived (new generation, trigger): stop waiting. */
-  superseded?: AbortSignal;
   /** postBuild: an undefined variable without a default fails the render (default true, as Flux 2.9). */
   strictSubstitutions?: boolean;
-  /** Called when the reconcile only waits from then on (health): the manager may start another meanwhile. */
-  onlyWaiting?: () => void;
   /** --no-cross-namespace-refs: a dependsOn in another namespace is InvalidSpec (default: allowed). */
   noCrossNamespaceRefs?: boolean;
 }
 
-/** How soon a spec the schema refuses is looked at again (an edit wakes it at once anyway). */
-const INVALID_SPEC_RETRY_MS = 60_000;
+/** One reconcile's context, from the work queue. */
+export interface RunContext {
+  /** Shutdown or lost leadership: the run stops and writes nothing. */
+  signal: AbortSignal;
+  /** Fires when a newer revision of this PackageSync arrived (new generation, trigger): stop waiting. */
+  superseded?: AbortSignal;
+  /** Called when the reconcile only waits from then on (health): the manager may start another meanwhile. */
+  onlyWaiting?: () => void;
+}
 
 export async function reconcile(
   namespace: string,
   name: string,
   ports: Ports,
-  opts: ReconcileOptions,
+  settings: ControllerSettings,
+  context: RunContext,
 ): Promise<ReconcileResult> {
-  // a periodic check of a package last found settled, whose PackageSync, ref, variables and live objects are as
-  // they were, stops before loading anything (unchanged-check.ts)
-  const unchanged = await unchangedBeforeLoading(namespace, name, ports, opts);
+  // a periodic check of a package last found settled, whose PackageSync, Inputs and live objects are as they
+  // were, stops before loading anything (unchanged-check.ts)
+  const unchanged = await unchangedBeforeLoading(namespace, name, ports, { ...settings, signal: context.signal });
   if (unchanged) return unchanged;
 
   // 1. load; deletion; the finalizer before anything is applied
-  const found = await loadPackageSync(namespace, name, ports, opts);
+  const found = await loadPackageSync(namespace, name, ports, context.signal);
   if (!found || 'failed' in found) return found ?? { failed: false };
-  if (found.metadata.deletionTimestamp) return finalize(found, ports, opts);
+  if (found.metadata.deletionTimestamp) return finalize(new Run(found, ports, context.signal), settings);
   const ps = await ports.packageSyncs.setFinalizer(found, FINALIZER, true);
   if (!ps) return { failed: false };
 
-  const run = new Run(ps, ports, opts.signal);
-  const deadline = new Deadline(opts.signal);
+  const run = new Run(ps, ports, context.signal);
+  const deadline = new Deadline(context.signal);
   try {
-    return await reconcileSpec(run, opts, deadline);
+    return await reconcileSpec(run, settings, context, deadline);
   } catch (e) {
     // An API fault mid-reconcile (e.g. the API server restarting): say so if the API lets us, then let the
     // queue retry. A shutdown (aborted signal) is not a failure of the package: leave the status to the next
     // leader.
-    if (!opts.signal.aborted) await run.interrupted(e).catch(() => undefined);
+    if (!context.signal.aborted) await run.interrupted(e).catch(() => undefined);
     throw e;
   } finally {
     deadline.clear();
   }
 }
 
-async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadline): Promise<ReconcileResult> {
+async function reconcileSpec(
+  run: Run,
+  settings: ControllerSettings,
+  context: RunContext,
+  deadline: Deadline,
+): Promise<ReconcileResult> {
   const { ports, loaded: ps } = run;
-  // 1. (cont.) the spec, suspend, dependsOn; then the identity every later step acts as
+  // 1. (cont.) the spec, suspend, dependsOn; then the identity every later step acts as. A spec refused here
+  // has no retryInterval to go by (core/exit.ts).
   const parsed = parseSpec(ps.spec);
-  if (!parsed.ok) {
-    const outcome = { kind: 'failed', failure: parsed.failure } as const;
-    return run.decided(outcome, { failed: true, requeueAfterMs: INVALID_SPEC_RETRY_MS });
-  }
+  if (!parsed.ok) return run.decided({ kind: 'failed', failure: parsed.failure });
   const spec = parsed.value;
-  const sameNamespace = opts.noCrossNamespaceRefs ? checkSameNamespaceRefs(spec, ps.metadata.namespace) : ok(undefined);
-  if (!sameNamespace.ok) {
-    const outcome = { kind: 'failed', failure: sameNamespace.failure } as const;
-    return run.decided(outcome, { failed: true, requeueAfterMs: INVALID_SPEC_RETRY_MS });
-  }
+  const namespace = ps.metadata.namespace;
+  const sameNamespace = settings.noCrossNamespaceRefs ? checkSameNamespaceRefs(spec, namespace) : ok(undefined);
+  if (!sameNamespace.ok) return run.decided({ kind: 'failed', failure: sameNamespace.failure });
   // spec.timeout over the shutdown signal from here on, the dependsOn reads included (ADR 0032); let go when the
-  // reconcile ends (deadline.ts)
+  // reconcile ends (deadline.ts). The one clock of spec.timeout: the health wait gets what is left of it.
   const signal = deadline.start(durationMs(spec.timeout));
-  if (spec.suspend) return run.decided({ kind: 'suspended' }, { failed: false });
+  if (spec.suspend) return run.decided({ kind: 'suspended' });
   // custom health expressions compile before anything is fetched or applied: a typo is InvalidSpec, not a
   // health check that can never pass
   const healthRules = compileHealthChecks(spec.healthCheckExprs ?? []);
-  if (!healthRules.ok) {
-    const outcome = { kind: 'failed', failure: healthRules.failure } as const;
-    return run.decided(outcome, { failed: true, requeueAfterMs: INVALID_SPEC_RETRY_MS });
-  }
-  const retry = durationMs(spec.retryInterval);
+  if (!healthRules.ok) return run.decided({ kind: 'failed', failure: healthRules.failure });
   const interval = durationMs(spec.interval);
+  run.timed({ intervalMs: interval, retryMs: durationMs(spec.retryInterval) });
 
   const ready = await dependenciesReady(ps, spec, ports);
-  if (!ready.ok && ready.failure.reason === Reason.DependencyCycle) return run.failed(ready.failure, retry);
-  if (!ready.ok) {
-    const outcome = { kind: 'dependency-not-ready', message: ready.failure.message } as const;
-    return run.decided(outcome, { failed: false, requeueAfterMs: retry });
-  }
+  if (!ready.ok && ready.failure.reason === Reason.DependencyCycle) return run.failed(ready.failure);
+  if (!ready.ok) return run.decided({ kind: 'dependency-not-ready', message: ready.failure.message });
   // the cluster to act in (spec.kubeConfig: a remote one, reachable now) and the identity, bound once
-  const cluster = await targetCluster(ps.metadata.namespace, spec, ports, signal);
-  if (!cluster.ok) return run.failed(cluster.failure, retry);
-  run.actAs(spec.serviceAccountName ?? opts.defaultServiceAccount, cluster.value);
+  const cluster = await targetCluster(namespace, spec, ports, signal);
+  if (!cluster.ok) return run.failed(cluster.failure);
+  const serviceAccount = spec.serviceAccountName ?? settings.defaultServiceAccount;
+  const bound = run.actAs(serviceAccount, cluster.value);
   const inventory = ps.status?.inventory?.entries ?? [];
 
-  // 2. source. A requested reconcile means "now": whatever was learnt about the ref a moment ago is not enough.
+  // 2. inputs: everything the run reads (the source fetched, its files left for later, and verified; the postBuild
+  // variables; Helm's valuesFrom and capabilities), with one digest that keys every shortcut (engine/inputs.ts).
+  // A requested reconcile means "now": whatever was learnt about the ref a moment ago is not enough.
   if (run.trigger && spec.source.url !== undefined) ports.source.forget?.(spec.source.url);
-  const credentials = await readCredentials(ps, spec, ports);
-  if (!credentials.ok) return run.failed(credentials.failure, retry);
-  // the package's files are read only if the run renders (a settled check may stop before: ADR 0031)
-  const fetched = await ports.source.fetch(spec.source, credentials.value, signal, { deferFiles: true });
-  if (!fetched.ok) return run.failed(fetched.failure, retry);
-  // a commit that touched nothing the package reads keeps the revision applied (package-revision.ts)
-  const revision = await packageRevision(ps, fetched.value);
-  run.resolved(revision);
-  // spec.source.verify: an unsigned or wrongly signed commit goes no further (engine/verify-step.ts)
-  const verified = await verifyStep(
+  const read = await readInputs({
+    ps,
+    spec,
+    objects: bound.objects,
     ports,
-    ps.metadata.namespace,
-    spec.source,
-    fetched.value,
-    credentials.value,
+    serviceAccount,
+    strictSubstitutions: settings.strictSubstitutions ?? true,
     signal,
-  );
-  if (!verified.ok) return run.failed(verified.failure, retry);
+    resolved: (revision) => run.resolved(revision),
+  });
+  if (!read.ok) return run.failed(read.failure);
+  const inputs = read.value;
+  const { revision } = inputs;
 
-  // 3. render: the postBuild variables first (substitution-inputs.ts), then build (plain files | kustomize |
-  // helm template) and the pure steps (engine/render-step.ts)
-  const strict = opts.strictSubstitutions ?? true;
-  const substitution = await readSubstitution(ps.metadata.namespace, spec.postBuild, ports, strict);
-  if (!substitution.ok) return run.failed(substitution.failure, retry);
-  // a periodic check that finds nothing changed since the last one found the package settled stops here: same
-  // generation, revision, variables, inventory and live copies (engine/settled-checkpoints.ts, ADR 0031)
-  const checkpoint = { ps, spec, revision, substitution: substitution.value, inventory };
+  // 3. render. A periodic check that finds nothing changed since the last one found the package settled stops
+  // here: the same Inputs digest, inventory and live copies (engine/settled-checkpoints.ts, ADR 0031, ADR 0037)
+  const checkpoint = { ps, inputs, inventory };
   const memory = ports.checkpoints;
-  const useCheckpoint = mayUseCheckpoint(memory, run.objects, run.trigger, checkpoint);
-  if (useCheckpoint && (await unchangedSinceSettled(memory, run.objects, checkpoint))) {
+  const useCheckpoint = mayUseCheckpoint(memory, bound.objects, run.trigger, checkpoint);
+  if (useCheckpoint && (await unchangedSinceSettled(memory, bound.objects, checkpoint))) {
     ports.observe?.unchangedCheck?.('before-render');
     run.log.debug('nothing changed since the last settled check: render and plan skipped');
-    return { failed: false, requeueAfterMs: interval };
+    return run.settled();
   }
-  const source = await readFiles(fetched.value);
-  if (!source.ok) return run.failed(source.failure, retry);
+  const source = await readFiles(inputs.fetched);
+  if (!source.ok) return run.failed(source.failure);
   const rendered = await renderStep(ports, {
     source: source.value,
     spec,
     owner: run.owner,
-    objects: run.objects,
-    substitution: substitution.value,
+    objects: bound.objects,
+    substitution: inputs.substitution,
+    ...(inputs.helm ? { helm: inputs.helm } : {}),
+    inputsDigest: inputs.digest,
     signal,
   });
-  if (!rendered.ok) return run.failed(rendered.failure, retry);
+  if (!rendered.ok) return run.failed(rendered.failure);
   run.digest = rendered.value.digest;
   // keys kustomize or Helm wrote twice: the last value is applied, as helm install and Flux do (docs/adr/0034)
   await run.duplicateKeysSeen(rendered.value.duplicateKeys);
@@ -198,31 +190,16 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
   // later failures about an object name where it is defined: file:line for a plain file, the file for a built
   // package (whose object may have a generated name found in no file)
   const located = (f: Failure) => withSourceFile(f, rendered.value.sources);
-  const allowed = checkNamespacePolicy(desired, ps.metadata.namespace, opts.namespacePolicy);
-  if (!allowed.ok) return run.failed(located(allowed.failure), retry);
+  const allowed = checkNamespacePolicy(desired, ps.metadata.namespace, settings.namespacePolicy);
+  if (!allowed.ok) return run.failed(located(allowed.failure));
 
-  // 4. plan
-  const planned = await planAgainstLive(run.objects, desired, inventory, {
-    signal,
-    sources: rendered.value.sources,
-    pruneProtectedKinds: spec.pruneProtectedKinds,
-    driftPolicy: spec.driftPolicy,
-    ...(spec.ignore ? { ignore: spec.ignore } : {}),
-  });
-  if (!planned.ok) return run.failed(located(planned.failure), retry);
-  const { live, plan } = planned.value;
+  // 4. plan: the same planning as `packagesync plan` (package-plan.ts), prune budget included
+  const planned = await planForPackage(bound.objects, ps, spec, rendered.value, revision, signal);
+  if (!planned.ok) return run.failed(located(planned.failure));
+  const { live, plan, budget } = planned.value;
   // objects annotated apply Ignore are not ours to judge (core/plan/object-policy.ts)
   let managed = desired.filter((d) => !plan.ignored.has(refKey(refOf(d))));
-  const budget = checkPruneBudget({
-    deletions: spec.prune ? plan.prune.length : 0,
-    inventory: inventory.length,
-    budget: spec.pruneBudget,
-    revision,
-    approved: ps.metadata.annotations?.[PRUNE_APPROVED],
-    target: `pks/${ps.metadata.name} -n ${ps.metadata.namespace}`,
-    annotation: PRUNE_APPROVED,
-  });
-  if (!budget.ok) return run.failed(budget.failure, retry);
+  if (!budget.ok) return run.failed(budget.failure);
   const liveHealth = healthOf(
     managed.flatMap((d) => live.byKey.get(refKey(refOf(d))) ?? []),
     healthRules.value,
@@ -241,33 +218,38 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
   const driftNews = await run.driftSeen(plan.drifted, spec.driftPolicy);
   if (settled && !run.trigger) {
     if (useCheckpoint && plan.drifted.length === 0) {
-      const actsAsController = run.objects.liveCache === ports.objects.liveCache;
-      const { commit } = fetched.value;
-      const seen = { actsAsController, commit, inventory, substitution: substitution.value, live: live.byKey };
+      const actsAsController = bound.objects.liveCache === ports.objects.liveCache;
+      const seen = {
+        actsAsController,
+        inputs: inputs.digest,
+        source: { commit: inputs.fetched.commit, content: inputs.content, revision, tool: inputs.tool },
+        inventory,
+        live: live.byKey,
+      };
       rememberSettled(memory, checkpoint, live.byKey, await settledFacts(ps, spec, seen, interval, ports));
     }
-    return driftNews ? run.driftReported(interval) : { failed: false, requeueAfterMs: interval };
+    return driftNews ? run.driftReported() : run.settled();
   }
   memory?.forget(ps.metadata.namespace, ps.metadata.name);
 
   // 5. act: old ∪ new saved first, so a crash at any instant leaves no object unknown to the inventory;
   // apply over the graph, best effort; prune only after a fully successful apply (engine/act.ts)
   const acted = await applyAndPrune(
-    run.objects,
+    bound.objects,
     plan,
     live.byKey,
     {
       prune: spec.prune,
       force: spec.force,
       signal,
-      concurrency: opts.applyConcurrency,
+      concurrency: settings.applyConcurrency,
       sources: rendered.value.sources,
       healthRules: healthRules.value,
     },
     run,
   );
   await run.announceChanges();
-  if (!acted.ok) return run.failed(located(acted.failure), retry);
+  if (!acted.ok) return run.failed(located(acted.failure));
   await run.driftCorrected(plan.drifted, acted.value.takenBack);
   await run.released(spec.prune ? plan.released : []);
 
@@ -284,39 +266,33 @@ async function reconcileSpec(run: Run, opts: ReconcileOptions, deadline: Deadlin
   );
   if (spec.wait && managed.length > 0) {
     // from here on this reconcile waits for the cluster: its worker may take the next package (ADR 0030)
-    opts.onlyWaiting?.();
+    context.onlyWaiting?.();
     const healthy = await awaitHealth({
       ports,
       spec,
-      objects: run.objects,
+      objects: bound.objects,
       desired: managed,
       known,
       revision,
       pathRevision: source.value.pathRevision,
-      credentials: credentials.value,
-      timeoutMs: Math.max(0, durationMs(spec.timeout) - (Date.now() - run.started.getTime())),
-      signal: opts.signal,
-      superseded: opts.superseded,
+      credentials: inputs.credentials,
+      timeoutMs: deadline.remainingMs(),
+      signal: context.signal,
+      superseded: context.superseded,
       interval,
       waitingMessage: `Applied revision ${revision}: ${run.summary()}; waiting for health`,
       progress: run,
       rules: healthRules.value,
     });
-    if (!healthy.ok && healthy.failure.reason === Reason.Superseded) return supersededRun(opts);
-    if (!healthy.ok) return run.failed(located(healthy.failure), retry);
+    if (!healthy.ok && healthy.failure.reason === Reason.Superseded) {
+      // a new generation, the trigger annotation or shutdown: the manager's to re-run; a new commit: at once
+      return run.superseded(context.signal.aborted || (context.superseded?.aborted ?? false));
+    }
+    if (!healthy.ok) return run.failed(located(healthy.failure));
   }
 
   // 7. status
-  return run.succeeded(`Applied revision ${revision}: ${run.summary()}`, interval);
-}
-
-/**
- * A newer revision made the health wait moot: no failure to record. A new generation or the trigger
- * annotation (superseded) and shutdown are the manager's to re-run; a new commit on the ref starts over now.
- */
-function supersededRun(opts: ReconcileOptions): ReconcileResult {
-  const byManager = opts.signal.aborted || (opts.superseded?.aborted ?? false);
-  return { failed: false, ...(byManager ? {} : { requeueAfterMs: 0 }) };
+  return run.succeeded(`Applied revision ${revision}: ${run.summary()}`);
 }
 
 /** The fetched source with its files, read now when the fetch left them for later. */
@@ -334,15 +310,18 @@ async function loadPackageSync(
   namespace: string,
   name: string,
   ports: Ports,
-  opts: ReconcileOptions,
+  signal: AbortSignal,
 ): Promise<PackageSync | ReconcileResult | undefined> {
   try {
     return await ports.packageSyncs.get(namespace, name);
   } catch (e) {
     if (!(e instanceof InventoryUnreadableError)) throw e;
     const { inventory: _unreadable, ...status } = e.packageSync.status ?? {};
-    const run = new Run({ ...e.packageSync, status }, ports, opts.signal);
-    const retry = parseSpec(e.packageSync.spec);
-    return run.failed(e.failure, retry.ok ? durationMs(retry.value.retryInterval) : INVALID_SPEC_RETRY_MS);
+    const run = new Run({ ...e.packageSync, status }, ports, signal);
+    const spec = parseSpec(e.packageSync.spec);
+    if (spec.ok) {
+      run.timed({ intervalMs: durationMs(spec.value.interval), retryMs: durationMs(spec.value.retryInterval) });
+    }
+    return run.failed(e.failure);
   }
 }

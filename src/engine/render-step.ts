@@ -5,16 +5,15 @@
  * (when the spec asks for it), then Flux's commonMetadata.
  */
 import type { Spec } from '../api/packagesync.ts';
-import { Reason } from '../api/reasons.ts';
 import type { PackageObjects } from '../adapters/kube/objects.ts';
 import type { Built, BuildTool } from '../adapters/render/build.ts';
-import type { HelmCapabilities } from '../adapters/render/helm.ts';
-import { fail, ok, type Result } from '../core/failure.ts';
+import { ok, type Result } from '../core/failure.ts';
 import { withCommonMetadata } from '../core/render/built.ts';
 import { plainPackage, readObjects, type RenderedPackage, type Substitution } from '../core/render/index.ts';
 import type { LocatedObject } from '../core/render/manifests.ts';
 import { substitutionStep } from '../core/render/substitute.ts';
 import { cipherDigest, decryptionKeys, decryptObjects, holdsEncrypted } from './decrypt-step.ts';
+import { readHelmInputs, type HelmInputs } from './inputs.ts';
 import { renderBuiltForCluster } from './package-plan.ts';
 import type { FetchedSource, Ports } from './ports.ts';
 
@@ -26,6 +25,10 @@ export interface RenderStepInput {
   objects: PackageObjects;
   /** spec.postBuild, its variables read (engine/substitution-inputs.ts); undefined: no substitution. */
   substitution?: Substitution;
+  /** A Helm package's valuesFrom and capabilities, as the Inputs step read them; absent: read here (the CLI). */
+  helm?: HelmInputs;
+  /** The reconcile's Inputs digest (engine/inputs.ts): the render cache's key. */
+  inputsDigest?: string;
   signal: AbortSignal;
 }
 
@@ -121,72 +124,30 @@ async function buildObjects(
     return ok({ tool: 'plain', objects: objects.value, what: plainPackage(source.files.length) });
   }
   const tool = await ports.render.toolFor(source.checkoutRoot, source.packagePath, spec);
-  let valuesFrom: string[] = [];
-  let capabilities: HelmCapabilities | undefined;
-  if (tool === 'helm') {
-    const values = await readValuesFrom(ports, input.objects, spec, owner.namespace);
-    if (!values.ok) return values;
-    valuesFrom = values.value;
-    capabilities = await input.objects.discovery.capabilities();
-  }
+  // the reconcile read them in its Inputs step (engine/inputs.ts); the CLI reads them here
+  const helm =
+    tool !== 'helm'
+      ? ok(undefined)
+      : input.helm
+        ? ok(input.helm)
+        : await readHelmInputs(ports, input.objects, spec, owner.namespace);
+  if (!helm.ok) return helm;
   return ports.render.build({
     checkoutRoot: source.checkoutRoot,
     packagePath: source.packagePath,
-    // the render cache's key: what the package reads, so a commit elsewhere in a monorepo is a cache hit
+    // the render cache's key: what the package reads, so a commit elsewhere in a monorepo is a cache hit; a
+    // reconcile's Inputs digest replaces it (engine/inputs.ts)
     commit: source.pathRevision ?? source.commit,
+    ...(input.inputsDigest !== undefined ? { inputs: input.inputsDigest } : {}),
     files: source.files,
     spec,
     releaseName: owner.name,
     releaseNamespace: spec.targetNamespace ?? owner.namespace,
-    valuesFrom,
-    capabilities,
+    valuesFrom: helm.value?.valuesFrom ?? [],
+    capabilities: helm.value?.capabilities,
     ...(input.substitution ? { substitution: input.substitution } : {}),
     // Flux's DecryptSources: encrypted secretGenerator files/envs and patches, decrypted before the build
     ...(keys && ports.decryptor ? { decrypt: { decryptor: ports.decryptor, keys } } : {}),
     signal: input.signal,
   });
-}
-
-/**
- * spec.helm.valuesFrom, read from the PackageSync's own namespace: Secrets as the git credentials are
- * read, ConfigMaps as the PackageSync's identity. Messages name the object and key, never a value.
- */
-async function readValuesFrom(
-  ports: Ports,
-  objects: PackageObjects,
-  spec: Spec,
-  namespace: string,
-): Promise<Result<string[]>> {
-  const out: string[] = [];
-  for (const ref of spec.helm?.valuesFrom ?? []) {
-    const named = `${ref.kind} ${namespace}/${ref.name}`;
-    let data: Record<string, string> | undefined;
-    if (ref.kind === 'Secret') {
-      data = await ports.secrets.read(namespace, ref.name);
-    } else {
-      // the PackageSync's namespace is in this cluster, not in a remote one spec.kubeConfig names
-      if (objects.cluster) data = await ports.configMaps.read(namespace, ref.name);
-      else {
-        const cm = await objects.get({ group: '', kind: 'ConfigMap', namespace, name: ref.name });
-        data = cm ? ((cm.data as Record<string, string> | undefined) ?? {}) : undefined;
-      }
-    }
-    if (data === undefined) {
-      if (ref.optional) continue;
-      return fail(
-        Reason.RenderFailed,
-        `${named} named in spec.helm.valuesFrom does not exist; create it or mark the entry optional`,
-      );
-    }
-    const text = data[ref.valuesKey];
-    if (text === undefined) {
-      if (ref.optional) continue;
-      return fail(
-        Reason.RenderFailed,
-        `${named} named in spec.helm.valuesFrom has no key ${JSON.stringify(ref.valuesKey)}; add it or set valuesKey`,
-      );
-    }
-    out.push(text);
-  }
-  return ok(out);
 }

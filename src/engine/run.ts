@@ -20,20 +20,23 @@ import { summarizeChanges, type Change } from '../core/plan/changeset.ts';
 import { correctedMessage, detectedMessage, driftReport, sameDrift, type Drift } from '../core/plan/drift-report.ts';
 import { duplicateKeysMessage } from '../core/render/render.ts';
 import type { DuplicateKeyNote } from '../core/render/types.ts';
+import { requeueOf, type Ending, type Requeue, type Timing } from '../core/exit.ts';
 import { conditionOf, reduceStatus, sameStatus, type Outcome } from '../core/status.ts';
 import type { ActProgress } from './act.ts';
 import type { HealthProgress } from './health-step.ts';
 import type { Ports } from './ports.ts';
 
-export interface ReconcileResult {
-  /** When to run again; undefined = only on the next change (deleted, suspended). */
-  requeueAfterMs?: number;
-  /** True when the reconcile failed: the controller backs off from retryInterval. */
-  failed: boolean;
-}
+/** When to run again (undefined: only on the next change), and whether to back off: core/exit.ts decides. */
+export type ReconcileResult = Requeue;
 
 /** How many reconciles status.history keeps, newest first. */
 const HISTORY = 5;
+
+/** A run bound to its cluster and identity (`Run.actAs`): every later step reads and writes through `objects`. */
+export type BoundRun = Run & { readonly objects: PackageObjects };
+
+/** When a reconcile that threw (an API fault) runs again: the manager's answer, from the same table. */
+export const interruptedRequeue = (): ReconcileResult => requeueOf({ kind: 'interrupted' }, undefined);
 
 export class Run implements ActProgress, HealthProgress {
   /** The PackageSync as this run loaded it: what "before" means for events and the no-op check. */
@@ -43,8 +46,8 @@ export class Run implements ActProgress, HealthProgress {
   readonly started = new Date();
   /** The reconcile-requested-at annotation, when it asks for a run not yet handled. */
   readonly trigger: string | undefined;
-  /** The package's objects as the run's identity; set once the spec is known (`actAs`). */
-  objects!: PackageObjects;
+  /** The package's objects as the run's identity: bound once the spec is known (`actAs` returns a BoundRun). */
+  objects: PackageObjects | undefined;
   log: Logger;
   revision: string | undefined;
   digest: string | undefined;
@@ -58,6 +61,8 @@ export class Run implements ActProgress, HealthProgress {
   private cause: readonly CauseLink[] = [];
   private status: Status;
   private latest: PackageSync;
+  /** spec.interval and retryInterval, once the spec was read and found valid (core/exit.ts). */
+  private timing: Timing | undefined;
 
   constructor(ps: PackageSync, ports: Ports, signal: AbortSignal) {
     this.loaded = ps;
@@ -79,8 +84,19 @@ export class Run implements ActProgress, HealthProgress {
    * Binds the run to its cluster (engine/target-cluster.ts) and identity once: every read and write of package
    * objects goes through this view.
    */
-  actAs(serviceAccount: string | undefined, cluster: Objects = this.ports.objects): void {
+  actAs(serviceAccount: string | undefined, cluster: Objects = this.ports.objects): BoundRun {
     this.objects = cluster.forPackage(this.owner, serviceAccount);
+    return this as BoundRun;
+  }
+
+  /** The spec was read and found valid: its interval and retryInterval time every ending from here (core/exit.ts). */
+  timed(timing: Timing): void {
+    this.timing = timing;
+  }
+
+  /** When a run that ended so runs again: the one table of delays (core/exit.ts). */
+  requeue(ending: Ending): ReconcileResult {
+    return requeueOf(ending, this.timing);
   }
 
   resolved(revision: string): void {
@@ -188,10 +204,10 @@ export class Run implements ActProgress, HealthProgress {
   }
 
   /** Only status.drift changed (Detect, nothing else to do): the same Ready, with the new list. */
-  async driftReported(requeueAfterMs: number): Promise<ReconcileResult> {
+  async driftReported(): Promise<ReconcileResult> {
     const message = conditionOf(this.loaded.status, 'Ready')?.message ?? `Applied revision ${this.revision}`;
     await this.report({ kind: 'succeeded', revision: this.revision!, message });
-    return { failed: false, requeueAfterMs };
+    return this.requeue({ kind: 'succeeded' });
   }
 
   /** Correct: drifted objects were applied again. A metric, status.lastDriftCorrection and an event name them. */
@@ -207,18 +223,23 @@ export class Run implements ActProgress, HealthProgress {
 
   // Outcomes: each writes status once and says when to run again.
 
-  async succeeded(message: string, requeueAfterMs: number): Promise<ReconcileResult> {
+  async succeeded(message: string): Promise<ReconcileResult> {
     this.addObjectCounts();
     this.addHistory('Succeeded');
     await this.report({ kind: 'succeeded', revision: this.revision!, message });
-    return { failed: false, requeueAfterMs };
+    return this.requeue({ kind: 'succeeded' });
+  }
+
+  /** Found settled, or unchanged since it was (ADR 0031): nothing to write, the next check after spec.interval. */
+  settled(): ReconcileResult {
+    return this.requeue({ kind: 'succeeded' });
   }
 
   /**
    * A failed step: history, a Warning event (a retry of the same failure counts up the same event), status;
    * back off.
    */
-  async failed(failure: Failure, requeueAfterMs: number): Promise<ReconcileResult> {
+  async failed(failure: Failure): Promise<ReconcileResult> {
     this.addObjectCounts();
     if (this.revision) this.addHistory(failure.reason);
     this.log.info({ reason: failure.reason }, failure.message);
@@ -232,21 +253,53 @@ export class Run implements ActProgress, HealthProgress {
       // a failed health check's chain to its first cause (status.cause)
       ...(failure.reason === Reason.HealthCheckFailed && this.cause.length > 0 ? { cause: this.cause } : {}),
     });
-    return { failed: true, requeueAfterMs };
+    return this.requeue({ kind: 'failed', failure });
   }
 
-  /** An outcome decided before any work (a spec the schema refuses, a dependency not Ready), with its event. */
-  async decided(outcome: Outcome, result: ReconcileResult): Promise<ReconcileResult> {
+  /**
+   * An outcome decided before any work (a spec the schema refuses, suspended, a dependency not Ready), with its
+   * event.
+   */
+  async decided(outcome: Extract<Outcome, { kind: 'failed' | 'suspended' | 'dependency-not-ready' }>) {
     if (outcome.kind === 'failed') await this.event('Warning', outcome.failure.reason, outcome.failure.message);
     if (outcome.kind === 'dependency-not-ready') await this.event('Normal', Reason.DependencyNotReady, outcome.message);
     await this.report(outcome);
-    return result;
+    if (outcome.kind === 'failed') return this.requeue({ kind: 'failed', failure: outcome.failure });
+    return this.requeue(outcome.kind === 'suspended' ? { kind: 'done' } : outcome);
+  }
+
+  /**
+   * A newer revision made the health wait moot: no failure to record. A new generation or the trigger annotation
+   * (the manager's `superseded`) and shutdown are the manager's to re-run; a new commit on the ref starts over.
+   */
+  superseded(byManager: boolean): ReconcileResult {
+    return this.requeue({ kind: 'superseded', byManager });
+  }
+
+  /**
+   * A teardown (finalize.ts) that failed: said in a Warning event and a log line, the finalizer stays and it is
+   * tried again soon. A deleting PackageSync's status is left as it was.
+   */
+  async teardownFailed(failure: Failure, detail = ''): Promise<ReconcileResult> {
+    this.log.info({ reason: failure.reason }, `${failure.message}${detail}`);
+    await this.event('Warning', failure.reason, `${failure.message}${detail}`);
+    return this.requeue({ kind: 'teardown-failed', failure });
+  }
+
+  /** Torn down, or nothing (left) to do: only the next change of the PackageSync runs it again. */
+  done(): ReconcileResult {
+    return this.requeue({ kind: 'done' });
+  }
+
+  /** A teardown's news (Pruned, Released, TerminationTimeout): events only, a deleting PackageSync's status stays. */
+  async told(type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    await this.event(type, reason, message);
   }
 
   /**
    * An API fault mid-reconcile (e.g. the API server restarting): say so if the API lets us, keeping the
    * inventory as it was saved last (old ∪ new once applying started). The status names the kind of fault,
-   * never the raw error text.
+   * never the raw error text. The manager then requeues it (`interruptedRequeue`).
    */
   async interrupted(e: unknown): Promise<void> {
     const message = `reconcile interrupted: ${interruptionMessage(e)}; retrying`;

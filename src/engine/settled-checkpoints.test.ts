@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PackageSync, Spec } from '../api/packagesync.ts';
+import type { PackageSync } from '../api/packagesync.ts';
 import type { PackageObjects } from '../adapters/kube/objects.ts';
 import type { ResourceMapping } from '../adapters/kube/discovery.ts';
 import type { WatchedPlace } from '../adapters/kube/live-cache.ts';
@@ -28,11 +28,9 @@ const ps = (uid: string, ready = true, generation = 2, revision = 'main@sha1:abc
   }) as unknown as PackageSync;
 
 const watched = { liveCache: {} } as unknown as PackageObjects;
-const inputs = (p: PackageSync, spec: Partial<Spec> = {}): CheckpointInputs => ({
+const inputs = (p: PackageSync): CheckpointInputs => ({
   ps: p,
-  spec: spec as Spec,
-  revision: 'main@sha1:abc',
-  substitution: undefined,
+  inputs: { digest: 'inputs-digest', revision: 'main@sha1:abc' },
   inventory: [{ id: 'apps_web__ConfigMap', v: 'v1' }],
 });
 
@@ -61,10 +59,6 @@ describe('mayUseCheckpoint', () => {
     expect(mayUseCheckpoint(memory, watched, undefined, inputs(ps('u1', true, 3)))).toBe(false);
     expect(mayUseCheckpoint(memory, watched, undefined, inputs(ps('u1', true, 2, 'main@sha1:old')))).toBe(false);
     expect(mayUseCheckpoint(memory, watched, undefined, { ...inputs(ps('u1')), inventory: [] })).toBe(false);
-  });
-
-  it('never for a Helm package (valuesFrom and the cluster capabilities are inputs it does not see)', () => {
-    expect(mayUseCheckpoint(memory, watched, undefined, inputs(ps('u1'), { helm: {} } as Partial<Spec>))).toBe(false);
   });
 });
 

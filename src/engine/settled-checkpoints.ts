@@ -3,15 +3,16 @@
  * (core/plan/checkpoint.ts, docs/adr/0031-unchanged-checks-skip-render-and-plan.md).
  *
  * A check that finds its package settled remembers its checkpoint here; the next check of that PackageSync
- * (same generation, same revision, Ready) sums up the same inputs with the live copies the controller's watches
- * hold and, when the checkpoint is the same, stops before rendering. Only where the watches may answer: a
- * PackageSync acting as the controller in the controller's own cluster (objects.liveCache). A requested
- * reconcile and a Helm package (its valuesFrom and the cluster's capabilities are inputs the checkpoint does not
- * see) are always checked in full, and so is every PackageSync once after a restart (the memory is this process's).
+ * (Ready at the revision its Inputs name) sums up its Inputs digest (engine/inputs.ts: every input of the
+ * reconcile, Helm's valuesFrom and capabilities included) with the live copies the controller's watches hold and,
+ * when the checkpoint is the same, stops before rendering. Only where the watches may answer: a PackageSync acting
+ * as the controller in the controller's own cluster (objects.liveCache). A requested reconcile is always checked
+ * in full, and so is every PackageSync once after a restart (the memory is this process's).
  */
 import type { PackageSync, Spec } from '../api/packagesync.ts';
 import type { WatchedPlace } from '../adapters/kube/live-cache.ts';
 import type { PackageObjects } from '../adapters/kube/objects.ts';
+import type { BuildTool } from '../adapters/render/build.ts';
 import { refOfEntry, type InventoryEntry } from '../core/inventory.ts';
 import { refKey, type KubeObject, type ObjectRef } from '../core/object.ts';
 import { checkpointOf } from '../core/plan/checkpoint.ts';
@@ -22,16 +23,28 @@ import { isReadyFor } from '../core/status.ts';
  * PackageSync (engine/unchanged-check.ts): kept only where that check can tell everything it skips is unchanged.
  */
 export interface SettledFacts {
-  /** The PackageSync's resourceVersion: its spec, status (inventory) and annotations are as they were while it is. */
+  /**
+   * The PackageSync's resourceVersion: its status (inventory, Ready, revisions), annotations (a requested
+   * reconcile) and deletion are as the settled check judged them while it is; its spec is `spec`.
+   */
   resourceVersion: string;
-  /** The commit the ref named. */
-  commit: string;
   spec: Spec;
   intervalMs: number;
-  /** The digest of the postBuild substitution the check read (renderInputsDigest). */
-  substitution: string;
+  /** The Inputs digest the settled check read (engine/inputs.ts): the next check reads its inputs again. */
+  inputs: string;
+  /** What the settled check learnt of its source: the same commit reads the same. */
+  source: HeldSource;
   /** Every inventoried object's copy as the check judged it, and where the controller's watches hold it. */
   copies: readonly SettledCopy[];
+}
+
+/** What a run learnt of its source that the check before loading takes again for the same commit. */
+export interface HeldSource {
+  /** The commit the ref named. */
+  commit: string;
+  content: string;
+  revision: string;
+  tool: BuildTool;
 }
 
 /** An inventoried object's identity when its package was found settled, and the watch that holds its copy. */
@@ -78,10 +91,8 @@ type LiveView = Pick<PackageObjects, 'discovery' | 'liveCache'>;
 /** What a check sums up besides the live copies. */
 export interface CheckpointInputs {
   ps: Readonly<PackageSync>;
-  spec: Spec;
-  revision: string;
-  /** The postBuild substitution as read for this check. */
-  substitution: unknown;
+  /** The check's Inputs (engine/inputs.ts): their digest, and the revision they name. */
+  inputs: { digest: string; revision: string };
   inventory: readonly InventoryEntry[];
 }
 
@@ -96,10 +107,9 @@ export function mayUseCheckpoint(
     memory !== undefined &&
     objects.liveCache !== undefined &&
     trigger === undefined &&
-    c.spec.helm === undefined &&
     c.inventory.length > 0 &&
     isReadyFor(c.ps.status, c.ps.metadata.generation) &&
-    c.ps.status?.lastAppliedRevision === c.revision
+    c.ps.status?.lastAppliedRevision === c.inputs.revision
   );
 }
 
@@ -126,13 +136,7 @@ export function rememberSettled(
 }
 
 function inputsOf(c: CheckpointInputs, live: ReadonlyMap<string, KubeObject>) {
-  return {
-    generation: c.ps.metadata.generation,
-    revision: c.revision,
-    renderInputs: c.substitution,
-    inventory: c.inventory,
-    live,
-  };
+  return { inputs: c.inputs.digest, inventory: c.inventory, live };
 }
 
 /**

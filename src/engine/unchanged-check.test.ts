@@ -16,9 +16,9 @@ const ps = (status: Record<string, unknown> = {}): PackageSync =>
 const git = { source: { url: 'https://git.example/r.git', path: '.' } } as Spec;
 const seen = {
   actsAsController: true,
-  commit: 'c1',
+  inputs: 'inputs-digest',
+  source: { commit: 'c1', content: 'c1', revision: 'main@sha1:c1', tool: 'plain' as const },
   inventory: [],
-  substitution: undefined,
   live: new Map(),
 };
 // the controller's watches (an empty inventory asks them nothing)
@@ -29,9 +29,15 @@ const withResolve = {
 } as unknown as Ports;
 
 describe('settledFacts: what lets the next check stop before loading', () => {
-  it('kept for a git source acting as the controller, with its resourceVersion and commit', async () => {
+  it('kept for a git source acting as the controller, with its resourceVersion, Inputs and commit', async () => {
     const facts = await settledFacts(ps(), git, seen, 600_000, withResolve);
-    expect(facts).toMatchObject({ resourceVersion: '41', commit: 'c1', intervalMs: 600_000, copies: [] });
+    expect(facts).toMatchObject({
+      resourceVersion: '41',
+      inputs: 'inputs-digest',
+      source: { commit: 'c1' },
+      intervalMs: 600_000,
+      copies: [],
+    });
   });
 
   it('not kept where the check before loading cannot see every input', async () => {

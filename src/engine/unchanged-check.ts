@@ -1,36 +1,35 @@
 /**
  * The cheapest answer to a periodic check: nothing changed since the last check found the package settled, told
- * before the PackageSync is even loaded (docs/adr/0031, "before loading").
+ * before the PackageSync is even loaded (docs/adr/0031, "before loading"; docs/adr/0037).
  *
- * The settled check left its facts (settled-checkpoints.ts): the PackageSync's resourceVersion, the commit its ref
- * named, its parsed spec and interval, the postBuild variables' digest and where its objects' copies are held.
- * This check compares:
+ * The settled check left its facts (settled-checkpoints.ts): the PackageSync's resourceVersion and parsed spec, its
+ * Inputs digest and what it learnt of its source (engine/inputs.ts), and where its objects' copies are held. This
+ * check compares:
  * - the resourceVersion of the copy the manager's watch holds (known to be current: not behind our own last
- *   write): any change of spec, status, inventory, finalizers or annotations (a requested reconcile) changes it;
- * - what the resourceVersion does not cover, read as the full check reads it: the dependsOn PackageSyncs'
- *   readiness, the source's Secret, the commit the ref names now (the shared, briefly cached ls-remote), the
- *   postBuild variables;
+ *   write): any change of status (inventory, Ready), finalizers, deletion or annotations (a requested reconcile)
+ *   changes it;
+ * - the Inputs, read again as the full check reads them (`digestAgain`: the ref resolved through the shared,
+ *   briefly cached ls-remote instead of a fetch), by their digest; and the dependsOn PackageSyncs' readiness;
  * - the inventoried objects' copies in the controller's watches: the same uid and resourceVersion as the settled
  *   check judged (found again where that check found them: no discovery, no lookups, nothing built per check).
  * Anything else, or anything it cannot read, sends the check down the full path, which decides. Kept only for a
- * git source acting as the controller in its own cluster, without spec.source.verify (a key Secret changing is
- * not in any of the above) and with its inventory inline (shards are read with the PackageSync).
+ * git source acting as the controller in its own cluster, without spec.source.verify (the signature is checked on
+ * the fetched commit) and with its inventory inline (shards are read with the PackageSync).
  */
 import type { PackageSync, Spec } from '../api/packagesync.ts';
 import type { InventoryEntry } from '../core/inventory.ts';
 import type { KubeObject } from '../core/object.ts';
-import { renderInputsDigest } from '../core/plan/checkpoint.ts';
+import { digestAgain } from './inputs.ts';
 import { dependenciesReady } from './package-dependencies.ts';
 import type { Ports } from './ports.ts';
 import type { ReconcileResult } from './run.ts';
-import { sameCopies, settledCopies, type SettledFacts } from './settled-checkpoints.ts';
-import { readCredentials } from './source-credentials.ts';
-import { readSubstitution } from './substitution-inputs.ts';
+import { sameCopies, settledCopies, type HeldSource, type SettledFacts } from './settled-checkpoints.ts';
 
 /** A reconcile's options this check needs. */
 export interface UnchangedCheckOptions {
   signal: AbortSignal;
   strictSubstitutions?: boolean;
+  defaultServiceAccount?: string;
 }
 
 /** The requeue of a check that found nothing changed, or undefined when the full check must decide. */
@@ -47,14 +46,19 @@ export async function unchangedBeforeLoading(
   if (!ps || ps.metadata.uid !== held.uid || ps.metadata.resourceVersion !== facts.resourceVersion) return undefined;
   const { spec } = facts;
   if ((spec.dependsOn?.length ?? 0) > 0 && !(await dependenciesReady(ps, spec, ports)).ok) return undefined;
-  const credentials = await readCredentials(ps, spec, ports);
-  if (!credentials.ok) return undefined;
-  const commit = await ports.source.resolve?.(spec.source, credentials.value, opts.signal);
-  if (!commit?.ok || commit.value !== facts.commit) return undefined;
-  if (spec.postBuild !== undefined) {
-    const substitution = await readSubstitution(namespace, spec.postBuild, ports, opts.strictSubstitutions ?? true);
-    if (!substitution.ok || renderInputsDigest(substitution.value) !== facts.substitution) return undefined;
-  }
+  // the identity as the full check binds it (reconcile.ts); facts are kept only for the controller's own
+  const serviceAccount = spec.serviceAccountName ?? opts.defaultServiceAccount;
+  const context = {
+    ps,
+    spec,
+    objects: ports.objects.forPackage({ namespace, name }, serviceAccount),
+    ports,
+    serviceAccount,
+    strictSubstitutions: opts.strictSubstitutions ?? true,
+    signal: opts.signal,
+  };
+  const again = await digestAgain(context, facts.source);
+  if (again?.digest !== facts.inputs) return undefined;
   if (!sameCopies(ports.objects, facts.copies)) return undefined;
   ports.observe?.unchangedCheck?.('before-load');
   // the manager's logger for this reconcile already names the PackageSync
@@ -62,12 +66,12 @@ export async function unchangedBeforeLoading(
   return { failed: false, requeueAfterMs: facts.intervalMs };
 }
 
-/** What the settled check saw: the ref's commit, the inventory, substitution and live copies it judged. */
+/** What the settled check saw: its Inputs, the source it learnt, the inventory and live copies it judged. */
 export interface SettledSeen {
   actsAsController: boolean;
-  commit: string;
+  inputs: string;
+  source: HeldSource;
   inventory: readonly InventoryEntry[];
-  substitution: unknown;
   live: ReadonlyMap<string, KubeObject>;
 }
 
@@ -87,10 +91,10 @@ export async function settledFacts(
   if (!copies) return undefined;
   return {
     resourceVersion,
-    commit: c.commit,
     spec,
     intervalMs,
-    substitution: renderInputsDigest(c.substitution),
+    inputs: c.inputs,
+    source: c.source,
     copies,
   };
 }

@@ -15,6 +15,7 @@ import {
   PackageSyncSeries,
   type ConditionStatus,
 } from './package-sync-series.ts';
+import { notifyMetrics, type NotifyMetrics } from './notify-metrics.ts';
 
 /** What the renderer counts (adapters/render/build.ts RenderStats). */
 interface RendererStats {
@@ -57,6 +58,10 @@ export interface ControllerMetrics {
   instrumentSource(source: SourcePort): SourcePort;
   /** Mirrors a PackageSync's Ready/Reconciling/Stalled conditions (call on every watch add/update). */
   setConditions(ps: Pick<PackageSync, 'metadata' | 'status'>): void;
+  /** Deployment records (docs/adr/0040): delivery results, and the outboxes' depth and oldest age at scrape time. */
+  readonly notifications: NotifyMetrics & {
+    observe(stats: () => { depth: number; oldestSeconds: number }): void;
+  };
   /** Drops a deleted PackageSync's condition series, so dashboards do not show ghosts. */
   forget(namespace: string, name: string): void;
   /** The exposition text and its content type, for GET /metrics. */
@@ -243,8 +248,17 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     registers,
   });
 
+  let notifyStats = () => ({ depth: 0, oldestSeconds: 0 });
+  const notify = notifyMetrics(registry, () => notifyStats());
+
   return {
     registry,
+    notifications: {
+      onResult: notify.onResult,
+      observe(stats) {
+        notifyStats = stats;
+      },
+    },
     setOverdue(overdue, became) {
       overdueNow.set(overdue);
       if (became) overdueTotal.inc();

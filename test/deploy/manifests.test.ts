@@ -79,7 +79,9 @@ describe('deploy/', () => {
   it('lists every manifest in kustomization.yaml, plus the CRDs through crds/Kustomization', () => {
     const k = parse(read('deploy/kustomization.yaml')) as { resources: string[] };
     expect([...k.resources].sort()).toEqual(['../crds', ...files].sort());
-    expect(parse(read('crds/Kustomization'))).toMatchObject({ resources: ['packagesync.io_packagesyncs.yaml'] });
+    expect(parse(read('crds/Kustomization'))).toMatchObject({
+      resources: ['packagesync.io_packagesyncs.yaml', 'packagesync.io_notifiers.yaml'],
+    });
   });
 
   describe('the Deployment', () => {
@@ -175,6 +177,11 @@ describe('deploy/', () => {
       expect(controller.some((r) => grants(r, 'create', '', 'events'))).toBe(true);
       expect(controller.some((r) => grants(r, 'impersonate', '', 'serviceaccounts'))).toBe(true);
       expect(controller.some((r) => r.nonResourceURLs?.includes('/apis/*'))).toBe(true);
+      // Notifiers (docs/adr/0040): watched, their status written, each outbox ConfigMap rewritten
+      expect(controller.some((r) => grants(r, 'watch', 'packagesync.io', 'notifiers'))).toBe(true);
+      expect(controller.some((r) => grants(r, 'patch', 'packagesync.io', 'notifiers/status'))).toBe(true);
+      expect(controller.some((r) => grants(r, 'update', '', 'configmaps'))).toBe(true);
+      expect(controller.some((r) => grants(r, 'update', 'packagesync.io', 'notifiers'))).toBe(false);
       expect(clusterRole('packagesync-git-credentials').rules).toEqual([
         { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get'] },
       ]);

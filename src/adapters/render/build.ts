@@ -65,6 +65,11 @@ export interface BuildRequest {
   packagePath: string;
   /** The commit the checkout holds: part of the cache key. Undefined (a local directory): not cached. */
   commit?: string;
+  /**
+   * A reconcile's Inputs digest (engine/inputs.ts, core/inputs.ts): every input of the package in one value.
+   * When set, the cache is keyed by it (and the tool's own binary) instead of the request's fields.
+   */
+  inputs?: string;
   /** The package's manifest files as the source read them (plain packages). */
   files: readonly SourceFile[];
   spec: Pick<Spec, 'kustomize' | 'helm'>;
@@ -298,6 +303,20 @@ export function cacheKey(
   versions: Record<string, string>,
   engine: RenderEngine = 'subprocess',
 ): string {
+  // the engine, the tool's binary (the worker: its path, libraries and build), version and limits are the
+  // renderer's own; everything of the package is in the Inputs digest
+  const renderer = {
+    engine,
+    bin: engine === 'worker' ? config.worker?.bin : tool === 'kustomize' ? config.kustomizePath : config.helmPath,
+    versions,
+    limits: config.limits,
+  };
+  const decrypt = tool === 'kustomize' && req.decrypt !== undefined;
+  if (req.inputs !== undefined) {
+    return createHash('sha256')
+      .update(canonicalJson({ tool, inputs: req.inputs, decrypt, ...renderer }))
+      .digest('hex');
+  }
   const input = {
     tool,
     commit: req.commit,
@@ -314,12 +333,9 @@ export function cacheKey(
           }
         : null,
     // without decryption kustomize reads encrypted sources as committed: another output
-    decrypt: tool === 'kustomize' && req.decrypt !== undefined,
-    // another binary, or another version of it, is another input (the worker: its path, libraries and build)
-    engine,
-    bin: engine === 'worker' ? config.worker?.bin : tool === 'kustomize' ? config.kustomizePath : config.helmPath,
-    versions,
-    limits: config.limits,
+    decrypt,
+    // another binary, or another version of it, is another input
+    ...renderer,
   };
   return createHash('sha256').update(canonicalJson(input)).digest('hex');
 }

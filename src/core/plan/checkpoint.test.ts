@@ -16,9 +16,7 @@ const crd = (uid: string, resourceVersion: string): KubeObject => ({
 
 function input(objects: KubeObject[], more: Partial<CheckpointInput> = {}): CheckpointInput {
   return {
-    generation: 3,
-    revision: 'main@sha1:abc',
-    renderInputs: { variables: { COLOR: 'blue' }, strict: true, always: false },
+    inputs: 'inputs-digest-1',
     inventory: objects.map(entryOf),
     live: new Map(objects.map((o) => [refKey(refOf(o)), o])),
     ...more,
@@ -38,10 +36,7 @@ describe('checkpointOf', () => {
   });
 
   it.each<[string, Partial<CheckpointInput> | KubeObject[]]>([
-    ['another generation', { generation: 4 }],
-    ['another revision', { revision: 'main@sha1:def' }],
-    ['another variable value', { renderInputs: { variables: { COLOR: 'green' }, strict: true, always: false } }],
-    ['no variables', { renderInputs: undefined }],
+    ['other inputs (core/inputs.ts)', { inputs: 'inputs-digest-2' }],
     ['an object changed (resourceVersion)', [cm('a', 'u1', '12'), crd('u2', '11')]],
     ['an object re-created (uid)', [cm('a', 'u9', '10'), crd('u2', '11')]],
     ['an object more in the inventory', [...objects, cm('b', 'u3', '13')]],

@@ -4,7 +4,6 @@
  * `0b101`, underscores ignored), floats, and everything else a string. Timestamps stay strings. After a
  * substitution, `replicas: ${N}` must give the number Flux gives, and `enabled: ${FLAG}` with `on` a boolean.
  */
-import type { ScalarTag } from 'yaml';
 
 const BOOLS: Record<string, boolean> = {};
 for (const s of ['y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON']) BOOLS[s] = true;
@@ -82,23 +81,4 @@ function parseGoInt(s: string): number | undefined {
   // int64, or (unsigned, no sign) uint64
   if (big < -(2n ** 63n) || big >= 2n ** 64n || (big >= 2n ** 63n && sign !== '')) return undefined;
   return Number(big);
-}
-
-/**
- * The yaml library's tags for the core schema, with the scalar resolution replaced by go-yaml v2's: pass it as
- * `customTags` to parse substituted text as Flux does.
- */
-export function goYamlV2Tags(tags: unknown[]): unknown[] {
-  const structural = (tags as { tag: string; format?: string }[]).filter((t) =>
-    ['tag:yaml.org,2002:map', 'tag:yaml.org,2002:seq', 'tag:yaml.org,2002:str'].includes(t.tag),
-  );
-  const plain: ScalarTag = {
-    tag: 'tag:yaml.org,2002:goyaml-v2-plain',
-    default: true,
-    // Every plain scalar goes through resolvePlain; what it leaves a string stays a string.
-    test: /^(?:[-+0-9.yYnNtTfFoO~]|$)/,
-    resolve: (str: string) => resolvePlain(str),
-    identify: () => false,
-  };
-  return [...structural, plain];
 }

@@ -69,7 +69,8 @@ export function countDocuments(text: string): number {
   return count;
 }
 
-const options: ParseOptions & DocumentOptions & SchemaOptions = {
+/** How the yaml library is told to parse a manifest: syntax and positions only; goyaml-decode.ts decides values. */
+export const goYamlParseOptions: ParseOptions & DocumentOptions & SchemaOptions = {
   // duplicates are found while decoding (goyaml-decode.ts), where tool output may keep the last one
   uniqueKeys: false,
   // values are decided by goyaml-decode.ts: the library only parses, so its schema resolves nothing
@@ -102,7 +103,7 @@ export function parseManifestFile(file: SourceFile, opts: ParseManifestOptions =
   const lineCounter = new LineCounter();
   const parsed: ParsedDocument[] = [];
   // one document at a time: an empty or refused document is dropped before the next is read
-  const composer = new Composer(options);
+  const composer = new Composer(goYamlParseOptions);
   const stream = composer.compose(new Parser(lineCounter.addNewLine).parse(file.content));
   let i = -1;
   while (true) {
@@ -154,7 +155,7 @@ export function describeDuplicate({ path, key }: { path: string; key: string }):
   return `duplicate mapping key ${JSON.stringify(key)}${path ? ` (in ${path})` : ''}`;
 }
 
-function knownToDecoder(warning: YAMLError): boolean {
+export function knownToDecoder(warning: YAMLError): boolean {
   return warning.code !== 'TAG_RESOLVE_FAILED';
 }
 

@@ -1,5 +1,6 @@
 /// <reference types="vite/types/importMeta.d.ts" />
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { envsubst } from './envsubst.ts';
 import { emitGoYamlV2 } from './goyaml-emit.ts';
 import { mergeVariables, substituteObject, type Substitution } from './substitute.ts';
@@ -201,6 +202,12 @@ describe('substituteObject', () => {
     expect(r.failure.message).not.toContain('hunter2');
   });
 
+  it('a key substituted into one already there: the later value counts, as Flux reads it (go-yaml v2)', () => {
+    // written `${K}: first` then `b: second` (go-yaml sorts keys); after substitution `b` appears twice
+    const result = substitute({ '${K}': 'first', b: 'second' }, { variables: { K: 'b' } });
+    expect(result).toEqual({ ok: true, value: { b: 'second' } });
+  });
+
   it('a ${...} that cannot be parsed names the field', () => {
     const r = substitute(cm({ ok: 'x', script: 'n=${#ARR[@]}' }), { variables: { V: 'x' } });
     expect(r.ok).toBe(false);
@@ -237,5 +244,60 @@ describe('mergeVariables', () => {
       { describe: 'x', data: JSON.parse('{"__proto__": "v"}') as Record<string, string> },
     ]);
     expect(merged.ok && Object.keys(merged.value)).toEqual(['__proto__']);
+  });
+});
+
+/**
+ * A substituted value is read back as YAML the way Flux reads it (sigs.k8s.io/yaml, go-yaml v2), which is how
+ * kubectl reads a file: so every one-line case of testdata/goyaml-cases.yaml, substituted in as a variable, must
+ * give what kubectl gave for the same text (testdata/goyaml-cases.json, written by kubectl itself).
+ */
+describe('a substituted value reads back as kubectl reads the same YAML', () => {
+  const caseFiles: Record<string, string> = import.meta.glob('./testdata/goyaml-cases.{yaml,json}', {
+    query: '?raw',
+    import: 'default',
+    eager: true,
+  });
+  const bodies = parseYaml(caseFiles['./testdata/goyaml-cases.yaml']!) as Record<string, string>;
+  const answers = (
+    JSON.parse(caseFiles['./testdata/goyaml-cases.json']!) as {
+      cases: Record<string, { value: Record<string, unknown> } | { error: string }>;
+    }
+  ).cases;
+  // flat `key: value` lines whose values a variable can carry (no quotes to keep, no nesting, no tags)
+  const oneLine = /^([a-z]+): ([^\n'"!&*{}[\]|>#]*)$/;
+  const flat = Object.entries(bodies).filter(([, body]) =>
+    body
+      .trimEnd()
+      .split('\n')
+      .every((line) => oneLine.test(line)),
+  );
+  /** kubectl keeps these; JSON numbers in JavaScript cannot, so they are refused (as in files), never rounded. */
+  const tooBigForJavaScript = new Set(['int64 max', 'int beyond 2^53', 'uint64', 'beyond uint64']);
+
+  it('covers most of the cases', () => {
+    expect(flat.length).toBeGreaterThan(30);
+  });
+
+  it.each(flat)('%s', (name, body) => {
+    const object: Record<string, unknown> = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } };
+    const variables: Record<string, string> = {};
+    for (const line of body.trimEnd().split('\n')) {
+      const [, key, text] = oneLine.exec(line)!;
+      object[key!] = `\${V_${key}}`;
+      variables[`V_${key}`] = text!;
+    }
+    const result = substitute(object, { variables });
+    const answer = answers[name]!;
+    if ('error' in answer || tooBigForJavaScript.has(name)) {
+      expect(result.ok, `kubectl: ${'error' in answer ? answer.error : 'a number JavaScript cannot hold'}`).toBe(false);
+      return;
+    }
+    expect(result.ok ? result.value : result.failure.message).toEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'c' },
+      ...answer.value,
+    });
   });
 });

@@ -2,9 +2,10 @@
  * postBuild substitution with Flux's semantics (kustomize-controller's `SubstituteVariables`, fluxcd/pkg
  * kustomize_varsub.go): each object is written as YAML the way Flux writes it (./goyaml-emit.ts), every
  * `${...}` of that text is expanded (./envsubst.ts), and the text is read back the way Flux reads it
- * (./goyaml-resolve.ts). So every field is substituted, keys included, and a value lands in the YAML as raw
- * text: `123` becomes a number, `a: b` breaks the object. Runs on every object whatever produced it
- * (plain files, kustomize, Helm), before namespace defaulting and owner labels.
+ * (./goyaml-decode.ts, the decoder the package's files are read with). So every field is substituted, keys
+ * included, and a value lands in the YAML as raw text: `123` becomes a number, `a: b` breaks the object. Runs
+ * on every object whatever produced it (plain files, kustomize, Helm), before namespace defaulting and owner
+ * labels.
  *
  * Pure. Messages name the object, its file and the variable or field, never a value: values may come from
  * Secrets, and the manifest text around them is file content.
@@ -17,8 +18,8 @@ import { isRecord, ownField } from '../object.ts';
 import { EnvsubstError } from './envsubst-error.ts';
 import { envsubst, type Lookup } from './envsubst.ts';
 import { emitGoYamlV2 } from './goyaml-emit.ts';
-import { goYamlV2Tags } from './goyaml-resolve.ts';
-import { findNonJson, maxAliasCount } from './parse.ts';
+import { decodeGoYaml } from './goyaml-decode.ts';
+import { findNonJson, goYamlParseOptions, knownToDecoder } from './parse.ts';
 import type { ObjectStep } from './manifests.ts';
 import type { SourceLocation, Substitution } from './types.ts';
 
@@ -104,25 +105,16 @@ export function substituteObject(
     return expansionFailed(obj, where, error, lookup);
   }
 
-  const document = parseDocument(text, {
-    version: '1.1',
-    customTags: goYamlV2Tags as never,
-    merge: true,
-    uniqueKeys: true,
-    strict: true,
-    prettyErrors: false,
-    logLevel: 'error',
-  });
-  const problem = [...document.errors, ...document.warnings][0];
+  // read back as the files are read (parse.ts): the yaml library parses, go-yaml v2's rules decide the values;
+  // a key written twice keeps the later value, as Flux's YAMLToJSON does
+  const document = parseDocument(text, goYamlParseOptions);
+  const problem = [...document.errors, ...document.warnings.filter(knownToDecoder)][0];
   if (problem) {
     return invalidAfter(obj, where, describeYamlError(problem.code));
   }
-  let value: unknown;
-  try {
-    value = document.toJS({ maxAliasCount });
-  } catch {
-    return invalidAfter(obj, where, 'aliases that cannot be expanded');
-  }
+  const decoded = decodeGoYaml(document);
+  if (!decoded.ok) return invalidAfter(obj, where, decoded.problem.message);
+  const value = decoded.value.value;
   const notJson = findNonJson(value, '', 0);
   if (notJson) return invalidAfter(obj, where, notJson);
   if (!isRecord(value)) return invalidAfter(obj, where, 'not a mapping any more');

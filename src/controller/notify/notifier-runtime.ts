@@ -1,0 +1,343 @@
+/**
+ * One Notifier at work (docs/adr/0040): its state loaded from its outbox ConfigMap, PackageSync statuses turned
+ * into messages (core/notify/record.ts) and written to the outbox before anything is sent, then delivered one at a
+ * time in order, with back-off, Retry-After and a rate limit. Every change of state goes through `locked`, so an
+ * observed transition and a delivery never interleave their writes.
+ */
+import type { Logger } from 'pino';
+import type { Notifier, ProviderType } from '../../api/notifier.ts';
+import { NotifierSpecSchema } from '../../api/notifier.ts';
+import type { PackageSync } from '../../api/packagesync.ts';
+import { errorText } from '../../core/failure.ts';
+import { observe, type RecordPolicy } from '../../core/notify/record.ts';
+import {
+  enqueue,
+  forgetRecord,
+  isExpired,
+  nextDue,
+  outboxStats,
+  parseState,
+  removeEntry,
+  retryLater,
+  type NotifierState,
+  type OutboxEntry,
+} from '../../core/notify/outbox.ts';
+import { buildRequest } from '../../core/notify/payloads.ts';
+import { policyOf, providerConfigOf, selects, type NotifierSecret } from '../../core/notify/policy.ts';
+import { RATE_PER_SECOND, takeToken, type Bucket } from '../../core/notify/rate-limit.ts';
+import type { OutboundRequest, ProviderConfig } from '../../core/notify/request.ts';
+import { hostOf, type Sender, type SendResult } from '../../adapters/notify/sender.ts';
+import type { NotifierRef } from '../../adapters/kube/notifier-store.ts';
+
+/** Where a Notifier's state is kept (adapters/kube/notifier-store.ts: its outbox ConfigMap). */
+export interface StateStore {
+  load(ref: NotifierRef): Promise<string | undefined>;
+  save(ref: NotifierRef, text: string): Promise<void>;
+}
+
+export type DeliveryResult = 'delivered' | 'retried' | 'rejected' | 'dropped' | 'expired' | 'skipped';
+
+export interface RuntimeDeps {
+  store: StateStore;
+  sender: Sender;
+  readSecret: (namespace: string, name: string) => Promise<Record<string, string> | undefined>;
+  /** The PackageSyncs the controller watches (`namespace/name` → object). */
+  packageSyncs: () => Iterable<PackageSync>;
+  setCondition: (n: Notifier, ready: { status: 'True' | 'False'; reason: string; message: string }) => Promise<void>;
+  onResult: (provider: ProviderType, result: DeliveryResult) => void;
+  log: Logger;
+  allowHttp: boolean;
+  now: () => number;
+  random: () => number;
+}
+
+/** A Secret and configuration older than this are read again before a send (a rotated token takes effect). */
+const CONFIG_TTL_MS = 60_000;
+/** A message that failed this many times in a row turns the Notifier's Ready to False (it is still retried). */
+const FAILING_AFTER = 3;
+
+export class NotifierRuntime {
+  private notifier: Notifier;
+  private readonly deps: RuntimeDeps;
+  private state: NotifierState = { version: 1, records: {}, outbox: [] };
+  private policy: RecordPolicy | undefined;
+  private config: { cfg: ProviderConfig; ca?: string; at: number } | undefined;
+  private bucket: Bucket | undefined;
+  private chain: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private sending = false;
+  private kickAgain = false;
+  private stopped = false;
+  private readonly abort = new AbortController();
+  private readonly log: Logger;
+
+  constructor(notifier: Notifier, deps: RuntimeDeps) {
+    this.notifier = notifier;
+    this.deps = deps;
+    this.log = deps.log.child({ notifier: `${notifier.metadata.namespace}/${notifier.metadata.name}` });
+    void this.locked(() => this.load());
+  }
+
+  get key(): string {
+    return `${this.notifier.metadata.namespace}/${this.notifier.metadata.name}`;
+  }
+
+  get stats(): { depth: number; oldestSeconds: number } {
+    return outboxStats(this.state, this.deps.now());
+  }
+
+  /** The Notifier changed: a new spec is read again and every selected PackageSync looked at. */
+  update(notifier: Notifier): void {
+    const changed = notifier.metadata.generation !== this.notifier.metadata.generation;
+    this.notifier = notifier;
+    if (changed) {
+      this.config = undefined;
+      void this.locked(() => this.configure().then(() => this.scan()));
+    }
+  }
+
+  /** A PackageSync's status (or labels) changed. */
+  packageSync(ps: PackageSync): void {
+    if (ps.metadata.namespace !== this.notifier.metadata.namespace) return;
+    void this.locked(async () => {
+      try {
+        if (this.observe(ps)) await this.persist();
+      } finally {
+        // an API server that refused the write does not hold the message back: it is in memory, and the next
+        // write (the delivery's) stores the outbox as it is then
+        this.kick();
+      }
+    });
+  }
+
+  /** A PackageSync was deleted: what was queued for it is still delivered; its memory goes. */
+  packageSyncDeleted(ps: PackageSync): void {
+    void this.locked(async () => {
+      const next = forgetRecord(this.state, ps.metadata.name);
+      if (next !== this.state) {
+        this.state = next;
+        await this.persist();
+      }
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.abort.abort();
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** Runs `fn` after every change queued before it; a failure is logged, and the next change goes on. */
+  private locked<T>(fn: () => Promise<T>): Promise<T | undefined> {
+    const run = this.chain.then(() => (this.stopped ? undefined : fn()));
+    this.chain = run.catch((e: unknown) => this.log.warn({ err: errorText(e) }, 'notifier step failed'));
+    return run;
+  }
+
+  private async load(): Promise<void> {
+    const { namespace, name, uid } = this.notifier.metadata;
+    const loaded = parseState(await this.deps.store.load({ namespace, name, uid: uid ?? '' }));
+    if (loaded.problem) this.log.warn(loaded.problem);
+    this.state = loaded.state;
+    await this.configure();
+    await this.scan();
+  }
+
+  private async scan(): Promise<void> {
+    let changed = false;
+    for (const ps of this.deps.packageSyncs()) {
+      if (ps.metadata.namespace === this.notifier.metadata.namespace && this.observe(ps)) changed = true;
+    }
+    if (changed) await this.persist();
+    this.kick();
+  }
+
+  /** Runs the record state machine on one PackageSync; true when the state changed. */
+  private observe(ps: PackageSync): boolean {
+    const policy = this.policy;
+    if (!policy || !selects(this.notifier.spec, ps.metadata.labels)) return false;
+    const name = ps.metadata.name;
+    const before = this.state.records[name];
+    const now = this.deps.now();
+    const r = observe(
+      before,
+      { namespace: ps.metadata.namespace, name, uid: ps.metadata.uid ?? '', status: ps.status },
+      policy,
+      now,
+    );
+    if (JSON.stringify(r.memory) === JSON.stringify(before) && r.messages.length === 0) return false;
+    const records = { ...this.state.records };
+    if (r.memory) records[name] = r.memory;
+    else delete records[name];
+    const { state, dropped } = enqueue({ ...this.state, records }, r.messages, now);
+    this.state = state;
+    for (let i = 0; i < dropped; i++) this.deps.onResult(this.notifier.spec.type, 'dropped');
+    if (r.messages.length > 0) {
+      this.log.debug({ packageSync: name, messages: r.messages.map((m) => `${m.kind} ${m.id}`) }, 'record changed');
+    }
+    return true;
+  }
+
+  private async persist(): Promise<void> {
+    const { namespace, name, uid } = this.notifier.metadata;
+    await this.deps.store.save({ namespace, name, uid: uid ?? '' }, JSON.stringify(this.state));
+  }
+
+  /** Reads the spec and its Secret; sets Ready=False naming the problem, or Ready=True. */
+  private async configure(): Promise<void> {
+    const parsed = NotifierSpecSchema.safeParse(this.notifier.spec);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      this.policy = undefined;
+      await this.setReady('False', 'InvalidSpec', `spec.${issue.path.join('.')}: ${issue.message}`);
+      return;
+    }
+    const spec = parsed.data;
+    this.policy = policyOf(spec);
+    let secret: NotifierSecret | undefined;
+    let secretMissing = false;
+    if (spec.secretRef) {
+      const data = await this.deps.readSecret(this.notifier.metadata.namespace, spec.secretRef.name);
+      if (!data) secretMissing = true;
+      else secret = data as NotifierSecret;
+    }
+    const r = providerConfigOf(spec, secret, { secretMissing, allowHttp: this.deps.allowHttp });
+    if ('problem' in r) {
+      this.config = undefined;
+      await this.setReady('False', r.reason, r.problem);
+      return;
+    }
+    this.config = { cfg: r.config, ...(secret?.['ca.crt'] ? { ca: secret['ca.crt'] } : {}), at: this.deps.now() };
+    await this.setReady('True', 'Ready', `delivering to ${spec.type} at ${hostOf(r.config.address)}`);
+  }
+
+  private async setReady(status: 'True' | 'False', reason: string, message: string): Promise<void> {
+    await this.deps
+      .setCondition(this.notifier, { status, reason, message })
+      .catch((e: unknown) => this.log.warn({ err: errorText(e) }, 'could not write the Notifier status'));
+  }
+
+  /** Starts the delivery loop unless it runs (then it looks again when it ends). */
+  private kick(): void {
+    if (this.stopped) return;
+    if (this.sending) {
+      this.kickAgain = true;
+      return;
+    }
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.sending = true;
+    void this.deliver()
+      .catch((e: unknown) => {
+        this.log.warn({ err: errorText(e) }, 'delivery interrupted; retrying in 5s');
+        this.wakeAt(this.deps.now() + 5_000);
+      })
+      .finally(() => {
+        this.sending = false;
+        if (this.kickAgain) {
+          this.kickAgain = false;
+          this.kick();
+        }
+      });
+  }
+
+  private wakeAt(at: number): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.kick();
+      },
+      Math.max(10, at - this.deps.now()),
+    );
+    this.timer.unref?.();
+  }
+
+  /**
+   * Sends what is due, strictly in order (one loop at a time), until the outbox is empty or the head must wait.
+   * The lock is held to pick the head and to record the answer, not while the request is in flight, so observed
+   * transitions are written to the outbox meanwhile.
+   */
+  private async deliver(): Promise<void> {
+    while (!this.stopped) {
+      const step = await this.locked(() => this.prepare());
+      if (step === 'again') continue;
+      if (!step) return;
+      const res = await this.deps.sender.send(step.request, {
+        ...(step.ca ? { ca: step.ca } : {}),
+        signal: this.abort.signal,
+      });
+      if (this.stopped) return;
+      await this.locked(() => this.settle(step.entry, res));
+    }
+  }
+
+  /** The head's request, 'again' when the head left the outbox without a send, undefined when nothing is due now. */
+  private async prepare(): Promise<
+    { entry: OutboxEntry; request: OutboundRequest; ca?: string } | 'again' | undefined
+  > {
+    if (this.notifier.spec.suspend) return undefined;
+    const now = this.deps.now();
+    const { entry, wakeAt } = nextDue(this.state, now);
+    if (!entry) {
+      if (wakeAt !== undefined) this.wakeAt(wakeAt);
+      return undefined;
+    }
+    if (isExpired(entry, now)) {
+      this.log.warn({ id: entry.msg.id, lastError: entry.lastError }, 'message not delivered within a day: dropped');
+      await this.finish(entry.msg.id, 'expired');
+      return 'again';
+    }
+    if (!this.config || now - this.config.at > CONFIG_TTL_MS) await this.configure();
+    // without a usable configuration nothing is sent; the outbox keeps the messages until it is fixed
+    if (!this.config) {
+      this.wakeAt(now + 30_000);
+      return undefined;
+    }
+    const token = takeToken(this.bucket, RATE_PER_SECOND[this.notifier.spec.type], now);
+    this.bucket = token.bucket;
+    if (token.waitMs > 0) {
+      this.wakeAt(now + token.waitMs);
+      return undefined;
+    }
+    const built = buildRequest(this.config.cfg, entry.msg);
+    if ('skip' in built) {
+      this.log.info({ id: entry.msg.id, why: built.skip }, 'message not sent');
+      await this.finish(entry.msg.id, 'skipped');
+      return 'again';
+    }
+    return { entry, request: built.request, ...(this.config.ca ? { ca: this.config.ca } : {}) };
+  }
+
+  private async settle(entry: OutboxEntry, res: SendResult): Promise<void> {
+    const type = this.notifier.spec.type;
+    if (res.outcome === 'delivered') {
+      this.log.debug({ id: entry.msg.id, kind: entry.msg.kind, status: res.status }, 'delivered');
+      await this.finish(entry.msg.id, 'delivered');
+      if (entry.attempts >= FAILING_AFTER) await this.configure();
+      return;
+    }
+    if (res.outcome === 'rejected') {
+      this.log.warn({ id: entry.msg.id, error: res.error }, 'receiver refused the message for good: dropped');
+      await this.finish(entry.msg.id, 'rejected');
+      return;
+    }
+    this.deps.onResult(type, 'retried');
+    this.state = retryLater(this.state, entry.msg.id, this.deps.now(), res.error, this.deps.random(), res.retryAfterMs);
+    await this.persist();
+    const attempts = entry.attempts + 1;
+    this.log.info({ id: entry.msg.id, attempts, error: res.error }, 'delivery failed; retrying');
+    if (attempts >= FAILING_AFTER) {
+      await this.setReady('False', 'DeliveryFailing', `${attempts} attempts failed, last: ${res.error}; retrying`);
+    }
+  }
+
+  private async finish(id: string, result: DeliveryResult): Promise<void> {
+    this.state = removeEntry(this.state, id);
+    await this.persist();
+    this.deps.onResult(this.notifier.spec.type, result);
+  }
+}

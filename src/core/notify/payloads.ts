@@ -1,0 +1,119 @@
+/**
+ * One request per message and provider (docs/adr/0040), as plain data: the adapter only sends it. The same
+ * template fields reach every provider; one small builder per provider, as Flux's notifier package has one file
+ * per provider.
+ */
+import { createHmac } from 'node:crypto';
+import { COMMIT_STATUS_TYPES } from '../../api/notifier.ts';
+import type { RecordMessage } from './record.ts';
+import { DEFAULT_TEXT, DEFAULT_TITLE, fieldsOf, renderTemplate, type TemplateFields } from './template.ts';
+import { commitStatusRequest } from './commit-status.ts';
+import { json, safeUrl, type Built, type OutboundRequest, type ProviderConfig } from './request.ts';
+
+export type { Built, OutboundRequest, ProviderConfig };
+
+/** The request that delivers `msg`, or why none is sent (e.g. a commit status for a revision that is no commit). */
+export function buildRequest(cfg: ProviderConfig, msg: RecordMessage): Built {
+  const known = [cfg.token, cfg.address].filter((v): v is string => !!v);
+  const base = fieldsOf(msg, '', known);
+  const url = cfg.targetURL ? safeUrl(renderTemplate(cfg.targetURL, base)) : '';
+  const fields: TemplateFields = { ...base, url };
+  const title = renderTemplate(cfg.title ?? DEFAULT_TITLE, fields);
+  const text = renderTemplate(cfg.text ?? DEFAULT_TEXT[msg.kind], fields);
+  if (COMMIT_STATUS_TYPES.has(cfg.type)) return commitStatusRequest(cfg, msg, fields, text);
+  switch (cfg.type) {
+    case 'generic':
+      return { request: cloudEvent(cfg, msg, fields, title, text) };
+    case 'slack':
+      return { request: json(cfg.address, slackBody(title, text, url)) };
+    case 'msteams':
+      return { request: json(cfg.address, teamsBody(title, text, url)) };
+    default:
+      return { skip: `no provider ${cfg.type}` };
+  }
+}
+
+/** The header the generic provider signs with: Flux's generic-hmac header, `sha256=<hex>`. */
+export const SIGNATURE_HEADER = 'x-signature';
+
+export function signature(body: string, key: string): string {
+  return `sha256=${createHmac('sha256', key).update(body).digest('hex')}`;
+}
+
+/** CloudEvents 1.0, structured content mode (the whole event is the JSON body). */
+function cloudEvent(
+  cfg: ProviderConfig,
+  msg: RecordMessage,
+  f: TemplateFields,
+  title: string,
+  text: string,
+): OutboundRequest {
+  const event = {
+    specversion: '1.0',
+    id: msg.id,
+    source: `/apis/packagesync.io/v1alpha1/namespaces/${msg.namespace}/packagesyncs/${msg.name}`,
+    type: `io.packagesync.deployment.${msg.kind}`,
+    subject: f.revision,
+    time: msg.at,
+    datacontenttype: 'application/json',
+    data: {
+      namespace: msg.namespace,
+      name: msg.name,
+      uid: msg.uid,
+      revision: f.revision,
+      commit: f.commit,
+      phase: msg.kind,
+      ...(msg.reason ? { reason: f.reason } : {}),
+      ...(msg.message ? { message: f.message } : {}),
+      ...(msg.cause ? { cause: f.cause } : {}),
+      ...(msg.counts ? { counts: msg.counts } : {}),
+      ...(msg.supersededBy ? { supersededBy: msg.supersededBy } : {}),
+      ...(f.url ? { url: f.url } : {}),
+      title,
+      text,
+    },
+  };
+  const body = JSON.stringify(event);
+  const headers: Record<string, string> = { 'content-type': 'application/cloudevents+json; charset=utf-8' };
+  if (cfg.token) headers[SIGNATURE_HEADER] = signature(body, cfg.token);
+  return { method: 'POST', url: cfg.address, headers, body };
+}
+
+/** Slack mrkdwn treats &, < and > as control characters (links, mentions): escaped, text stays text. */
+const slackEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+function slackBody(title: string, text: string, url: string): unknown {
+  const link = url ? `\n<${slackEscape(url)}|Open>` : '';
+  return {
+    text: `${title}: ${text}`,
+    blocks: [
+      {
+        type: 'section',
+        text: { type: 'mrkdwn', text: `*${slackEscape(title)}*\n${slackEscape(text)}${link}`.slice(0, 3000) },
+      },
+    ],
+  };
+}
+
+/** Teams incoming webhooks (Workflows): a message with one Adaptive Card. */
+function teamsBody(title: string, text: string, url: string): unknown {
+  return {
+    type: 'message',
+    attachments: [
+      {
+        contentType: 'application/vnd.microsoft.card.adaptive',
+        contentUrl: null,
+        content: {
+          $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+          type: 'AdaptiveCard',
+          version: '1.4',
+          body: [
+            { type: 'TextBlock', text: title, weight: 'Bolder', size: 'Medium', wrap: true },
+            { type: 'TextBlock', text, wrap: true },
+          ],
+          ...(url ? { actions: [{ type: 'Action.OpenUrl', title: 'Open', url }] } : {}),
+        },
+      },
+    ],
+  };
+}

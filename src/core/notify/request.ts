@@ -1,0 +1,43 @@
+/** A message's outbound HTTP request as plain data, and the Notifier configuration it is built from. */
+import type { ProviderType } from '../../api/notifier.ts';
+
+export interface OutboundRequest {
+  method: 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A Notifier as delivery needs it: its spec with the Secret's values in place. */
+export interface ProviderConfig {
+  type: ProviderType;
+  /** The webhook URL, or the repository URL of a forge. */
+  address: string;
+  /** HMAC key (generic) or API token (forges). */
+  token?: string;
+  title?: string;
+  text?: string;
+  targetURL?: string;
+  context?: string;
+}
+
+export type Built = { request: OutboundRequest } | { skip: string };
+
+export function json(url: string, body: unknown, headers: Record<string, string> = {}): OutboundRequest {
+  return {
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+/** Only an http(s) URL is a link; anything else (a template gone wrong, javascript:) is left out. */
+export function safeUrl(s: string): string {
+  try {
+    const u = new URL(s);
+    return u.protocol === 'https:' || u.protocol === 'http:' ? u.toString() : '';
+  } catch {
+    return '';
+  }
+}

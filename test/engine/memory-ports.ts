@@ -1,0 +1,215 @@
+/**
+ * In-memory implementations of the engine's ports (src/engine/ports.ts), to test the engine's decisions in
+ * milliseconds: which status it writes, which events it sends, what it applies and deletes, when it runs again.
+ * Not a Kubernetes API: no HTTP, no admission, no server-side apply merge. An apply stores the object as sent (the
+ * engine's digest annotation included), a delete removes it. What Kubernetes does with them is the e2e suite's to
+ * prove, on the real control plane.
+ */
+import type { PackageSync, Status } from '../../src/api/packagesync.ts';
+import type { ResourceMapping } from '../../src/adapters/kube/discovery.ts';
+import type { LiveCache, WatchedPlace } from '../../src/adapters/kube/live-cache.ts';
+import { refKey, refOf, type KubeObject, type ObjectRef } from '../../src/core/object.ts';
+import { SettledCheckpoints } from '../../src/engine/settled-checkpoints.ts';
+import type { FetchedSource, Ports } from '../../src/engine/ports.ts';
+import type { SourceFile } from '../../src/core/render/types.ts';
+
+const MAPPINGS: ResourceMapping[] = [
+  { group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespaced: true, verbs: ['list'] },
+  { group: 'apps', version: 'v1', kind: 'Deployment', resource: 'deployments', namespaced: true, verbs: ['list'] },
+  { group: '', version: 'v1', kind: 'Namespace', resource: 'namespaces', namespaced: false, verbs: ['list'] },
+];
+
+/** The cluster's objects, by refKey, and what was done to them. */
+export class MemoryCluster {
+  readonly objects = new Map<string, KubeObject>();
+  readonly applied: string[] = [];
+  readonly deleted: string[] = [];
+  /** refKeys whose apply fails (an admission webhook refusing it, say). */
+  readonly refuse = new Set<string>();
+  /** The controller's watches over this cluster (made once: every view of the controller shares them). */
+  liveCache: LiveCache | undefined;
+  private version = 100;
+
+  put(obj: KubeObject): KubeObject {
+    const stored = {
+      ...obj,
+      metadata: {
+        ...obj.metadata,
+        namespace: obj.metadata.namespace ?? '',
+        uid: obj.metadata.uid ?? `uid-${obj.metadata.name}`,
+        resourceVersion: String(++this.version),
+      },
+    };
+    this.objects.set(refKey(refOf(stored)), stored);
+    return stored;
+  }
+}
+
+/** The package objects port (adapters/kube/objects.ts PackageObjects) over a MemoryCluster. */
+function packageObjects(cluster: MemoryCluster, owner: { name: string; namespace: string }) {
+  const mapping = async (group: string, kind: string) => MAPPINGS.find((m) => m.group === group && m.kind === kind);
+  const discovery = {
+    mapping,
+    isNamespaced: (group: string, kind: string) =>
+      MAPPINGS.find((m) => m.group === group && m.kind === kind)?.namespaced,
+    refresh: async () => undefined,
+    capabilities: async () => ({ kubeVersion: 'v1.36.0', apiVersions: ['v1'] }),
+    listable: async () => MAPPINGS,
+  };
+  const inScope = (m: ResourceMapping, namespace: string) =>
+    [...cluster.objects.values()].filter(
+      (o) => o.kind === m.kind && (!m.namespaced || !namespace || o.metadata.namespace === namespace),
+    );
+  const found = (refs: readonly ObjectRef[]) => {
+    const out = new Map<string, KubeObject>();
+    for (const r of refs) {
+      const o = cluster.objects.get(refKey(r));
+      if (o) out.set(refKey(r), o);
+    }
+    return out;
+  };
+  // the controller's watches, always synced: every copy is current (one for the cluster, as the controller's)
+  const liveCache: LiveCache = (cluster.liveCache ??= {
+    lookup: async (_m: ResourceMapping, _ns: string, refs: readonly ObjectRef[]) => found(refs),
+    unowned: async () => undefined,
+    peek: async (_m: ResourceMapping, _ns: string, refs: readonly ObjectRef[]) => found(refs),
+    places: async (m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]) =>
+      refs.map((r) => ({ watch: `owned|${m.kind}`, namespace: m.namespaced ? namespace : '', name: r.name })),
+    held: (p: WatchedPlace) =>
+      [...cluster.objects.values()].find(
+        (o) =>
+          `owned|${o.kind}` === p.watch && (o.metadata.namespace ?? '') === p.namespace && o.metadata.name === p.name,
+      ),
+  });
+  const self = {
+    owner,
+    identity: undefined,
+    cluster: undefined,
+    discovery,
+    liveCache,
+    ownWrites: undefined,
+    mappingFor: async (group: string, kind: string) => {
+      const m = await mapping(group, kind);
+      return m
+        ? { ok: true, value: m }
+        : { ok: false, failure: { reason: 'UnknownKind', message: kind, terminal: false } };
+    },
+    get: async (ref: ObjectRef) => cluster.objects.get(refKey(ref)),
+    list: async (m: ResourceMapping, namespace: string) => inScope(m, namespace),
+    listOwned: async (m: ResourceMapping, namespace: string) =>
+      inScope(m, namespace).filter((o) => o.metadata.labels?.['packagesync.io/name'] === owner.name),
+    apply: async (obj: KubeObject) => {
+      const key = refKey(refOf(obj));
+      if (cluster.refuse.has(key))
+        throw Object.assign(new Error(`admission webhook denied ${obj.metadata.name}`), { status: 422 });
+      const created = !cluster.objects.has(key);
+      cluster.applied.push(key);
+      return { created, object: cluster.put(obj) };
+    },
+    create: async (obj: KubeObject) => {
+      if (cluster.objects.has(refKey(refOf(obj)))) return undefined;
+      return (await self.apply(obj)).object;
+    },
+    delete: async (ref: ObjectRef) => {
+      cluster.deleted.push(refKey(ref));
+      cluster.objects.delete(refKey(ref));
+      return { gone: true };
+    },
+    forPackage: (o: { name: string; namespace: string }) => packageObjects(cluster, o),
+  };
+  return self;
+}
+
+/** The PackageSyncs port over one stored PackageSync, recording status writes and events. */
+export class MemoryPackageSyncs {
+  readonly stored = new Map<string, PackageSync>();
+  readonly statusWrites: Status[] = [];
+  readonly events: string[] = [];
+  private version = 1;
+
+  put(ps: PackageSync): PackageSync {
+    const stored = { ...ps, metadata: { ...ps.metadata, resourceVersion: String(++this.version) } };
+    this.stored.set(`${ps.metadata.namespace}/${ps.metadata.name}`, stored);
+    return stored;
+  }
+
+  get = async (namespace: string, name: string) => this.stored.get(`${namespace}/${name}`);
+  getStored = this.get;
+  peekStored = (namespace: string, name: string) => this.stored.get(`${namespace}/${name}`);
+  writeStatus = async (ps: PackageSync, status: Status) => {
+    this.statusWrites.push(status);
+    return this.put({ ...ps, status });
+  };
+  setFinalizer = async (ps: PackageSync, finalizer: string, present: boolean) => {
+    const list = ps.metadata.finalizers ?? [];
+    if (list.includes(finalizer) === present) return ps;
+    const finalizers = present ? [...list, finalizer] : list.filter((f) => f !== finalizer);
+    return this.put({ ...ps, metadata: { ...ps.metadata, finalizers } });
+  };
+  event = async (_ps: PackageSync, type: string, reason: string, message: string) => {
+    this.events.push(`${type} ${reason}: ${message}`);
+  };
+}
+
+/** A git source of one package: its files at the commit the ref names. */
+export class MemorySource {
+  commit = 'a'.repeat(40);
+  /** What the package reads in the commit (pathRevision). */
+  tree = 'tree-1';
+  /** Whether the package read the same at the last attempted commit (a commit elsewhere in a monorepo). */
+  samePackage = false;
+  files: SourceFile[] = [];
+  fetches = 0;
+  forgotten = 0;
+
+  fetched(): FetchedSource {
+    return {
+      revision: `main@sha1:${this.commit}`,
+      commit: this.commit,
+      files: this.files,
+      checkoutRoot: '/checkout',
+      packagePath: '.',
+      pathRevision: this.tree,
+      samePackageAt: async () => this.samePackage,
+    };
+  }
+
+  port() {
+    return {
+      fetch: async () => {
+        this.fetches++;
+        return { ok: true as const, value: this.fetched() };
+      },
+      resolve: async () => ({ ok: true as const, value: this.commit }),
+      forget: () => {
+        this.forgotten++;
+      },
+    };
+  }
+}
+
+/** Everything a reconcile reads and writes, in memory. */
+export function memoryWorld() {
+  const cluster = new MemoryCluster();
+  const packageSyncs = new MemoryPackageSyncs();
+  const source = new MemorySource();
+  const secrets = new Map<string, Record<string, string>>();
+  const configMaps = new Map<string, Record<string, string>>();
+  const stops: string[] = [];
+  const checkpoints = new SettledCheckpoints();
+  const objects = packageObjects(cluster, { name: '', namespace: '' });
+  const log = { debug: () => undefined, info: () => undefined, warn: () => undefined, child: () => log };
+  // the one cast: these implement what the engine calls of each port, structurally
+  const ports = {
+    objects,
+    packageSyncs,
+    source: source.port(),
+    secrets: { read: async (_ns: string, name: string) => secrets.get(name) },
+    configMaps: { read: async (_ns: string, name: string) => configMaps.get(name) },
+    log,
+    checkpoints,
+    observe: { unchangedCheck: (stopped: string) => stops.push(stopped) },
+  } as unknown as Ports;
+  return { ports, cluster, packageSyncs, source, secrets, configMaps, stops, checkpoints };
+}
+export type MemoryWorld = ReturnType<typeof memoryWorld>;
