@@ -69,6 +69,7 @@ const shapes: Shape[] = [
       releaseName: 'web',
       releaseNamespace: 'prod',
       capabilities: { kubeVersion: 'v1.36.3', apiVersions: ['networking.k8s.io/v1'] },
+      valuesFrom: ['database:\n  password: bench\n'],
     },
     bare: {
       bin: tools.helm,
@@ -86,6 +87,8 @@ const shapes: Shape[] = [
         'networking.k8s.io/v1',
         '--values',
         join(helmRoot, 'env/prod-values.yaml'),
+        '--set',
+        'database.password=bench',
       ],
       cwd: join(helmRoot, 'charts/web'),
     },
