@@ -49,6 +49,9 @@ COPY package.json ./
 COPY bin/ ./bin/
 # .dockerignore keeps tests and their fixtures out.
 COPY src/ ./src/
+# The web UI's bundle (the controller serves it with --ui-address, docs/ui.md): built before the image by
+# `npm run build:ui` (hack/build-image.sh runs it), as esbuild is a build tool, not a production dependency.
+COPY dist/ui/ ./dist/ui/
 USER 65532:65532
 # The root filesystem is read-only in the pod; /tmp is its one writable volume (git cache, ssh, HOME).
 ENV HOME=/tmp NODE_ENV=production

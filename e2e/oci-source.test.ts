@@ -320,12 +320,17 @@ describe.concurrent('OCI artifact sources', () => {
     expect(await get(cmPath(ns, 'open'))).toBeDefined();
   });
 
-  it('the CRD admits exactly one of url and oci', async () => {
+  it('the CRD admits exactly one of url, oci and chart', async () => {
     const ns = await env.namespace('e2e-oci-crd');
     const both = packageSync(ns, 'both', controller.shard, {
       source: { url: 'https://example.com/x.git', oci: { url: `oci://${registry.host}/x` } },
     });
-    await expect(createPackageSync(both)).rejects.toThrow(/exactly one of url \(git\) and oci/);
+    await expect(createPackageSync(both)).rejects.toThrow(/exactly one of url \(git\), oci and chart/);
+    // issue 33: the chart source is the third kind, exclusive too
+    const ociAndChart = packageSync(ns, 'oc', controller.shard, {
+      source: { oci: { url: `oci://${registry.host}/x` }, chart: { repository: 'https://c.example', name: 'app' } },
+    });
+    await expect(createPackageSync(ociAndChart)).rejects.toThrow(/exactly one of url \(git\), oci and chart/);
     const semverAndTag = packageSync(ns, 'st', controller.shard, {
       source: { oci: { url: `oci://${registry.host}/x`, ref: { semver: '1.x', tag: 'v1' } } },
     });

@@ -29,6 +29,7 @@ import {
 const SCRIPT = '<script>window.__pwned = 1</script>';
 const IMG = '"><img src=x onerror="window.__pwned = 2">';
 const docs = resolve(import.meta.dirname, '../docs');
+const HELD = 'main@sha1:9b1f0c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b';
 /** A page on a loaded machine: generous, since what is waited for is the page, not a deadline of the feature. */
 const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 15_000, interval: 100 });
 
@@ -100,6 +101,11 @@ beforeAll(async () => {
       conditions: [condition('Ready', 'False', 'ApplyFailed', `${SCRIPT} ${IMG}`)],
       status: {
         failures: [{ object: `Deployment/${ns}/${SCRIPT}`, reason: 'ApplyFailed', message: IMG }],
+        drift: {
+          time: new Date().toISOString(),
+          total: 1,
+          objects: [{ object: `ConfigMap/${ns}/${SCRIPT}`, paths: [`/data/${IMG}`], managers: [IMG] }],
+        },
         history: [
           {
             revision: `main@sha1:${IMG}`,
@@ -115,6 +121,14 @@ beforeAll(async () => {
       },
     }),
     createWithStatus(other, { name: 'elsewhere', conditions: ready('Applied revision main@sha1:3') }),
+    createWithStatus(ns, {
+      name: 'held',
+      conditions: [
+        condition('Ready', 'False', 'PruneBudgetExceeded', `revision ${HELD} would delete 9 of the 10 objects`),
+        condition('Stalled', 'True', 'PruneBudgetExceeded', `revision ${HELD} would delete 9 of the 10 objects`),
+      ],
+      status: { lastAttemptedRevision: HELD, lastAppliedRevision: 'main@sha1:1' },
+    }),
   ]);
   const [operatorConfig, readerConfig] = await Promise.all([
     serviceAccountUser(ns, 'operator', ['get', 'list', 'watch', 'patch'], tmp),
@@ -151,8 +165,17 @@ describe('the fleet page', () => {
   it('counts PackageSyncs by state and filters by namespace, state and text on the server', async () => {
     const page = await open(allowed);
     const counts = page.getByRole('list', { name: 'PackageSyncs by state' });
-    await poll(() => counts.textContent()).toBe('2 Ready1 Reconciling1 Stalled2 Failed1 Suspended');
-    expect(await rowNames(page)).toEqual(['api', 'broken-build', 'hostile', 'no-route', 'paused', 'rolling', 'web']);
+    await poll(() => counts.textContent()).toBe('2 Ready1 Reconciling2 Stalled2 Failed1 Suspended');
+    expect(await rowNames(page)).toEqual([
+      'api',
+      'broken-build',
+      'held',
+      'hostile',
+      'no-route',
+      'paused',
+      'rolling',
+      'web',
+    ]);
     await page.getByRole('button', { name: /Failed/ }).click();
     await poll(() => rowNames(page)).toEqual(['hostile', 'no-route']);
     await page.getByRole('button', { name: /Failed/ }).click();
@@ -168,7 +191,7 @@ describe('the fleet page', () => {
     await all.getByLabel('Sort by').selectOption('state');
     await expect
       .poll(() => rowNames(all))
-      .toEqual(['api', 'web', 'rolling', 'broken-build', 'hostile', 'no-route', 'paused']);
+      .toEqual(['api', 'web', 'rolling', 'broken-build', 'held', 'hostile', 'no-route', 'paused']);
     await all.screenshot({ path: join(docs, 'ui-fleet.png') });
     await all.close();
   });
@@ -188,7 +211,6 @@ describe('a PackageSync page', () => {
     expect(await page.locator('.timeline').textContent()).toContain('3 created, 1 configured, 0 pruned');
     expect(await page.locator('#h-objects + table').textContent()).toContain('missing-config');
     expect(await page.locator('#h-objects + table .badge').textContent()).toBe('NotFound');
-    await page.screenshot({ path: join(docs, 'ui-packagesync.png'), fullPage: true });
     await page.close();
   });
 
@@ -198,6 +220,7 @@ describe('a PackageSync page', () => {
       await poll(() => page.locator('main').textContent()).toContain(SCRIPT);
       expect(await page.locator('main').textContent()).toContain(IMG);
       expect(await page.locator('main img').count()).toBe(0);
+      expect(await page.locator('main a[href^="javascript:"]').count()).toBe(0);
       expect(await page.locator('main script').count()).toBe(0);
       expect(await page.evaluate('window.__pwned')).toBeUndefined();
       await page.close();
@@ -247,6 +270,41 @@ describe('actions', () => {
     await page.close();
   });
 
+  it('approve a prune the budget holds, naming the revision, as an Event naming the user', async () => {
+    const page = await open(allowed, `#/ps/${ns}/held`);
+    await page.getByRole('button', { name: 'Approve prune of main@sha1:9b1f0c2d3e4f' }).click();
+    await poll(() => page.getByRole('status').textContent()).toBe(`PackageSync ${ns}/held prune approved`);
+    expect((await getPackageSync(ns, 'held'))?.metadata.annotations?.['packagesync.io/prune-approved']).toBe(HELD);
+    const events = await eventually('the PruneApproved event', async () => {
+      const out = await kubectl(
+        'get',
+        'events',
+        '-n',
+        ns,
+        '--field-selector',
+        'involvedObject.name=held',
+        '-o',
+        'json',
+      );
+      const items = (JSON.parse(out) as { items: { reason: string; message: string }[] }).items;
+      return items.length > 0 && items;
+    });
+    expect(events.map((e) => `${e.reason}: ${e.message}`)).toEqual([
+      `PruneApproved: prune approved for revision ${HELD} by system:serviceaccount:${ns}:operator in packagesync ui`,
+    ]);
+    // a revision that is not the one held is refused: the page approves only what it showed
+    const token = await page.locator('meta[name="packagesync-csrf"]').getAttribute('content');
+    const stale = await page.evaluate(
+      ([path, t]) => fetch(path, { method: 'POST', headers: { 'x-packagesync-csrf': t } }).then((r) => r.status),
+      [
+        `/api/packagesyncs/${ns}/held/approve-prune?revision=main@sha1:0000000000000000000000000000000000000000`,
+        token!,
+      ] as const,
+    );
+    expect(stale).toBe(409);
+    await page.close();
+  });
+
   it('are reached with the keyboard alone', async () => {
     const page = await open(allowed, `#/ps/${ns}/rolling`);
     await page.getByRole('button', { name: 'Suspend' }).waitFor();
@@ -269,8 +327,8 @@ describe('actions', () => {
       await fleet.keyboard.press('Tab');
       fleetReached.push(await fleet.evaluate<string>("document.activeElement?.tagName ?? ''"));
     }
-    // the state buttons, the four filters and the checkbox, then the rows' links
-    expect(fleetReached.slice(0, 12)).toEqual([
+    // the state buttons, namespace and state, search and labels, sort and the checkbox, then the rows' links
+    expect(fleetReached.slice(0, 13)).toEqual([
       'A',
       'BUTTON',
       'BUTTON',
@@ -279,6 +337,7 @@ describe('actions', () => {
       'BUTTON',
       'SELECT',
       'SELECT',
+      'INPUT',
       'INPUT',
       'SELECT',
       'INPUT',

@@ -267,6 +267,9 @@ manifest_digest() { node -e 'const i = JSON.parse(require("fs").readFileSync(pro
   console.log(i.manifests[0].digest)' "$1"; }
 
 # --- the input digest: make test rebuilds only when one of these changed ----------------------------
+begin "web UI bundle (npm run build:ui)"
+# the Dockerfile copies dist/ui/: esbuild writes the same bytes for the same web/ sources, so the digest holds
+(cd "$root" && node hack/build-ui.ts) || die "npm run build:ui failed"
 begin "input digest"
 inputs="$(
   {

@@ -7,8 +7,11 @@ import { configureRenderSandbox, describeSandbox, probeRenderSandbox } from './a
 import { defaultToolPaths } from './config/tool-paths.ts';
 import { durationMs } from './api/packagesync.ts';
 import { runController } from './controller/run.ts';
+import { createLogger } from './config/logger.ts';
 import { parseControllerConfig, type ControllerConfig } from './config/controller-config.ts';
 import { registerCliCommands } from './cli/commands.ts';
+import { startInClusterUi } from './cli/ui/in-cluster.ts';
+import { parseBindAddress } from './server/http.ts';
 import { CliError, ExitCode, errorMessage, exitCodeOf } from './cli/exit-codes.ts';
 
 export const program = new Command('packagesync')
@@ -241,6 +244,20 @@ function controllerCommand(): Command {
       ).default(configDefault.webhookBindAddress),
     )
     .addOption(
+      new Option(
+        '--ui-address <addr>',
+        'serve the web UI here, e.g. :9090; every request needs a bearer token the API server accepts and acts ' +
+          'with it, so RBAC decides (0 disables; docs/ui.md)',
+      ).default(configDefault.uiAddress),
+    )
+    .addOption(
+      new Option(
+        '--ui-auth-proxy-identity <user>',
+        'believe X-Remote-User / X-Remote-Group from requests whose bearer token is this user (an auth proxy, e.g. ' +
+          'system:serviceaccount:auth:oauth2-proxy), and impersonate them (default: no proxy is believed)',
+      ),
+    )
+    .addOption(
       new Option('--leader-elect', 'run as one of several replicas: only the holder of a Lease reconciles').default(
         configDefault.leaderElect,
       ),
@@ -281,6 +298,11 @@ function controllerConfigOf(raw: Record<string, unknown>): ControllerConfig {
     durationMs(config.shutdownGrace);
     durationMs(config.renderTimeout);
     durationMs(config.driftCheckMinInterval);
+    try {
+      parseBindAddress(config.uiAddress);
+    } catch (e) {
+      throw new Error(`--ui-address: ${errorMessage(e)}`, { cause: e });
+    }
     return config;
   } catch (e) {
     throw new CliError(ExitCode.Invalid, errorMessage(e));
@@ -306,7 +328,27 @@ program.addCommand(
   controllerCommand()
     .copyInheritedSettings(program)
     .action(async (raw: Record<string, unknown>) => {
-      await runController(controllerConfigOf(raw));
+      const config = controllerConfigOf(raw);
+      const ui = parseBindAddress(config.uiAddress)
+        ? await startInClusterUi({
+            kubeconfig: config.kubeconfig,
+            bindAddress: config.uiAddress,
+            authProxyIdentity: config.uiAuthProxyIdentity,
+            namespace: config.watchNamespace,
+            planArgs: [
+              ...(config.allowInsecureHttp ? ['--allow-insecure-http'] : []),
+              ...(config.sopsAgeSecret
+                ? ['--sops-age-secret', `${config.controllerNamespace}/${config.sopsAgeSecret}`]
+                : []),
+            ],
+          })
+        : undefined;
+      if (ui) createLogger(config.logLevel).info({ url: ui.url }, 'serving the web UI');
+      try {
+        await runController(config);
+      } finally {
+        await ui?.close();
+      }
     }),
 );
 

@@ -10,6 +10,7 @@ interface Filter {
   namespace: string;
   state: FleetState | '';
   q: string;
+  label: string;
   sort: (typeof FLEET_SORTS)[number];
   desc: boolean;
   page: number;
@@ -20,6 +21,7 @@ export function Fleet() {
     namespace: '',
     state: '',
     q: '',
+    label: '',
     sort: 'namespace',
     desc: false,
     page: 1,
@@ -33,6 +35,7 @@ export function Fleet() {
     if (filter.namespace) query.set('namespace', filter.namespace);
     if (filter.state) query.set('state', filter.state);
     if (filter.q) query.set('q', filter.q);
+    if (filter.label) query.set('label', filter.label);
     const load = () =>
       getFleet(query).then(
         (d) => (setData(d), setError(undefined)),
@@ -50,8 +53,7 @@ export function Fleet() {
       <h1>PackageSyncs</h1>
       {data?.refused && (
         <p class="alert" role="alert">
-          The API server refused to list PackageSyncs: {data.refused}. Start <code>packagesync ui -n NAMESPACE</code>{' '}
-          for a namespace you may list.
+          {data.refused}
         </p>
       )}
       {error && (
@@ -103,6 +105,15 @@ export function Fleet() {
             value={filter.q}
             placeholder="name, reason, message, URL"
             onInput={(e) => set({ q: e.currentTarget.value })}
+          />
+        </label>
+        <label>
+          Labels{' '}
+          <input
+            type="search"
+            value={filter.label}
+            placeholder="team=a,env!=prod"
+            onInput={(e) => set({ label: e.currentTarget.value })}
           />
         </label>
         <label>

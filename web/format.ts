@@ -18,3 +18,20 @@ export function shortRevision(revision: string | undefined): string {
 
 export const psHref = (namespace: string, name: string) =>
   `#/ps/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
+
+/** An object's page, in the PackageSync it belongs to (an empty group or namespace is an empty segment). */
+export const objectHref = (
+  ps: { namespace: string; name: string },
+  o: { group: string; kind: string; namespace: string; name: string },
+) => `#/obj/${[ps.namespace, ps.name, o.group, o.kind, o.namespace, o.name].map(encodeURIComponent).join('/')}`;
+
+/** As kubectl and every message name a kind: built-in groups (apps, batch, *.k8s.io) unnamed, custom ones named. */
+export const kindOf = (o: { group: string; kind: string }) =>
+  o.group.includes('.') && !o.group.endsWith('.k8s.io') ? `${o.kind}.${o.group}` : o.kind;
+
+/** What `packagesync plan` exit codes mean (docs/cli.md#plan). */
+export const PLAN_EXIT: Record<number, string> = {
+  0: 'no changes',
+  1: 'changes',
+  5: 'applying would fail',
+};

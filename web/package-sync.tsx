@@ -1,10 +1,15 @@
 /**
- * One PackageSync: its state and actions, source and revisions, conditions, the `why` chain, the revision
- * history, the inventory's objects with health, and its events. Re-read whenever the shared watch says it changed.
+ * One PackageSync: its state and actions (reconcile, suspend/resume, approve a prune the budget holds), source and
+ * revisions (linked to the commit on a known forge), conditions, the `why` chain, drift, `plan` on request, the
+ * objects as a graph and a table, the revision history and its events. Re-read whenever the shared watch says it
+ * changed.
  */
 import { useEffect, useState } from 'preact/hooks';
+import { commitUrl } from '../src/cli/ui/forge.ts';
 import { act, getPackageSync, onChange, throttle, type Action, type PackageSyncDetail } from './api.ts';
 import { age, shortRevision } from './format.ts';
+import { Drift, Events, History, Objects, Plan } from './package-sync-sections.tsx';
+import { Graph } from './graph.tsx';
 
 export function PackageSyncPage({ namespace, name }: { namespace: string; name: string }) {
   const [data, setData] = useState<PackageSyncDetail>();
@@ -23,9 +28,9 @@ export function PackageSyncPage({ namespace, name }: { namespace: string; name: 
     return onChange((c) => c.namespace === namespace && c.name === name && reload());
   }, [namespace, name]);
 
-  const run = async (action: Action) => {
+  const run = async (action: Action, revision?: string) => {
     setBusy(true);
-    setOutcome(await act(namespace, name, action).catch((e: Error) => ({ ok: false, message: e.message })));
+    setOutcome(await act(namespace, name, action, revision).catch((e: Error) => ({ ok: false, message: e.message })));
     setBusy(false);
   };
 
@@ -56,19 +61,42 @@ export function PackageSyncPage({ namespace, name }: { namespace: string; name: 
             Suspend
           </button>
         )}
+        {data?.pruneHeld && (
+          <button type="button" disabled={busy} onClick={() => void run('approve-prune', data.pruneHeld!.revision)}>
+            Approve prune of {shortRevision(data.pruneHeld.revision)}
+          </button>
+        )}
+        <p class={outcome ? (outcome.ok ? 'outcome ok' : 'outcome alert') : 'outcome'} role="status" aria-live="polite">
+          {outcome?.message}
+        </p>
       </div>
-      <p class={outcome ? (outcome.ok ? 'outcome ok' : 'outcome alert') : 'outcome'} role="status" aria-live="polite">
-        {outcome?.message}
-      </p>
       {data && <Detail d={data} />}
     </main>
   );
 }
 
+function Revision({ d, revision }: { d: PackageSyncDetail; revision?: string }) {
+  if (!revision) return <>-</>;
+  const link = commitUrl(d.source.url, revision);
+  return link ? (
+    <a href={link} rel="noopener noreferrer" target="_blank">
+      {revision}
+    </a>
+  ) : (
+    <>{revision}</>
+  );
+}
+
 function Detail({ d }: { d: PackageSyncDetail }) {
   const ref = d.source.ref ? Object.entries(d.source.ref).map(([k, v]) => `${k} ${v}`)[0] : 'remote HEAD';
+  const labels = Object.entries(d.labels);
   return (
     <>
+      {d.pruneHeld && (
+        <p class="alert" role="note">
+          The prune budget holds revision {d.pruneHeld.revision}: {d.pruneHeld.message}
+        </p>
+      )}
       <section aria-labelledby="h-source">
         <h2 id="h-source">Source</h2>
         <dl class="facts">
@@ -79,12 +107,30 @@ function Detail({ d }: { d: PackageSyncDetail }) {
           <dt>Path</dt>
           <dd class="mono">{d.source.path}</dd>
           <dt>Applied</dt>
-          <dd class="mono">{d.lastAppliedRevision ?? '-'}</dd>
+          <dd class="mono">
+            <Revision d={d} revision={d.lastAppliedRevision} />
+          </dd>
           <dt>Attempted</dt>
-          <dd class="mono">{d.lastAttemptedRevision ?? '-'}</dd>
+          <dd class="mono">
+            <Revision d={d} revision={d.lastAttemptedRevision} />
+          </dd>
           <dt>Generation</dt>
           <dd>
             {d.generation ?? '-'} (observed {d.observedGeneration ?? '-'})
+          </dd>
+          <dt>Labels</dt>
+          <dd>
+            {labels.length === 0 ? (
+              '-'
+            ) : (
+              <ul class="labels">
+                {labels.map(([k, v]) => (
+                  <li key={k} class="mono">
+                    {k}={v}
+                  </li>
+                ))}
+              </ul>
+            )}
           </dd>
         </dl>
       </section>
@@ -129,85 +175,15 @@ function Detail({ d }: { d: PackageSyncDetail }) {
           </ul>
         </section>
       )}
-      <section aria-labelledby="h-history">
-        <h2 id="h-history">History</h2>
-        {d.history.length === 0 ? (
-          <p>No reconcile recorded yet.</p>
-        ) : (
-          <ol class="timeline">
-            {d.history.map((h) => (
-              <li key={`${h.startedAt}-${h.digest}`} class={`result-${h.result}`}>
-                <span class="mono">{shortRevision(h.revision)}</span> <strong>{h.result}</strong> {age(h.startedAt)}{' '}
-                ago, {h.durationSeconds}s: {h.created} created, {h.configured} configured, {h.pruned} pruned
-              </li>
-            ))}
-          </ol>
-        )}
+      <section aria-labelledby="h-graph">
+        <h2 id="h-graph">Graph</h2>
+        <Graph d={d} />
       </section>
-      <section aria-labelledby="h-objects">
-        <h2 id="h-objects">Objects</h2>
-        <table>
-          <caption>
-            {d.inventory.length < d.inventoryTotal
-              ? `${d.inventory.length} of ${d.inventoryTotal} objects`
-              : `${d.inventoryTotal} object${d.inventoryTotal === 1 ? '' : 's'}`}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Kind</th>
-              <th scope="col">Namespace</th>
-              <th scope="col">Name</th>
-              <th scope="col">Health</th>
-              <th scope="col">Message</th>
-            </tr>
-          </thead>
-          <tbody>
-            {d.inventory.map((o) => (
-              <tr key={`${o.group}/${o.kind}/${o.namespace}/${o.name}`}>
-                <td>{o.group ? `${o.kind}.${o.group}` : o.kind}</td>
-                <td>{o.namespace || '-'}</td>
-                <td>{o.name}</td>
-                <td>
-                  <span class={`badge health-${o.health}`}>{o.health}</span>
-                </td>
-                <td class="message">{o.reason ? `${o.reason}: ${o.message}` : o.message}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </section>
-      <section aria-labelledby="h-events">
-        <h2 id="h-events">Events</h2>
-        {d.events.length === 0 ? (
-          <p>No events (the API server keeps them for an hour by default).</p>
-        ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Type</th>
-                <th scope="col">Reason</th>
-                <th scope="col">Age</th>
-                <th scope="col">From</th>
-                <th scope="col">Message</th>
-              </tr>
-            </thead>
-            <tbody>
-              {d.events.map((e, i) => (
-                <tr key={i} class={`event-${e.type}`}>
-                  <td>{e.type}</td>
-                  <td>{e.reason}</td>
-                  <td>
-                    {age(e.lastSeen)}
-                    {e.count > 1 ? ` (x${e.count})` : ''}
-                  </td>
-                  <td>{e.from ?? '-'}</td>
-                  <td class="message">{e.message}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </section>
+      <Drift d={d} />
+      <Plan namespace={d.namespace} name={d.name} />
+      <History d={d} />
+      <Objects d={d} />
+      <Events d={d} />
     </>
   );
 }

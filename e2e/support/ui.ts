@@ -3,10 +3,11 @@
  * through the status subresource, as a controller would), ServiceAccounts with a Role and a kubeconfig holding
  * only their token, a UI server on loopback, and Debian's chromium driven by playwright-core.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { packageSyncCollectionPath } from '../../src/adapters/kube/packagesyncs.ts';
 import type { Condition, PackageSync } from '../../src/api/packagesync.ts';
 import { connect, type Cluster } from '../../src/cli/cluster.ts';
@@ -43,6 +44,7 @@ export interface Fixture {
   name: string;
   suspend?: boolean;
   url?: string;
+  labels?: Record<string, string>;
   conditions: Condition[];
   status?: Partial<NonNullable<PackageSync['status']>>;
 }
@@ -54,7 +56,7 @@ export async function createWithStatus(namespace: string, f: Fixture): Promise<v
     body: {
       apiVersion: 'packagesync.io/v1alpha1',
       kind: 'PackageSync',
-      metadata: { name: f.name, namespace },
+      metadata: { name: f.name, namespace, ...(f.labels ? { labels: f.labels } : {}) },
       spec: { source: { url: f.url ?? `https://git.example.com/${f.name}.git` }, suspend: f.suspend ?? false },
     },
   });
@@ -125,7 +127,16 @@ export async function serviceAccountUser(namespace: string, name: string, verbs:
 export async function uiServer(kubeconfig: string, namespace?: string): Promise<UiServer> {
   await ensureUiBuilt();
   const cluster: Cluster = await connect(kubeconfig);
-  const server = await startUiServer({ cluster, address: '127.0.0.1', port: 0, namespace, assetsDir: UI_ASSETS_DIR });
+  const server = await startUiServer({
+    cluster,
+    address: '127.0.0.1',
+    port: 0,
+    namespace,
+    assetsDir: UI_ASSETS_DIR,
+    kubeconfigPath: kubeconfig,
+    // the test git servers speak plain http on loopback
+    planArgs: ['--allow-insecure-http'],
+  });
   return {
     url: server.url,
     close: async () => {
@@ -133,4 +144,22 @@ export async function uiServer(kubeconfig: string, namespace?: string): Promise<
       await cluster.close();
     },
   };
+}
+
+/** The bearer token a kubeconfig written by serviceAccountUser holds: what a browser or a proxy would send. */
+export async function tokenOf(kubeconfigPath: string): Promise<string> {
+  const doc = parse(await readFile(kubeconfigPath, 'utf8')) as { users: { user: { token: string } }[] };
+  return doc.users[0]!.user.token;
+}
+
+/** A port free on 127.0.0.1 right now, for a process that must be told its port (the controller's --ui-address). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
 }

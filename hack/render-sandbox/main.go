@@ -1,11 +1,12 @@
 // render-sandbox confines one render tool (kustomize, helm, sops) with the kernel, then becomes it.
 //
-//	render-sandbox [--read PATH]... [--write PATH]... [--memory BYTES] -- /path/to/tool args...
+//	render-sandbox [--read PATH]... [--write PATH]... [--connect PORT]... [--memory BYTES] -- /path/to/tool args...
 //	render-sandbox --probe     # prints {"abi":N,"landlock":"enforced"|"unavailable"|"partial"} and exits
 //
 // Landlock (unprivileged, per process, inherited across execve) allows reading only the --read paths, the
 // tool binary and /dev/null; writing only the --write paths; no TCP connect or bind (ABI 4+); no abstract
-// unix sockets or signals outside the sandbox (ABI 6+). RLIMIT_AS bounds the address space and
+// unix sockets or signals outside the sandbox (ABI 6+). --connect allows TCP connect to that port only: a chart
+// fetch (docs/adr/0041) reaches its repository's port; a render passes none. RLIMIT_AS bounds the address space and
 // GOMEMLIMIT (when the environment has none) makes the Go runtime collect before that bound. The
 // environment is passed on unchanged: the controller built it from an allow-list (run-tool.ts).
 // See docs/adr/0033-render-sandbox-enforced-by-the-kernel.md.
@@ -41,6 +42,7 @@ func main() {
 	}
 	var reads, writes []string
 	var memory uint64
+	var ports []uint16
 	args := os.Args[1:]
 	for len(args) > 0 && args[0] != "--" {
 		if len(args) < 2 {
@@ -51,6 +53,12 @@ func main() {
 			reads = append(reads, args[1])
 		case "--write":
 			writes = append(writes, args[1])
+		case "--connect":
+			n, err := strconv.ParseUint(args[1], 10, 16)
+			if err != nil || n == 0 {
+				fail(2, "--connect needs a TCP port")
+			}
+			ports = append(ports, uint16(n))
 		case "--memory":
 			n, err := strconv.ParseUint(args[1], 10, 64)
 			if err != nil || n == 0 {
@@ -63,7 +71,7 @@ func main() {
 		args = args[2:]
 	}
 	if len(args) < 2 {
-		fail(2, "usage: render-sandbox [--read PATH]... [--write PATH]... [--memory BYTES] -- TOOL ARGS...")
+		fail(2, "usage: render-sandbox [--read PATH]... [--write PATH]... [--connect PORT]... [--memory BYTES] -- TOOL ARGS...")
 	}
 	tool, argv := args[1], args[1:]
 	if _, err := os.Stat(tool); err != nil {
@@ -87,7 +95,10 @@ func main() {
 	for _, p := range writes {
 		rules = append(rules, pathRule(p, true))
 	}
-	// No network rule: with ABI 4+ every TCP bind and connect is denied.
+	// With ABI 4+ every TCP bind and connect is denied, but for a --connect port (connect only, never bind).
+	for _, port := range ports {
+		rules = append(rules, landlock.ConnectTCP(port))
+	}
 	fd, flags, err := config.NewRulesetFD(rules...)
 	if err != nil {
 		fail(126, "building the Landlock ruleset: %v", err)

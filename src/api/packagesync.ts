@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { DriftPolicySchema, IgnoreSchema } from './drift-schema.ts';
 import { DecryptionSchema, SourceVerifySchema } from './decryption.ts';
 import { keyField, nameField, namespaceField } from './names.ts';
+import { ChartSourceSchema } from './chart-source.ts';
 import { OciSourceSchema } from './oci-source.ts';
 import type { Status } from './status-schema.ts';
 
@@ -80,7 +81,7 @@ export const SourceSchema = z
     // Checked by the controller (InvalidURL on status, even when empty), not at admission: see validateSourceURL.
     url: z.string().max(2048).optional().meta({
       description:
-        'Git URL: https://, ssh://, or the scp form git@host:path (http:// only when the controller allows it). Exactly one of url and oci.',
+        'Git URL: https://, ssh://, or the scp form git@host:path (http:// only when the controller allows it). Exactly one of url, oci and chart.',
     }),
     ref: GitRefSchema.optional(),
     // Checked by the controller (InvalidPath on the PackageSync's status), not at admission: see validatePackagePath.
@@ -94,13 +95,20 @@ export const SourceSchema = z
     // issue 17: an OCI artifact instead of git (src/api/oci-source.ts); path applies inside the artifact
     verify: SourceVerifySchema.optional(),
     oci: OciSourceSchema.optional().meta({ description: 'An OCI artifact as the source, instead of url (git).' }),
+    // issue 33: a chart from a Helm chart repository (src/api/chart-source.ts, docs/adr/0041)
+    chart: ChartSourceSchema.optional().meta({
+      description: 'A Helm chart from a chart repository as the source, instead of url (git) or oci.',
+    }),
   })
-  .refine((s) => (s.url !== undefined) !== (s.oci !== undefined), {
-    message: 'set exactly one of url (git) and oci',
+  .refine((s) => [s.url, s.oci, s.chart].filter((x) => x !== undefined).length === 1, {
+    message: 'set exactly one of url (git), oci and chart',
   })
   .meta({
     'x-kubernetes-validations': [
-      { rule: 'has(self.url) != has(self.oci)', message: 'set exactly one of url (git) and oci' },
+      {
+        rule: '[has(self.url), has(self.oci), has(self.chart)].filter(x, x).size() == 1',
+        message: 'set exactly one of url (git), oci and chart',
+      },
     ],
   });
 

@@ -39,6 +39,20 @@ describe('packagesync controller: parsed options', () => {
     expect(() => parseControllerArgs(['--render-workers', '0'])).toThrow(/--render-workers/);
   });
 
+  it('serves no web UI unless told --ui-address; a bad address names the flag', () => {
+    const off = parseControllerArgs([]);
+    expect(off.uiAddress).toBe('0');
+    expect(off.uiAuthProxyIdentity).toBeUndefined();
+    const config = parseControllerArgs([
+      '--ui-address',
+      ':9090',
+      '--ui-auth-proxy-identity',
+      'system:serviceaccount:a:b',
+    ]);
+    expect(config).toMatchObject({ uiAddress: ':9090', uiAuthProxyIdentity: 'system:serviceaccount:a:b' });
+    expect(() => parseControllerArgs(['--ui-address', 'nine'])).toThrow(/--ui-address: bind address "nine"/);
+  });
+
   it('--help shows the default the controller runs with', () => {
     const command = program.commands.find((c) => c.name() === 'controller')!;
     const defaults = parseControllerConfig({}) as Record<string, unknown>;

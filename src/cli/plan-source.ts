@@ -14,6 +14,7 @@ import type { PackageObjects } from '../adapters/kube/objects.ts';
 import { ConfigMaps } from '../adapters/kube/configmaps.ts';
 import { Secrets } from '../adapters/kube/secrets.ts';
 import { createGitSource } from '../adapters/git/source-port.ts';
+import { createChartSource } from '../adapters/chart/source-port.ts';
 import { createOciSource, sourceBySpec } from '../adapters/oci/index.ts';
 import { createRenderer } from '../adapters/render/build.ts';
 import { createSopsDecryptor } from '../adapters/render/sops.ts';
@@ -77,7 +78,7 @@ export async function renderForPlan(
   const cacheDir = flags.dir ? undefined : await mkdtemp(join(tmpdir(), 'packagesync-plan-'));
   const log = pino({ level: 'silent' });
   try {
-    // the controller's sources (git, OCI: whichever spec.source names) and its defaults, in a throwaway cache
+    // the controller's sources (git, OCI, chart: whichever spec.source names) and its defaults, in a throwaway cache
     const config = {
       gitCacheDir: join(cacheDir ?? tmpdir(), 'git'),
       gitTimeout: '90s',
@@ -88,7 +89,11 @@ export async function renderForPlan(
       ociMaxLayerBytes: 64 << 20,
     };
     const source = cacheDir
-      ? sourceBySpec(await createGitSource(config, log), createOciSource(config, log))
+      ? sourceBySpec(
+          await createGitSource(config, log),
+          createOciSource(config, log),
+          createChartSource({ ...config, helmPath: tools.helm }, log),
+        )
       : undefined;
     const ports: Ports = {
       objects: cluster.objects,

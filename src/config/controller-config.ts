@@ -112,6 +112,10 @@ export const ControllerConfigSchema = z.object({
   metricsBindAddress: z.string().default(':8080'),
   healthProbeBindAddress: z.string().default(':8081'),
   webhookBindAddress: z.string().default('0'),
+  // issue 28: the web UI in the cluster (docs/ui.md); off unless given an address
+  uiAddress: z.string().default('0'),
+  // the one identity whose X-Remote-User / X-Remote-Group headers the UI believes (an auth proxy's ServiceAccount)
+  uiAuthProxyIdentity: z.string().min(1).optional(),
   leaderElect: z.boolean().default(false),
   leaderElectionId: z
     .string()

@@ -56,6 +56,15 @@ describe('referencesOf', () => {
         'Secret/team-a/age',
       ],
     ],
+    // issue 33: a fixed chart repository password reconciles at once (e2e/chart-source: wrong password)
+    [
+      {
+        source: {
+          chart: { repository: 'https://c', name: 'app', secretRef: { name: 'login' }, certSecretRef: { name: 'ca' } },
+        },
+      },
+      ['Secret/team-a/login', 'Secret/team-a/ca'],
+    ],
     [{ helm: { valuesFrom: [{ kind: 'Job', name: 'x' }] }, decryption: { secretRef: { name: '' } } }, []],
     // malformed entries are the reconcile's to report, not the watch's
     [{ postBuild: { substituteFrom: [{ kind: 'Deployment', name: 'x' }, { kind: 'Secret' }, null] } }, []],

@@ -25,6 +25,7 @@ export function referencesOf(ps: PackageSync): string[] {
     source?: {
       secretRef?: NamedRef;
       oci?: { secretRef?: NamedRef; certSecretRef?: NamedRef };
+      chart?: { secretRef?: NamedRef; certSecretRef?: NamedRef };
       verify?: { secretRef?: NamedRef };
     };
     postBuild?: { substituteFrom?: unknown };
@@ -48,6 +49,8 @@ export function referencesOf(ps: PackageSync): string[] {
   secret(spec.source?.secretRef);
   secret(spec.source?.oci?.secretRef);
   secret(spec.source?.oci?.certSecretRef);
+  secret(spec.source?.chart?.secretRef);
+  secret(spec.source?.chart?.certSecretRef);
   secret(spec.source?.verify?.secretRef);
   secret(spec.kubeConfig?.secretRef);
   either(spec.postBuild?.substituteFrom);

@@ -1,4 +1,5 @@
 /** Wires the real adapters into the engine and runs the manager until SIGTERM/SIGINT. */
+import { createChartSource } from '../adapters/chart/source-port.ts';
 import { createOciSource, sourceBySpec } from '../adapters/oci/index.ts';
 import { createSopsDecryptor } from '../adapters/render/sops.ts';
 import { KubeClient } from '../adapters/kube/client.ts';
@@ -87,7 +88,13 @@ export async function runController(config: ControllerConfig): Promise<void> {
     packageSyncs,
     secrets,
     configMaps: new ConfigMaps(client),
-    source: metrics.instrumentSource(sourceBySpec(await createGitSource(config, log), createOciSource(config, log))),
+    source: metrics.instrumentSource(
+      sourceBySpec(
+        await createGitSource(config, log),
+        createOciSource(config, log),
+        createChartSource({ ...config, helmPath: config.helmPath }, log),
+      ),
+    ),
     log,
     render: renderer,
     decryptor: createSopsDecryptor({

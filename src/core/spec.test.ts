@@ -27,9 +27,9 @@ describe('parseSpec', () => {
     // issue 17: exactly one of git and OCI
     [
       { source: { url: 'https://x/y.git', oci: { url: 'oci://r/x' } } },
-      'spec.source: set exactly one of url (git) and oci',
+      'spec.source: set exactly one of url (git), oci and chart',
     ],
-    [{ source: { path: '.' } }, 'spec.source: set exactly one of url (git) and oci'],
+    [{ source: { path: '.' } }, 'spec.source: set exactly one of url (git), oci and chart'],
     [
       { source: { oci: { url: 'oci://r/x', ref: { semver: '1.x', tag: 'v1' } } } },
       'spec.source.oci.ref: set one of tag',

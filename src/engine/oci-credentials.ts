@@ -10,14 +10,16 @@ import type { Ports } from './ports.ts';
  */
 export async function readOciCredentials(
   ps: PackageSync,
-  oci: NonNullable<Spec['source']['oci']>,
+  oci: Pick<NonNullable<Spec['source']['oci']>, 'secretRef' | 'certSecretRef'>,
   ports: Ports,
+  // spec.source.chart reads its Secrets the same way (docs/adr/0041)
+  kind: 'oci' | 'chart' = 'oci',
 ): Promise<Result<Record<string, string> | undefined>> {
   const ns = ps.metadata.namespace;
   const read = async (name: string, field: string): Promise<Result<Record<string, string>>> => {
     const data = await ports.secrets.read(ns, name);
     if (data) return ok(data);
-    return fail(Reason.AuthSecretNotFound, `Secret ${ns}/${name} named in spec.source.oci.${field} does not exist`);
+    return fail(Reason.AuthSecretNotFound, `Secret ${ns}/${name} named in spec.source.${kind}.${field} does not exist`);
   };
   let data: Record<string, string> | undefined;
   if (oci.secretRef) {
@@ -32,7 +34,7 @@ export async function readOciCredentials(
     if (ca === undefined || ca === '') {
       return fail(
         Reason.InvalidAuthSecret,
-        `Secret ${ns}/${oci.certSecretRef.name} named in spec.source.oci.certSecretRef has no ca.crt`,
+        `Secret ${ns}/${oci.certSecretRef.name} named in spec.source.${kind}.certSecretRef has no ca.crt`,
         { terminal: true },
       );
     }

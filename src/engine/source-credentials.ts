@@ -1,6 +1,6 @@
 /**
- * The credentials of a PackageSync's source: spec.source.secretRef's Secret (git), or the OCI artifact's
- * (oci-credentials.ts). Always from the PackageSync's own namespace; values never leave this process.
+ * The credentials of a PackageSync's source: spec.source.secretRef's Secret (git), or the OCI artifact's or
+ * the chart repository's (oci-credentials.ts). Always from the PackageSync's own namespace; values never leave this process.
  */
 import type { PackageSync, Spec } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
@@ -14,6 +14,7 @@ export async function readCredentials(
   ports: Ports,
 ): Promise<Result<Record<string, string> | undefined>> {
   if (spec.source.oci) return readOciCredentials(ps, spec.source.oci, ports);
+  if (spec.source.chart) return readOciCredentials(ps, spec.source.chart, ports, 'chart');
   const ref = spec.source.secretRef;
   if (!ref) return ok(undefined);
   const data = await ports.secrets.read(ps.metadata.namespace, ref.name);

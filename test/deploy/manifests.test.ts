@@ -221,6 +221,43 @@ describe('deploy/', () => {
   });
 });
 
+describe('deploy/ui/: the install with the web UI on', () => {
+  const k = parse(read('deploy/ui/kustomization.yaml')) as {
+    resources: string[];
+    patches: { target: { kind: string; name: string }; patch: string }[];
+  };
+  const service = parse(read('deploy/ui/service.yaml')) as {
+    metadata: { namespace: string };
+    spec: { type: string; selector: Record<string, string>; ports: { port: number; targetPort: string }[] };
+  };
+  const deployment = byKind('Deployment')[0]!;
+  const ops = parse(k.patches[0]!.patch) as { op: string; path: string; value: unknown }[];
+
+  it('is the whole install plus a ClusterIP Service in front of every controller replica', () => {
+    expect(k.resources).toEqual(['../', 'service.yaml']);
+    expect(service.metadata.namespace).toBe(deployment.metadata.namespace);
+    expect(service.spec.type).toBe('ClusterIP');
+    const podLabels = (deployment.spec!.template as unknown as { metadata: { labels: Record<string, string> } })
+      .metadata.labels;
+    expect(podLabels).toMatchObject(service.spec.selector);
+    expect(service.spec.ports).toMatchObject([{ port: 9090, targetPort: 'ui' }]);
+  });
+
+  it('turns the UI on with --ui-address on the port the Service targets', () => {
+    expect(k.patches[0]!.target).toEqual({ kind: 'Deployment', name: deployment.metadata.name });
+    expect(ops).toContainEqual({
+      op: 'add',
+      path: '/spec/template/spec/containers/0/args/-',
+      value: '--ui-address=:9090',
+    });
+    expect(ops).toContainEqual({
+      op: 'add',
+      path: '/spec/template/spec/containers/0/ports/-',
+      value: { name: 'ui', containerPort: 9090, protocol: 'TCP' },
+    });
+  });
+});
+
 describe('the Dockerfile', () => {
   const lines = read('Dockerfile')
     .split('\n')

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { buildUi } from '../../hack/build-ui.ts';
 import { appFiles, binaryName, dockerignore, readImageSpec } from '../../hack/image/dockerfile.ts';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -26,7 +27,7 @@ describe('the Dockerfile as the image build reads it', () => {
     expect(spec.userRun).toMatch(/^groupadd --gid 65532 nonroot && useradd --uid 65532 /);
     expect(spec.workdir).toBe('/app');
     expect(spec.depsCopy).toEqual({ src: '/app/node_modules', dest: './node_modules' });
-    expect(spec.appSources).toEqual(['package.json', 'bin/', 'src/']);
+    expect(spec.appSources).toEqual(['package.json', 'bin/', 'src/', 'dist/ui/']);
     expect(spec.user).toBe('65532:65532');
     expect(spec.env).toEqual({ HOME: '/tmp', NODE_ENV: 'production' });
     expect(spec.entrypoint.at(-1)).toBe('/app/src/main.ts');
@@ -88,9 +89,12 @@ describe('the Dockerfile as the image build reads it', () => {
     expect(binaryName('github.com/getsops/sops/v3/cmd/sops')).toBe('sops');
   });
 
-  it('takes sources through .dockerignore: no tests, no fixtures', () => {
+  it('takes sources through .dockerignore: no tests, no fixtures; the web UI bundle', async () => {
+    await buildUi(); // as hack/build-image.sh does before reading the files
     const files = appFiles(root, readImageSpec(dockerfile));
     expect(files).toContain('src/main.ts');
+    // where the controller's --ui-address looks for it (src/cli/ui/command.ts: UI_ASSETS_DIR, /app/dist/ui)
+    expect(files).toEqual(expect.arrayContaining(['dist/ui/app.js', 'dist/ui/app.css']));
     expect(files).toContain('bin/packagesync.js');
     expect(files.filter((f) => f.endsWith('.test.ts') || f.includes('/testdata/'))).toEqual([]);
   });

@@ -97,6 +97,28 @@ describe('render sandbox (Landlock via hack/render-sandbox)', () => {
     expect(contacted).toBe(0);
   });
 
+  // a chart fetch (docs/adr/0041) may reach its repository's port, and nothing else
+  it('connect names one port: that one is reachable, any other is still denied', async () => {
+    const other = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const otherPort = (other.address() as { port: number }).port;
+    try {
+      const before = contacted;
+      const allowedRun = await runTool(
+        helper('/bin/bash', ['-c', `exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected`], { connect: [port] }),
+      );
+      expect(allowedRun).toMatchObject({ ok: true, stdout: 'connected\n' });
+      expect(contacted).toBe(before + 1);
+      const deniedRun = await runTool(
+        helper('/bin/bash', ['-c', `exec 3<>/dev/tcp/127.0.0.1/${otherPort} && echo connected`], { connect: [port] }),
+      );
+      expect(deniedRun.ok).toBe(false);
+      if (!deniedRun.ok) expect(deniedRun.stderr).toContain('Permission denied');
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
   it("inherits no environment beyond the runner's allow-list", async () => {
     process.env.PACKAGESYNC_SANDBOX_CANARY = CANARY;
     try {

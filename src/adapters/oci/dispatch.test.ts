@@ -34,4 +34,22 @@ describe('one source port over git and OCI', () => {
     expect(!result.ok && result.failure.reason).toBe('VerificationFailed');
     expect(!result.ok && result.failure.message).toMatch(/OCI artifact signatures are not verified/);
   });
+
+  // issue 33: spec.source.chart goes to the chart source; a caller without one refuses it instead of asking git
+  it('routes a chart source to the chart port, and refuses it (InvalidSpec) when there is none', async () => {
+    const source = { chart: { repository: 'https://c', name: 'app' }, path: '.' } as never;
+    const chartFetched = { ...fetched, revision: '1.0.0@sha256:00' };
+    const chart: SourcePort = { fetch: () => Promise.resolve({ ok: true, value: chartFetched }) };
+    const signal = new AbortController().signal;
+    expect(await sourceBySpec(git, oci, chart).fetch(source, undefined, signal)).toEqual({
+      ok: true,
+      value: chartFetched,
+    });
+    expect(await sourceBySpec(git, oci).fetch(source, undefined, signal)).toMatchObject({
+      ok: false,
+      failure: { reason: 'InvalidSpec' },
+    });
+    const verified = await sourceBySpec(git, oci, chart).verify!(source, fetched, {} as never, undefined, signal);
+    expect(verified).toMatchObject({ ok: false, failure: { reason: 'VerificationFailed' } });
+  });
 });

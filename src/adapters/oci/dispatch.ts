@@ -8,30 +8,38 @@ import type { SourcePort } from '../git/source-port.ts';
  * `verify` (spec.source.verify: commit and tag signatures) is git's too: an OCI artifact's signatures
  * (cosign, notation) are not verified yet, so asking for it there fails instead of passing unchecked.
  */
-export function sourceBySpec(git: SourcePort, oci: SourcePort): SourcePort {
+export function sourceBySpec(git: SourcePort, oci: SourcePort, chart?: SourcePort): SourcePort {
+  // spec.source.chart (docs/adr/0041): like OCI, resolved by fetching and never verified by git's verify
+  const notGit = (source: Parameters<SourcePort['fetch']>[0]) => source.oci !== undefined || source.chart !== undefined;
   return {
     fetch: (source, credentials, signal, opts) =>
       source.oci !== undefined
         ? oci.fetch(source, credentials, signal, opts)
-        : git.fetch(source, credentials, signal, opts),
+        : source.chart !== undefined
+          ? chart
+            ? chart.fetch(source, credentials, signal, opts)
+            : Promise.resolve(
+                fail(Reason.InvalidSpec, 'spec.source.chart is not supported by this command', { terminal: true }),
+              )
+          : git.fetch(source, credentials, signal, opts),
     ...(git.forget ? { forget: (url: string) => git.forget!(url) } : {}),
     // the ref's commit without a fetch (engine/unchanged-check.ts): git's; an OCI tag is asked for on every fetch
     ...(git.resolve
       ? {
           resolve: async (source, credentials, signal) =>
-            source.oci !== undefined
-              ? fail<string>(Reason.FetchFailed, 'an OCI source is resolved by fetching it')
+            notGit(source)
+              ? fail<string>(Reason.FetchFailed, 'an OCI or chart source is resolved by fetching it')
               : git.resolve!(source, credentials, signal),
         }
       : {}),
     verify: async (source, fetched, keys, credentials, signal) => {
-      if (source.oci !== undefined || !git.verify)
+      if (notGit(source) || !git.verify)
         return {
           ok: false,
           failure: {
             reason: Reason.VerificationFailed,
             message:
-              'spec.source.verify checks git commit and tag signatures; OCI artifact signatures are not verified yet: remove verify from an oci source',
+              'spec.source.verify checks git commit and tag signatures; OCI artifact signatures are not verified yet, nor chart provenance: remove verify from an oci or chart source',
             terminal: true,
           },
         };

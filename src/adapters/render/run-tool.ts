@@ -42,13 +42,25 @@ export interface ToolRun {
    * view): the kernel denies everything else (render-sandbox, docs/adr/0033).
    */
   reads?: string[];
+  /**
+   * TCP ports the tool may connect to (render-sandbox --connect): only a chart fetch names one (its repository's
+   * port, docs/adr/0041); a render names none, so the kernel denies it every connection.
+   */
+  connect?: number[];
+  /**
+   * A private HOME made by makeToolHome and removed by its caller, for tools run in sequence that share their
+   * state (a chart fetch: `helm repo update`, then `helm pull` from that index). Default: one made for this run.
+   */
+  home?: string;
+  /** A failed run also returns its stdout, sanitised as stderr is (helm repo update says why it failed there). */
+  stdoutOnFailure?: boolean;
 }
 
 export type ToolFailureKind = 'missing' | 'sandbox-missing' | 'timeout' | 'too-large' | 'exit' | 'aborted';
 
 export type ToolOutcome =
   | { ok: true; stdout: string; /** stdout as written (binary-safe): only with ToolRun.bytes. */ bytes?: Buffer }
-  | { ok: false; kind: ToolFailureKind; exitCode?: number | null; stderr: string };
+  | { ok: false; kind: ToolFailureKind; exitCode?: number | null; stderr: string; stdout?: string };
 
 /** Longest stderr excerpt a message carries. */
 export const MAX_STDERR_CHARS = 800;
@@ -56,20 +68,26 @@ export const MAX_STDERR_CHARS = 800;
 const STDERR_KEEP_BYTES = 64 << 10;
 
 export async function runTool(run: ToolRun): Promise<ToolOutcome> {
-  const home = await mkdtemp(join(tmpdir(), 'packagesync-tool-'));
+  const home = run.home ?? (await makeToolHome());
   try {
-    await mkdir(join(home, 'config'), { mode: 0o700 });
-    await mkdir(join(home, 'cache'), { mode: 0o700 });
-    await mkdir(join(home, 'data'), { mode: 0o700 });
-    await writeFile(join(home, 'kubeconfig'), '', { mode: 0o600 });
     const cwd = run.cwd === '' ? home : run.cwd;
     return await spawnTool({ ...run, cwd }, home, { ...toolEnv(home), ...run.env }, [
       ...run.hidePaths,
       { path: home, as: '' },
     ]);
   } finally {
-    await rm(home, { recursive: true, force: true });
+    if (run.home === undefined) await rm(home, { recursive: true, force: true });
   }
+}
+
+/** An empty private HOME for tool runs (see toolEnv); its maker removes it. */
+export async function makeToolHome(): Promise<string> {
+  const home = await mkdtemp(join(tmpdir(), 'packagesync-tool-'));
+  await mkdir(join(home, 'config', 'helm'), { recursive: true, mode: 0o700 });
+  await mkdir(join(home, 'cache'), { mode: 0o700 });
+  await mkdir(join(home, 'data'), { mode: 0o700 });
+  await writeFile(join(home, 'kubeconfig'), '', { mode: 0o600 });
+  return home;
 }
 
 /** The whole environment of a tool: nothing is inherited. */
@@ -99,6 +117,7 @@ export function sandboxArgs(run: ToolRun, home: string, maxMemoryBytes: number):
     ...reads.flatMap((p) => ['--read', p]),
     '--write',
     home,
+    ...(run.connect ?? []).flatMap((port) => ['--connect', String(port)]),
     '--memory',
     String(maxMemoryBytes),
     '--',
@@ -171,7 +190,14 @@ function spawnTool(
       // the launcher could not exec the tool (127 not found, 126 not executable)
       if ((code === 127 || code === 126) && /^render-sandbox: .*(not found|permission denied)/i.test(stderr))
         return finish({ ok: false, kind: 'missing', exitCode: code, stderr: '' });
-      if (code !== 0) return finish({ ok: false, kind: 'exit', exitCode: code, stderr });
+      if (code !== 0)
+        return finish({
+          ok: false,
+          kind: 'exit',
+          exitCode: code,
+          stderr,
+          ...(run.stdoutOnFailure ? { stdout: sanitizeStderr(Buffer.concat(out).toString('utf8'), hide) } : {}),
+        });
       const bytes = Buffer.concat(out);
       finish({ ok: true, stdout: bytes.toString('utf8'), ...(run.bytes ? { bytes } : {}) });
     });

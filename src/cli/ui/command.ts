@@ -11,6 +11,7 @@ import { startUiServer } from './server.ts';
 
 interface UiFlags {
   address?: string;
+  allowInsecureHttp: boolean;
   port: string;
   namespace?: string;
   kubeconfig?: string;
@@ -35,6 +36,12 @@ export function registerUi(program: Command): void {
       ),
     )
     .addOption(new Option('-n, --namespace <ns>', 'only this namespace (default: all namespaces)'))
+    .addOption(
+      new Option(
+        '--allow-insecure-http',
+        'let the Plan button fetch an http:// git URL, as plan --allow-insecure-http',
+      ).default(false),
+    )
     .addOption(kubeconfigOption())
     .action(async (flags: UiFlags) => {
       const port = Number(flags.port);
@@ -52,6 +59,8 @@ export function registerUi(program: Command): void {
           port,
           namespace: flags.namespace,
           assetsDir: UI_ASSETS_DIR,
+          kubeconfigPath: flags.kubeconfig,
+          planArgs: flags.allowInsecureHttp ? ['--allow-insecure-http'] : [],
         });
         process.stdout.write(`PackageSync UI: ${server.url}\n`);
         await new Promise<void>((resolve) => {

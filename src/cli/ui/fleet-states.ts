@@ -4,5 +4,5 @@ export type FleetState = (typeof FLEET_STATES)[number];
 
 export const FLEET_SORTS = ['name', 'namespace', 'state', 'age'] as const;
 
-export const ACTIONS = ['reconcile', 'suspend', 'resume'] as const;
+export const ACTIONS = ['reconcile', 'suspend', 'resume', 'approve-prune'] as const;
 export type Action = (typeof ACTIONS)[number];

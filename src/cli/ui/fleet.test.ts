@@ -14,12 +14,18 @@ const cond = (type: string, status: 'True' | 'False' | 'Unknown', reason = 'R', 
 function ps(
   namespace: string,
   name: string,
-  opts: { suspend?: boolean; conditions?: ReturnType<typeof cond>[]; generation?: number; observed?: number } = {},
+  opts: {
+    suspend?: boolean;
+    conditions?: ReturnType<typeof cond>[];
+    generation?: number;
+    observed?: number;
+    labels?: Record<string, string>;
+  } = {},
 ): PackageSync {
   return {
     apiVersion: 'packagesync.io/v1alpha1',
     kind: 'PackageSync',
-    metadata: { namespace, name, generation: opts.generation ?? 1 },
+    metadata: { namespace, name, generation: opts.generation ?? 1, labels: opts.labels },
     spec: { source: { url: `https://git.example.com/${name}.git`, path: '.' }, suspend: opts.suspend ?? false },
     status: { observedGeneration: opts.observed ?? 1, conditions: opts.conditions ?? [] },
   } as unknown as PackageSync;
@@ -29,9 +35,13 @@ const ready = ps('a', 'ready', {
   conditions: [cond('Ready', 'True', 'ReconciliationSucceeded', 'Applied main@sha1:1')],
 });
 const stalled = ps('a', 'stalled', {
+  labels: { team: 'payments', env: 'prod' },
   conditions: [cond('Ready', 'False', 'BuildFailed', 'kustomization.yaml: bad'), cond('Stalled', 'True')],
 });
-const failing = ps('b', 'failing', { conditions: [cond('Ready', 'False', 'GitOperationFailed', 'no route')] });
+const failing = ps('b', 'failing', {
+  labels: { team: 'payments', env: 'dev' },
+  conditions: [cond('Ready', 'False', 'GitOperationFailed', 'no route')],
+});
 const working = ps('b', 'working', { conditions: [cond('Ready', 'Unknown'), cond('Reconciling', 'True')] });
 const suspended = ps('c', 'off', { suspend: true, conditions: [cond('Ready', 'True')] });
 const unseen = ps('c', 'new', {});
@@ -71,6 +81,16 @@ describe('fleetPage', () => {
     expect(fleetPage(fleet, query({ namespace: 'b' })).items.map((r) => r.name)).toEqual(['failing', 'working']);
     expect(fleetPage(fleet, query({ q: 'KUSTOMIZATION' })).items.map((r) => r.name)).toEqual(['stalled']);
     expect(fleetPage(fleet, query({ q: 'git.example.com/off' })).items.map((r) => r.name)).toEqual(['off']);
+  });
+
+  it('filters by a label selector, as kubectl -l reads one', () => {
+    const names = (label: string) => fleetPage(fleet, query({ label })).items.map((r) => r.name);
+    expect(names('team=payments')).toEqual(['stalled', 'failing']);
+    expect(names('team=payments,env!=prod')).toEqual(['failing']);
+    expect(names('env in (prod, staging)')).toEqual(['stalled']);
+    expect(names('!team')).toEqual(['ready', 'working', 'new', 'off']);
+    // the counts stay those of the namespace, as for the other filters
+    expect(fleetPage(fleet, query({ label: 'team=none' })).counts.Ready).toBe(1);
   });
 
   it('sorts, reverses and pages on the server', () => {

@@ -3,6 +3,7 @@
  * and paging, all on the server (the browser gets one page, however large the fleet). Pure.
  */
 import type { PackageSync } from '../../api/packagesync.ts';
+import { matchesLabelSelector } from '../../core/plan/label-selector.ts';
 import { conditionOf } from '../../core/status.ts';
 import { FLEET_STATES, type FleetPage, type FleetQuery, type FleetRow, type FleetState } from './api-types.ts';
 
@@ -46,8 +47,8 @@ const COMPARE: Record<FleetQuery['sort'], (a: FleetRow, b: FleetRow) => number> 
 };
 
 /**
- * One page of the fleet for `query`. The counts are of the namespace chosen (all when none), before the state and text
- * filters, so the state buttons always say what each would show; the namespaces are of everything listed.
+ * One page of the fleet for `query`. The counts are of the namespace chosen (all when none), before the state, text
+ * and label filters, so the state buttons always say what each would show; the namespaces are of everything listed.
  */
 export function fleetPage(all: Iterable<PackageSync>, query: FleetQuery): Omit<FleetPage, 'refused'> {
   const counts = Object.fromEntries(FLEET_STATES.map((s) => [s, 0])) as Record<FleetState, number>;
@@ -61,6 +62,7 @@ export function fleetPage(all: Iterable<PackageSync>, query: FleetQuery): Omit<F
     counts[row.state]++;
     if (query.state && row.state !== query.state) continue;
     if (text && !matches(row, ps, text)) continue;
+    if (query.label && !matchesLabelSelector(query.label, ps.metadata.labels ?? {})) continue;
     rows.push(row);
   }
   rows.sort(COMPARE[query.sort]);

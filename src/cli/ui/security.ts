@@ -57,7 +57,8 @@ export function checkAction(
     let originHost: string | undefined;
     try {
       const u = new URL(headers.origin);
-      originHost = u.protocol === 'http:' ? u.host : undefined;
+      // https: the in-cluster UI behind an ingress that terminates TLS
+      originHost = u.protocol === 'http:' || u.protocol === 'https:' ? u.host : undefined;
     } catch {
       originHost = undefined;
     }

@@ -1,8 +1,9 @@
 /**
  * The web UI's HTTP server: the page, its two built assets, the JSON API under /api and one server-sent event
  * stream fed by one shared watch of PackageSyncs (every open page hears every change from that one watch, not one
- * watch per tab). Everything the cluster answers, it answers as the user's kubeconfig; security.ts decides which
- * requests are let through at all.
+ * watch per tab). Everything the cluster answers, it answers as the request's viewer (access.ts: the user's
+ * kubeconfig, or in the cluster the request's own bearer token); security.ts decides which requests are let
+ * through at all.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -14,10 +15,22 @@ import { PackageSyncs, packageSyncCollectionPath } from '../../adapters/kube/pac
 import { API_VERSION, KIND, type PackageSync } from '../../api/packagesync.ts';
 import type { Cluster } from '../cluster.ts';
 import { errorMessage } from '../exit-codes.ts';
-import { performAction, whoAmI } from './actions.ts';
-import { ACTIONS, FleetQuerySchema, type Action, type ChangeEvent, type FleetPage } from './api-types.ts';
+import { z } from 'zod';
+import { kubeconfigAccess, type Access, type Viewer } from './access.ts';
+import { performAction } from './actions.ts';
+import {
+  ACTIONS,
+  FleetQuerySchema,
+  ObjectQuerySchema,
+  type Action,
+  type ChangeEvent,
+  type FleetPage,
+} from './api-types.ts';
 import { packageSyncDetail } from './detail.ts';
 import { fleetPage } from './fleet.ts';
+import { clearedSessionCookie, sessionCookie, tokenProblem } from './identity.ts';
+import { objectDetail } from './object-page.ts';
+import { runPlan } from './plan-runner.ts';
 import {
   CSRF_COOKIE,
   CSRF_HEADER,
@@ -29,7 +42,13 @@ import {
 } from './security.ts';
 
 export interface UiServerOptions {
+  /**
+   * The one watch of PackageSyncs every page shares, and the Events recording actions: the user's kubeconfig for
+   * `packagesync ui`, the controller's identity in the cluster (where `access` decides what each viewer sees).
+   */
   cluster: Cluster;
+  /** As whom each request reads and acts; default: `cluster`'s identity (access.ts). */
+  access?: Access;
   address: string;
   /** 0: any free port. */
   port: number;
@@ -37,6 +56,10 @@ export interface UiServerOptions {
   namespace?: string;
   /** Where `npm run build:ui` wrote app.js and app.css. */
   assetsDir: string;
+  /** `packagesync ui --kubeconfig`: what the plan child process is given (unset: it finds the same one). */
+  kubeconfigPath?: string;
+  /** Flags every plan is run with (the controller's --allow-insecure-http). */
+  planArgs?: string[];
 }
 
 export interface UiServer {
@@ -46,11 +69,19 @@ export interface UiServer {
 
 /** SSE comments this often keep proxies and the browser from closing an idle stream. */
 const KEEPALIVE_MS = 20_000;
+/** A signed-in session's cookie lives a working day; the token's own expiry may end it sooner. */
+const SESSION_SECONDS = 8 * 3600;
+const MAX_BODY_BYTES = 32 * 1024;
+
+interface Stream {
+  res: ServerResponse;
+  viewer: Viewer;
+}
 
 export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   const assets = await readAssets(opts.assetsDir);
   const token = randomBytes(32).toString('base64url');
-  const user = await whoAmI(opts.cluster);
+  const access = opts.access ?? (await kubeconfigAccess(opts.cluster, opts.kubeconfigPath));
   const recorder = new PackageSyncs(opts.cluster.client, 'packagesync-ui');
   let refused: string | undefined;
   let wasRefused!: () => void;
@@ -60,17 +91,21 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     objectType: { apiVersion: API_VERSION, kind: KIND },
     // the user may not list PackageSyncs here: the fleet page says so with the API server's words
     onRefused: (e) => {
-      refused = `${e.reason}: ${e.message}`;
+      refused =
+        `The API server refused to list PackageSyncs: ${e.reason}: ${e.message}. ` +
+        'Start packagesync ui -n NAMESPACE for a namespace you may list.';
       wasRefused();
     },
   });
-  const streams = new Set<ServerResponse>();
+  const streams = new Set<Stream>();
   let synced = false;
   informer.on((_event, obj) => {
     if (!synced) return;
     const change: ChangeEvent = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name };
     const frame = `data: ${JSON.stringify(change)}\n\n`;
-    for (const res of streams) res.write(frame);
+    // each viewer hears only of namespaces where RBAC lets them list PackageSyncs
+    for (const s of streams)
+      void s.viewer.mayList(change.namespace).then((may) => may && !s.res.writableEnded && s.res.write(frame));
   });
   informer.start();
   await Promise.race([informer.synced, refusal]);
@@ -78,53 +113,124 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
 
   let allowed = new Set<string>();
   const page = indexHtml(token);
+  // in the cluster the page is reached through TLS: its cookies say Secure
+  const secure = access.perRequest ? '; Secure' : '';
+
+  const csrf = (req: IncomingMessage): Refusal =>
+    checkAction(
+      { origin: req.headers.origin, cookie: req.headers.cookie, token: header(req, CSRF_HEADER) },
+      token,
+      // in the cluster the server answers to whatever name the ingress gives it: the request's own Host is the origin
+      access.perRequest ? new Set([String(req.headers.host ?? '').toLowerCase()]) : allowed,
+    );
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
-    const badHost = checkHost(req.headers.host, allowed);
+    // DNS rebinding matters where credentials are ambient (the kubeconfig); in the cluster each request brings its own
+    const badHost = access.perRequest ? undefined : checkHost(req.headers.host, allowed);
     if (badHost) return sendJson(res, badHost.status, { ok: false, message: badHost.message });
     const url = new URL(req.url ?? '/', 'http://ui.invalid');
     const path = url.pathname;
     if (req.method === 'GET' && path === '/') {
-      res.setHeader('set-cookie', `${CSRF_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict`);
+      res.setHeader('set-cookie', `${CSRF_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict${secure}`);
       return send(res, 200, 'text/html; charset=utf-8', page);
     }
     if (req.method === 'GET' && path === '/assets/app.js')
       return send(res, 200, 'text/javascript; charset=utf-8', assets.js);
     if (req.method === 'GET' && path === '/assets/app.css')
       return send(res, 200, 'text/css; charset=utf-8', assets.css);
-    if (req.method === 'GET' && path === '/api/whoami') return sendJson(res, 200, { user });
-    if (req.method === 'GET' && path === '/api/watch') return openStream(req, res, streams);
+    if (path === '/api/session' && access.perRequest) return session(req, res);
+    if (!path.startsWith('/api/'))
+      return sendJson(res, 404, { ok: false, message: `${req.method} ${path}: no such page` });
+
+    // everything under /api/ acts as someone: no credentials the API server accepts, no answer
+    const who = await access.viewer(req);
+    if (!who.ok) return sendJson(res, who.status, { ok: false, message: who.message, signIn: access.perRequest });
+    const viewer = who.viewer;
+    if (req.method === 'GET' && path === '/api/whoami')
+      // Sign out clears the session cookie; a token in the Authorization header (an auth proxy's) is not the page's
+      return sendJson(res, 200, { user: viewer.user, signOut: access.perRequest && !req.headers.authorization });
+    if (req.method === 'GET' && path === '/api/watch') return openStream(req, res, streams, viewer);
     if (req.method === 'GET' && path === '/api/packagesyncs') {
       const query = FleetQuerySchema.safeParse(Object.fromEntries(url.searchParams));
       if (!query.success) return sendJson(res, 400, { ok: false, message: query.error.issues[0]?.message });
+      const all = [...informer.cache.values()] as unknown[] as PackageSync[];
+      const visible = await visibleTo(viewer, all);
       const body: FleetPage = {
-        ...fleetPage(informer.cache.values() as Iterable<unknown> as Iterable<PackageSync>, query.data),
+        ...fleetPage(visible, query.data),
         ...(refused ? { refused } : {}),
+        ...(access.perRequest && all.length > 0 && visible.length === 0
+          ? { refused: `${viewer.user} may not list PackageSyncs in any namespace that has one (RBAC).` }
+          : {}),
       };
       return sendJson(res, 200, body);
     }
-    const one = /^\/api\/packagesyncs\/([^/]+)\/([^/]+)(?:\/([a-z]+))?$/.exec(path);
+    const one = /^\/api\/packagesyncs\/([^/]+)\/([^/]+)(?:\/([a-z-]+))?$/.exec(path);
     if (one) {
       const [namespace, name] = [decodeURIComponent(one[1]!), decodeURIComponent(one[2]!)];
-      const action = one[3];
-      if (req.method === 'GET' && !action) {
-        const ps = await opts.cluster.packageSyncs.get(namespace, name);
+      const sub = one[3];
+      if (req.method === 'GET' && (!sub || sub === 'object')) {
+        const ps = await viewer.cluster.packageSyncs.get(namespace, name);
         if (!ps) return sendJson(res, 404, { ok: false, message: `PackageSync ${namespace}/${name} not found` });
-        return sendJson(res, 200, await packageSyncDetail(opts.cluster, ps));
+        if (!sub) return sendJson(res, 200, await packageSyncDetail(viewer.cluster, ps));
+        const ref = ObjectQuerySchema.safeParse(Object.fromEntries(url.searchParams));
+        if (!ref.success) return sendJson(res, 400, { ok: false, message: ref.error.issues[0]?.message });
+        return sendJson(res, 200, await objectDetail(viewer.cluster, ps, ref.data));
       }
-      if (req.method === 'POST' && action && (ACTIONS as readonly string[]).includes(action)) {
-        const denied: Refusal = checkAction(
-          { origin: req.headers.origin, cookie: req.headers.cookie, token: header(req, CSRF_HEADER) },
-          token,
-          allowed,
-        );
+      if (req.method === 'POST' && sub) {
+        const denied = csrf(req);
         if (denied) return sendJson(res, denied.status, { ok: false, message: denied.message });
-        const done = await performAction(opts.cluster, recorder, user, namespace, name, action as Action);
-        return sendJson(res, done.status, done.result);
+        if (sub === 'plan') {
+          const output = url.searchParams.get('output') === 'json' ? 'json' : 'text';
+          const kubeconfig = await viewer.cliKubeconfig();
+          try {
+            const planned = await runPlan({
+              namespace,
+              name,
+              output,
+              kubeconfigArgs: kubeconfig.args,
+              extraArgs: opts.planArgs ?? [],
+            });
+            return sendJson(res, planned.status, planned.result);
+          } finally {
+            await kubeconfig.done();
+          }
+        }
+        if ((ACTIONS as readonly string[]).includes(sub)) {
+          const revision = url.searchParams.get('revision') ?? '';
+          const done = await performAction(
+            viewer.cluster,
+            recorder,
+            viewer.user,
+            namespace,
+            name,
+            sub as Action,
+            revision,
+          );
+          return sendJson(res, done.status, done.result);
+        }
       }
     }
     sendJson(res, 404, { ok: false, message: `${req.method} ${path}: no such page` });
+  };
+
+  /** The sign-in form (in the cluster): POST a token the API server accepts, get it back as an HttpOnly cookie. */
+  const session = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const denied = csrf(req);
+    if (denied) return sendJson(res, denied.status, { ok: false, message: denied.message });
+    if (req.method === 'DELETE') {
+      res.setHeader('set-cookie', clearedSessionCookie());
+      return sendJson(res, 200, { ok: true, message: 'signed out' });
+    }
+    if (req.method !== 'POST') return sendJson(res, 405, { ok: false, message: 'POST or DELETE' });
+    const body = SignInSchema.safeParse(await readJson(req));
+    if (!body.success) return sendJson(res, 400, { ok: false, message: 'expected {"token": "…"}' });
+    const problem = tokenProblem(body.data.token);
+    if (problem) return sendJson(res, 400, { ok: false, message: problem });
+    const who = await access.signIn(body.data.token);
+    if (!who.ok) return sendJson(res, who.status, { ok: false, message: who.message });
+    res.setHeader('set-cookie', sessionCookie(body.data.token, SESSION_SECONDS));
+    return sendJson(res, 200, { ok: true, message: `signed in as ${who.viewer.user}` });
   };
 
   const server = createServer((req, res) => {
@@ -140,25 +246,53 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   });
   const port = (server.address() as AddressInfo).port;
   allowed = allowedHosts(opts.address, port);
-  const keepalive = setInterval(() => streams.forEach((s) => s.write(': keepalive\n\n')), KEEPALIVE_MS);
+  const keepalive = setInterval(() => streams.forEach((s) => s.res.write(': keepalive\n\n')), KEEPALIVE_MS);
   const host = opts.address.includes(':') ? `[${opts.address}]` : opts.address;
   return {
     url: `http://${host}:${port}/`,
     close: async () => {
       clearInterval(keepalive);
       informer.stop();
-      for (const s of streams) s.end();
+      for (const s of streams) s.res.end();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
+      if (opts.access) await access.close();
     },
   };
 }
 
-function openStream(req: IncomingMessage, res: ServerResponse, streams: Set<ServerResponse>): void {
+/** The PackageSyncs of the namespaces where the viewer may list them (all, for the kubeconfig's own watch). */
+async function visibleTo(viewer: Viewer, all: PackageSync[]): Promise<PackageSync[]> {
+  const namespaces = [...new Set(all.map((p) => p.metadata.namespace))];
+  const may = new Set(
+    (await Promise.all(namespaces.map(async (ns) => ((await viewer.mayList(ns)) ? ns : '')))).filter(Boolean),
+  );
+  return may.size === namespaces.length ? all : all.filter((p) => may.has(p.metadata.namespace));
+}
+
+const SignInSchema = z.object({ token: z.string().min(1) });
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function openStream(req: IncomingMessage, res: ServerResponse, streams: Set<Stream>, viewer: Viewer): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', connection: 'keep-alive' });
   res.write(': connected\n\n');
-  streams.add(res);
-  req.on('close', () => streams.delete(res));
+  const stream = { res, viewer };
+  streams.add(stream);
+  req.on('close', () => streams.delete(stream));
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

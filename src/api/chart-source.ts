@@ -1,0 +1,34 @@
+/**
+ * spec.source.chart: a Helm chart from a chart repository (issue 33, docs/adr/0041), with the fields of Flux's
+ * HelmRepository + HelmRelease chart.spec (Argo CD: repoURL, chart, targetRevision). Values are checked by the
+ * controller (InvalidURL / InvalidSpec on status, src/core/chart-source.ts), not at admission; only sizes here.
+ */
+import { z } from 'zod';
+import { nameField } from './names.ts';
+
+const name = nameField();
+
+export const ChartSourceSchema = z.object({
+  repository: z.string().max(2048).meta({
+    description:
+      'The chart repository: https://host/path (its index.yaml), http:// only with insecure on a loopback host. oci:// is not supported yet.',
+  }),
+  name: z.string().max(253).meta({ description: 'The chart name in the repository (Flux chart, Argo CD chart).' }),
+  version: z.string().max(255).optional().meta({
+    description:
+      'An exact version or a semver range (Helm resolves it: the highest match is applied). Default "*": the newest stable version.',
+  }),
+  secretRef: z.object({ name }).optional().meta({
+    description:
+      'A Secret in the same namespace with the repository credentials: username and password; ca.crt optional.',
+  }),
+  certSecretRef: z.object({ name }).optional().meta({
+    description: 'A Secret in the same namespace whose ca.crt is the CA the repository certificate must chain to.',
+  }),
+  insecure: z
+    .boolean()
+    .optional()
+    .meta({ description: 'Plain http instead of https: accepted only for a loopback host (tests).' }),
+});
+
+export type ChartSource = z.infer<typeof ChartSourceSchema>;

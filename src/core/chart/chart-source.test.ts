@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import {
+  chartAuthFromSecret,
+  checkChartSource,
+  formatChartRevision,
+  repositoriesFile,
+  versionFromArchive,
+} from './chart-source.ts';
+
+describe('checkChartSource', () => {
+  it('accepts https and loopback http with insecure, defaulting the version to *', () => {
+    expect(checkChartSource({ repository: 'https://Charts.Example.com/stable/', name: 'podinfo' })).toEqual({
+      ok: true,
+      value: {
+        repository: 'https://charts.example.com/stable',
+        host: 'charts.example.com',
+        port: 443,
+        name: 'podinfo',
+        version: '*',
+      },
+    });
+    const local = checkChartSource({
+      repository: 'http://127.0.0.1:8080',
+      name: 'app',
+      version: '>=1.0.0 <2',
+      insecure: true,
+    });
+    expect(local).toMatchObject({
+      ok: true,
+      value: { port: 8080, version: '>=1.0.0 <2', repository: 'http://127.0.0.1:8080' },
+    });
+  });
+
+  it.each([
+    [{ repository: 'oci://ghcr.io/x/app', name: 'app' }, 'InvalidURL', 'not supported yet'],
+    [{ repository: 'http://charts.example.com', name: 'app' }, 'InvalidURL', 'is plain http'],
+    [{ repository: 'http://charts.example.com', name: 'app', insecure: true }, 'InvalidURL', 'only for a loopback'],
+    [{ repository: 'https://u:p@charts.example.com', name: 'app' }, 'InvalidURL', 'carries credentials'],
+    [{ repository: 'ftp://x/y', name: 'app' }, 'InvalidURL', 'neither https'],
+    [{ repository: 'https://x', name: '../app' }, 'InvalidSpec', 'spec.source.chart.name'],
+    [{ repository: 'https://x', name: 'a/b' }, 'InvalidSpec', "no '/'"],
+    [{ repository: 'https://x', name: 'app', version: '1.0; rm -rf' }, 'InvalidRef', 'spec.source.chart.version'],
+    [{ repository: 'https://x', name: 'app', version: '--devel' }, 'InvalidRef', 'spec.source.chart.version'],
+  ])('refuses %j with %s naming the field', (chart, reason, message) => {
+    const r = checkChartSource(chart);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.failure).toMatchObject({ reason, terminal: true });
+    expect(!r.ok && r.failure.message).toContain(message);
+  });
+});
+
+describe('chart revisions and archives', () => {
+  it('shows the version with the archive digest, as Flux shows tag@sha256', () => {
+    expect(formatChartRevision('1.2.3', 'ab'.repeat(32))).toBe(`1.2.3@sha256:${'ab'.repeat(32)}`);
+  });
+  it('reads the version helm pulled off the archive name', () => {
+    expect(versionFromArchive('app-1.2.3.tgz', 'app')).toBe('1.2.3');
+    expect(versionFromArchive('app-1.2.3-rc.1+b2.tgz', 'app')).toBe('1.2.3-rc.1+b2');
+    expect(versionFromArchive('other-1.2.3.tgz', 'app')).toBeUndefined();
+    expect(versionFromArchive('app-latest.tgz', 'app')).toBeUndefined();
+  });
+});
+
+describe('credentials', () => {
+  it('puts them only in the repositories file, for the repository host only', () => {
+    const file = JSON.parse(repositoriesFile('source', 'http://127.0.0.1:1', { username: 'u', password: 'p' })) as {
+      repositories: Record<string, unknown>[];
+    };
+    expect(file.repositories).toEqual([
+      {
+        name: 'source',
+        url: 'http://127.0.0.1:1',
+        pass_credentials_all: false,
+        insecure_skip_tls_verify: false,
+        username: 'u',
+        password: 'p',
+      },
+    ]);
+  });
+  it('takes basic auth and a CA; refuses half a pair and bearer tokens without leaking them', () => {
+    expect(chartAuthFromSecret({ username: 'u', password: 'p', 'ca.crt': 'PEM' }, 's')).toEqual({
+      ok: true,
+      value: { username: 'u', password: 'p', ca: 'PEM' },
+    });
+    expect(chartAuthFromSecret(undefined, 's')).toEqual({ ok: true, value: {} });
+    const halves: Record<string, string>[] = [
+      { username: 'u' },
+      { password: 'secret-pw' },
+      { bearerToken: 'secret-tok' },
+    ];
+    for (const data of halves) {
+      const r = chartAuthFromSecret(data, 's');
+      expect(r).toMatchObject({ ok: false, failure: { reason: 'InvalidAuthSecret' } });
+      expect(JSON.stringify(r)).not.toMatch(/secret-/);
+    }
+  });
+});

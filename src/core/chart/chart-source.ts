@@ -1,0 +1,138 @@
+import type { ChartSource } from '../../api/chart-source.ts';
+import { Reason } from '../../api/reasons.ts';
+import { fail, ok, type Result } from '../failure.ts';
+import { isLoopback } from '../oci/reference.ts';
+
+/**
+ * spec.source.chart checked before anything reaches helm (docs/adr/0041): the repository URL (https, or http
+ * only for a loopback host with insecure), the chart name (one path component, as in a repository index) and
+ * the version (an exact version or a semver range: Helm itself resolves it; here only characters are checked
+ * so nothing but a version reaches helm's argv).
+ */
+export interface CheckedChartSource {
+  /** The repository URL without a trailing slash, as messages and the cache key use it. */
+  repository: string;
+  /** host[:port] lower-cased: credentials go only there. */
+  host: string;
+  /** The TCP port the fetch may connect to (the only one its sandbox allows). */
+  port: number;
+  name: string;
+  /** '*' when unset: Helm's "newest stable version". */
+  version: string;
+}
+
+// a chart name as `helm create` and repository indexes allow it; no slashes, so it is never a path
+const CHART_NAME = /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,252}$/;
+// what a Masterminds semver constraint is made of: versions, operators, wildcards, ||, commas, spaces
+// (never a leading '-': it would read as a flag)
+const VERSION = /^[0-9a-zA-Z.*^~<>=!|,+ ][0-9a-zA-Z.*^~<>=!|,+ -]{0,254}$/;
+
+const invalidURL = (raw: string, why: string) =>
+  fail<never>(
+    Reason.InvalidURL,
+    `spec.source.chart.repository ${JSON.stringify(raw.slice(0, 200))} ${why}: write https://host/path of the repository (its index.yaml's directory)`,
+    { terminal: true },
+  );
+
+export function checkChartSource(chart: ChartSource): Result<CheckedChartSource> {
+  const raw = chart.repository;
+  if (raw.startsWith('oci://'))
+    return fail(
+      Reason.InvalidURL,
+      'spec.source.chart.repository: OCI chart repositories (oci://) are not supported yet; vendor the chart into git or push it as an OCI artifact (spec.source.oci)',
+      { terminal: true },
+    );
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return invalidURL(raw, 'is not a URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return invalidURL(raw, 'is neither https:// nor http://');
+  if (url.username !== '' || url.password !== '')
+    return invalidURL(raw, 'carries credentials; put them in the Secret spec.source.chart.secretRef names');
+  if (url.search !== '' || url.hash !== '') return invalidURL(raw, 'has a query or fragment');
+  const host = url.host.toLowerCase();
+  const loopback = isLoopback(host);
+  if (url.protocol === 'http:' && !(chart.insecure === true && loopback))
+    return fail(
+      Reason.InvalidURL,
+      chart.insecure === true
+        ? `spec.source.chart.insecure is allowed only for a loopback repository, not ${host}: serve the repository over https`
+        : `spec.source.chart.repository ${JSON.stringify(raw.slice(0, 200))} is plain http: use https (insecure: true is accepted for loopback hosts only)`,
+      { terminal: true },
+    );
+  if (!CHART_NAME.test(chart.name))
+    return fail(
+      Reason.InvalidSpec,
+      `spec.source.chart.name ${JSON.stringify(chart.name.slice(0, 100))} is not a chart name: letters, digits, '.', '_', '-', no '/'`,
+      { terminal: true },
+    );
+  const version = (chart.version ?? '*').trim();
+  if (!VERSION.test(version))
+    return fail(
+      Reason.InvalidRef,
+      `spec.source.chart.version ${JSON.stringify(version.slice(0, 100))} is neither a version nor a semver range (e.g. 1.2.3, 1.x, ">=1.2 <2")`,
+      { terminal: true },
+    );
+  const port = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  const repository = `${url.protocol}//${host}${url.pathname.replace(/\/+$/, '')}`;
+  return ok({ repository, host, port, name: chart.name, version });
+}
+
+/** Flux's `tag@sha256:` form, with the chart version as the tag (docs/adr/0041). */
+export function formatChartRevision(version: string, digestHex: string): string {
+  return `${version}@sha256:${digestHex}`;
+}
+
+/**
+ * The version helm pulled, read off the archive's name (`<name>-<version>.tgz`, as helm writes it); undefined
+ * when the file is not named for this chart.
+ */
+export function versionFromArchive(file: string, name: string): string | undefined {
+  if (!file.startsWith(`${name}-`) || !file.endsWith('.tgz')) return undefined;
+  const version = file.slice(name.length + 1, -'.tgz'.length);
+  return /^v?[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]*$/.test(version) ? version : undefined;
+}
+
+/**
+ * The run's private repositories.yaml (HELM_REPOSITORY_CONFIG, written 0600): the only place credentials reach
+ * helm. JSON is YAML, and helm reads this file with sigs.k8s.io/yaml. pass_credentials_all stays false: helm
+ * sends them only to the repository's host, never to a chart URL on another host.
+ */
+export function repositoriesFile(
+  alias: string,
+  repository: string,
+  auth: { username?: string; password?: string; caFile?: string },
+): string {
+  const entry: Record<string, unknown> = {
+    name: alias,
+    url: repository,
+    pass_credentials_all: false,
+    insecure_skip_tls_verify: false,
+  };
+  if (auth.username !== undefined) entry.username = auth.username;
+  if (auth.password !== undefined) entry.password = auth.password;
+  if (auth.caFile !== undefined) entry.caFile = auth.caFile;
+  return JSON.stringify({ apiVersion: '', generated: '0001-01-01T00:00:00Z', repositories: [entry] });
+}
+
+/** username/password (and ca.crt) of the Secret secretRef names, as Flux's HelmRepository reads them. */
+export function chartAuthFromSecret(
+  data: Record<string, string> | undefined,
+  secretName: string,
+): Result<{ username?: string; password?: string; ca?: string }> {
+  if (data === undefined) return ok({});
+  const { username, password } = data;
+  const ca = data['ca.crt'];
+  if ((username === undefined) !== (password === undefined) || (username === undefined && data.bearerToken))
+    return fail(
+      Reason.InvalidAuthSecret,
+      `Secret ${secretName} for spec.source.chart needs both username and password (Helm chart repositories take basic auth; bearerToken is not supported)`,
+      { terminal: true },
+    );
+  return ok({
+    ...(username !== undefined ? { username, password } : {}),
+    ...(ca !== undefined && ca !== '' ? { ca } : {}),
+  });
+}
