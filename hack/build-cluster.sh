@@ -25,6 +25,10 @@ kstatus_dir="$cache/bin/kstatus-check-$CLI_UTILS_VERSION-$(cat "$kstatus_src/mai
 # (docs/adr/0033). Keyed by the hash of its source, like kstatus-check.
 sandbox_src="$here/render-sandbox"
 sandbox_dir="$cache/bin/render-sandbox-$(cat "$sandbox_src/main.go" "$sandbox_src/go.mod" "$sandbox_src/go.sum" | sha256sum | cut -c1-12)"
+# render-worker: kustomize and Helm as libraries in one long-lived process (docs/adr/0038). Keyed by the hash of
+# its Go files, go.mod and go.sum (src/config/tool-paths.ts computes the same key to find it).
+worker_src="$here/render-worker"
+worker_dir="$cache/bin/render-worker-$(cd "$worker_src" && cat $(LC_ALL=C ls -1 ./*.go) go.mod go.sum | sha256sum | cut -c1-12)"
 # oci-registry: the CNCF distribution registry with only filesystem/inmemory storage, htpasswd and token auth
 # (issue 17; the OCI source e2e tests push to and pull from it). Keyed by version and by our small main.
 registry_src="$here/oci-registry"
@@ -133,6 +137,23 @@ build_render_sandbox() {
     && mv "$sandbox_dir/render-sandbox.tmp" "$sandbox_dir/render-sandbox")
 }
 
+# The worker embeds the Helm SDK: the pinned HELM_VERSION in go.mod, and its version string set as the helm
+# binary's is (.Capabilities.HelmVersion is in templates' reach). Cold: several minutes on 2 cores; the Go
+# build cache shares most packages with the helm and kustomize builds.
+build_render_worker() {
+  [[ -x "$worker_dir/render-worker" ]] && { log "render-worker: cached"; return; }
+  local pinned
+  pinned="$(sed -n 's#^[[:space:]]*helm\.sh/helm/v4 \(v[^ ]*\).*#\1#p' "$worker_src/go.mod")"
+  [[ "$pinned" == "$HELM_VERSION" ]] || { log "render-worker: go.mod has helm $pinned, hack/versions.env $HELM_VERSION: refusing to build"; exit 1; }
+  log "render-worker: building (kustomize api + helm $HELM_VERSION SDK)"
+  local mod="$cache/src/render-worker"
+  rm -rf "$mod"; mkdir -p "$mod" "$worker_dir"
+  cp "$worker_src"/*.go "$worker_src/go.mod" "$worker_src/go.sum" "$mod/"
+  (cd "$mod" && go build -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" \
+      -o "$worker_dir/render-worker.tmp" . \
+    && mv "$worker_dir/render-worker.tmp" "$worker_dir/render-worker")
+}
+
 # Render tools (issue 13). Both are `go install`-able (no replace directives upstream). The version
 # ldflags make `kustomize version` / `helm version` honest; the render cache keys on them.
 build_kustomize() {
@@ -180,13 +201,14 @@ case "$what" in
   all) build_etcd; build_kwok; build_kubernetes; build_kstatus_check; build_render_sandbox; build_kustomize; build_helm; build_sops ;;
   kstatus-check) build_kstatus_check ;;
   render-sandbox) build_render_sandbox ;;
+  render-worker) build_render_worker ;;
   oci-registry) build_registry ;;
   kustomize) build_kustomize ;; helm) build_helm ;; sops) build_sops ;;
   etcd) build_etcd ;; kwok) build_kwok ;; kubernetes) build_kubernetes ;;
   paths) echo "ETCD_BIN=$etcd_dir/etcd"; echo "KUBE_BIN_DIR=$k8s_dir"; echo "KWOK_DIR=$kwok_dir"; echo "KSTATUS_CHECK=$kstatus_dir/kstatus-check"
     echo "KUSTOMIZE_BIN=$kustomize_dir/kustomize"; echo "HELM_BIN=$helm_dir/helm"
     echo "SOPS_BIN=$sops_dir/sops"; echo "OCI_REGISTRY_BIN=$registry_dir/oci-registry"
-    echo "RENDER_SANDBOX_BIN=$sandbox_dir/render-sandbox"; exit 0 ;;
-  *) log "usage: $0 [all|etcd|kwok|kubernetes|kstatus-check|render-sandbox|kustomize|helm|sops|oci-registry|paths]"; exit 2 ;;
+    echo "RENDER_SANDBOX_BIN=$sandbox_dir/render-sandbox"; echo "RENDER_WORKER_BIN=$worker_dir/render-worker"; exit 0 ;;
+  *) log "usage: $0 [all|etcd|kwok|kubernetes|kstatus-check|render-sandbox|render-worker|kustomize|helm|sops|oci-registry|paths]"; exit 2 ;;
 esac
 log "done: $k8s_dir $etcd_dir $kwok_dir"

@@ -188,8 +188,27 @@ function controllerCommand(): Command {
     .addOption(
       new Option(
         '--render-max-memory-bytes <n>',
-        'address space (RLIMIT_AS) of one render subprocess; a Go tool reserves ~0.6 GiB of it before its heap',
+        'address space (RLIMIT_AS) of one render subprocess or render worker; a Go tool reserves ~0.6 GiB of it before its heap',
       ).default(configDefault.renderMaxMemoryBytes),
+    )
+    .addOption(
+      new Option(
+        '--render-engine <engine>',
+        'worker: kustomize and Helm as libraries in a pool of sandboxed long-lived workers (docs/adr/0038); subprocess: the pinned binaries once per render',
+      )
+        .choices(['worker', 'subprocess'])
+        .default(configDefault.renderEngine),
+    )
+    .addOption(
+      new Option(
+        '--render-worker-path <path>',
+        'the render worker (default: $RENDER_WORKER_BIN, the build of hack/build-cluster.sh, or /usr/local/bin/render-worker)',
+      ),
+    )
+    .addOption(
+      new Option('--render-workers <n>', 'render workers at most, each rendering one package at a time').default(
+        configDefault.renderWorkers,
+      ),
     )
     .addOption(
       new Option(
@@ -343,7 +362,9 @@ program
     const tools = defaultToolPaths();
     const probe = await probeRenderSandbox();
     console.log(`packagesync ${pkg.version}`);
-    console.log(`kustomize: ${tools.kustomize}\nhelm: ${tools.helm}\nsops: ${tools.sops}`);
+    console.log(
+      `kustomize: ${tools.kustomize}\nhelm: ${tools.helm}\nsops: ${tools.sops}\nrender worker: ${tools.worker}`,
+    );
     console.log(`render sandbox: ${probe.bin}; landlock=${probe.landlock} abi=${probe.abi}`);
     console.log(describeSandbox(probe));
   });

@@ -3,6 +3,7 @@
  * alone: a default written on a flag once overrode the schema's (--render-cache-entries 256 against 8192,
  * so a requested resync of 1,000 kustomize units ran 1,000 builds and hit the cache 0 times).
  */
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { parseControllerConfig } from '../config/controller-config.ts';
 import { parseControllerArgs, program } from '../main.ts';
@@ -23,6 +24,19 @@ describe('packagesync controller: parsed options', () => {
     expect(config).toMatchObject({ renderCacheEntries: 0, driftWatch: false, leaderElect: true });
     expect(() => parseControllerArgs(['--render-cache-entries', '-1'])).toThrow(/--render-cache-entries/);
     expect(() => parseControllerArgs(['--git-timeout', 'soon'])).toThrow(/soon/);
+  });
+
+  it('the render engine and its pool: one worker per core by default, the flags override', () => {
+    const config = parseControllerArgs([]);
+    expect(config.renderWorkers).toBe(availableParallelism());
+    expect(config.renderWorkerPath).toMatch(/render-worker$/);
+    expect(parseControllerArgs(['--render-engine', 'subprocess', '--render-workers', '3'])).toMatchObject({
+      renderEngine: 'subprocess',
+      renderWorkers: 3,
+    });
+    expect(parseControllerArgs(['--render-engine', 'worker']).renderEngine).toBe('worker');
+    expect(() => parseControllerArgs(['--render-engine', 'wasm'])).toThrow(/wasm/);
+    expect(() => parseControllerArgs(['--render-workers', '0'])).toThrow(/--render-workers/);
   });
 
   it('serves no web UI unless told --ui-address; a bad address names the flag', () => {

@@ -1,6 +1,6 @@
 /** The controller's flags, validated with zod; every flag has a default that `--help` shows. */
 import { createHash } from 'node:crypto';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { nameField, namespaceField } from '../api/names.ts';
@@ -86,6 +86,20 @@ export const ControllerConfigSchema = z.object({
     .int()
     .min(256 << 20)
     .default(1 << 30),
+  // issue 27 (docs/adr/0038): kustomize and Helm as libraries in a pool of sandboxed workers, or the pinned
+  // binaries once per render (the reference the worker is checked against: test/render/worker-golden.test.ts)
+  renderEngine: z.enum(['worker', 'subprocess']).default('worker'),
+  renderWorkerPath: z
+    .string()
+    .min(1)
+    .default(() => defaultToolPaths().worker),
+  // one render at a time per worker: as many as there are cores
+  renderWorkers: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .default(() => availableParallelism()),
   // One entry per (commit, path, inputs) of a kustomize or Helm package: the bench's 1,000-overlay fleet ran
   // kustomize again for every unit on each resync when this was 256. The cache's byte bound (64 MiB,
   // adapters/render/build.ts) is what keeps memory in check; the count only caps bookkeeping.

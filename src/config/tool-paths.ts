@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -15,6 +15,8 @@ export interface ToolPaths {
   sops: string;
   /** The launcher every render tool runs under (hack/render-sandbox, docs/adr/0033). */
   sandbox: string;
+  /** The render worker: kustomize and Helm as libraries (hack/render-worker, docs/adr/0038). */
+  worker: string;
 }
 
 export function defaultToolPaths(env: NodeJS.ProcessEnv = process.env): ToolPaths {
@@ -37,7 +39,29 @@ export function defaultToolPaths(env: NodeJS.ProcessEnv = process.env): ToolPath
     helm: pick('helm', env.HELM_BIN, pinned.HELM_VERSION),
     sops: pick('sops', env.SOPS_BIN, pinned.SOPS_VERSION),
     sandbox: sandboxPath(env, cache),
+    worker: workerPath(env, cache),
   };
+}
+
+/**
+ * $RENDER_WORKER_BIN; else the build of this source (keyed by the hash of its Go files, go.mod and go.sum in
+ * that order, as hack/build-cluster.sh keys it); else /usr/local/bin/render-worker (the image).
+ */
+function workerPath(env: NodeJS.ProcessEnv, cache: string): string {
+  if (env.RENDER_WORKER_BIN) return env.RENDER_WORKER_BIN;
+  try {
+    const dir = new URL('../../hack/render-worker/', import.meta.url);
+    const goFiles = readdirSync(dir)
+      .filter((f) => f.endsWith('.go'))
+      .sort();
+    const hash = createHash('sha256');
+    for (const f of [...goFiles, 'go.mod', 'go.sum']) hash.update(readFileSync(new URL(f, dir)));
+    const built = join(cache, 'bin', `render-worker-${hash.digest('hex').slice(0, 12)}`, 'render-worker');
+    if (existsSync(built)) return built;
+  } catch {
+    // the image ships no hack/
+  }
+  return '/usr/local/bin/render-worker';
 }
 
 /** $RENDER_SANDBOX_BIN; else the build of this source (keyed by its hash, as hack/build-cluster.sh keys it). */

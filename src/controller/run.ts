@@ -41,6 +41,9 @@ export function controllerRenderer(config: ControllerConfig): Renderer {
       maxFiles: config.maxFiles,
     },
     cacheEntries: config.renderCacheEntries,
+    engine: config.renderEngine,
+    // the workers read the checkouts: every git and OCI checkout lives under the git cache directory
+    worker: { bin: config.renderWorkerPath, size: config.renderWorkers, readRoots: [config.gitCacheDir] },
   });
 }
 
@@ -311,6 +314,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
           void servers.close();
           driftWatch?.stop();
           watches.stop();
+          renderer.close();
           void clusters.close();
           void watchClient.close();
           void client.close();

@@ -13,14 +13,15 @@ const lines = (text: string, prefix: string) =>
     .sort();
 
 describe('controller metrics', () => {
-  it("exposes the renderer's tool runs, tool seconds and render-cache hits as they are at scrape time", async () => {
+  it("exposes the renderer's tool runs, tool seconds, render-cache hits and replaced workers as they are at scrape time", async () => {
     const m = createMetrics({ processMetrics: false });
-    const stats = { toolRuns: 2, toolSeconds: 0.5, cacheHits: 7 };
+    const stats = { toolRuns: 2, toolSeconds: 0.5, cacheHits: 7, workersReplaced: 1 };
     m.observeRenderer(() => stats);
     expect(lines((await m.render()).body, 'packagesync_render_')).toEqual([
       'packagesync_render_cache_hits_total 7',
       'packagesync_render_tool_runs_total 2',
       'packagesync_render_tool_seconds_total 0.5',
+      'packagesync_render_workers_replaced_total 1',
     ]);
     stats.cacheHits = 8;
     expect(lines((await m.render()).body, 'packagesync_render_cache')).toEqual([

@@ -17,6 +17,14 @@ import {
 } from './package-sync-series.ts';
 import { notifyMetrics, type NotifyMetrics } from './notify-metrics.ts';
 
+/** What the renderer counts (adapters/render/build.ts RenderStats). */
+interface RendererStats {
+  toolRuns: number;
+  toolSeconds: number;
+  cacheHits: number;
+  workersReplaced?: number;
+}
+
 export { CONDITION_TYPES };
 
 export interface ControllerMetrics {
@@ -41,7 +49,7 @@ export interface ControllerMetrics {
   /** A PackageSync queued by the drift watch (controller/drift-watch.ts). */
   driftCheck(): void;
   /** Exposes a renderer's counters: tool runs and render-cache hits (a no-op resync adds only hits). */
-  observeRenderer(stats: () => { toolRuns: number; toolSeconds: number; cacheHits: number }): void;
+  observeRenderer(stats: () => RendererStats): void;
   /** What the kernel enforces on render subprocesses (adapters/render/sandbox.ts), once at start-up. */
   observeSandbox(probe: { landlock: string; abi: number }): void;
   /** Live reads answered by the shared watches vs left to the API server (adapters/kube/live-cache.ts). */
@@ -164,14 +172,14 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     registers,
   });
 
-  let renderStats: () => { toolRuns: number; toolSeconds: number; cacheHits: number } = () => ({
+  let renderStats: () => RendererStats = () => ({
     toolRuns: 0,
     toolSeconds: 0,
     cacheHits: 0,
   });
   new Counter({
     name: 'packagesync_render_tool_runs_total',
-    help: 'kustomize build and helm template subprocesses started (a render-cache hit starts none).',
+    help: 'kustomize builds and helm templates run, by subprocess or render worker (a render-cache hit runs none).',
     registers,
     collect() {
       this.reset();
@@ -194,6 +202,16 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
     collect() {
       this.reset();
       this.inc(renderStats().cacheHits);
+    },
+  });
+
+  new Counter({
+    name: 'packagesync_render_workers_replaced_total',
+    help: 'Render workers killed and replaced after a render ran past its time, panicked or crashed (--render-engine=worker).',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(renderStats().workersReplaced ?? 0);
     },
   });
 

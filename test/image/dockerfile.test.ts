@@ -36,7 +36,13 @@ describe('the Dockerfile as the image build reads it', () => {
 
   it('builds the render tools the controller runs, and copies them where the Docker-free build puts them', () => {
     const { renderTools } = readImageSpec(dockerfile);
-    expect(renderTools.tools.map((t) => t.name)).toEqual(['kustomize', 'helm', 'sops', 'render-sandbox']);
+    expect(renderTools.tools.map((t) => t.name)).toEqual([
+      'kustomize',
+      'helm',
+      'sops',
+      'render-sandbox',
+      'render-worker',
+    ]);
     expect(renderTools.dest).toBe('/usr/local/bin');
     expect(renderTools.goImage).toMatch(/^golang:[0-9.]+-bookworm$/);
   });
@@ -62,6 +68,19 @@ describe('the Dockerfile as the image build reads it', () => {
     expect(sandbox).toMatchObject({ source: 'hack/render-sandbox', ldflags: '-s -w' });
     expect(buildCluster).toMatch(/go build -trimpath -ldflags "-s -w" -o "\$sandbox_dir\/render-sandbox\.tmp"/);
     expect(buildCluster).toContain('RENDER_SANDBOX_BIN=');
+  });
+
+  it("render-worker: built from hack/render-worker with hack/build-cluster.sh's flags (Helm's version string)", () => {
+    const worker = readImageSpec(dockerfile).renderTools.tools.find((t) => t.name === 'render-worker');
+    expect(worker).toMatchObject({
+      source: 'hack/render-worker',
+      ldflags: '-s -w -X helm.sh/helm/v4/internal/version.version=${HELM_VERSION}',
+    });
+    expect(buildCluster).toContain('-ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION"');
+    expect(buildCluster).toContain('RENDER_WORKER_BIN=');
+    // the Helm SDK the worker embeds is the helm binary's version
+    const goMod = readFileSync(resolve(root, 'hack/render-worker/go.mod'), 'utf8');
+    expect(goMod).toContain(`helm.sh/helm/v4 ${versions.HELM_VERSION}`);
   });
 
   it('names a binary as go install does', () => {
@@ -109,7 +128,7 @@ describe('the Dockerfile as the image build reads it', () => {
     [
       'a render tool built but not copied into the final image',
       dockerfile.replace('/out/kustomize /out/helm /out/sops', '/out/kustomize /out/sops'),
-      /exactly the tools built there \(kustomize, helm, sops, render-sandbox\)/,
+      /exactly the tools built there \(kustomize, helm, sops, render-sandbox, render-worker\)/,
     ],
     [
       'a render tool built some other way',

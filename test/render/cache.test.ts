@@ -77,3 +77,40 @@ describe('render cache key', () => {
     expect(helmKey('v4.3.1+g1')).not.toBe(helmKey('v4.3.2+g2'));
   });
 });
+
+describe('render cache with the worker engine', () => {
+  it("the key names the engine and the worker's own report of its libraries", () => {
+    const config = {
+      kustomizePath: '/usr/local/bin/kustomize',
+      helmPath: '/usr/local/bin/helm',
+      limits,
+      worker: { bin: '/usr/local/bin/render-worker', size: 1, readRoots: [] },
+    };
+    const worker = (v: string) => cacheKey('kustomize', kustomize(), config, { worker: v }, 'worker');
+    expect(worker('{"helm.sh/helm/v4":"v4.3.1"}')).toBe(worker('{"helm.sh/helm/v4":"v4.3.1"}'));
+    expect(worker('{"helm.sh/helm/v4":"v4.3.1"}')).not.toBe(worker('{"helm.sh/helm/v4":"v4.3.2"}'));
+    expect(cacheKey('kustomize', kustomize(), config, { worker: 'x' }, 'worker')).not.toBe(
+      cacheKey('kustomize', kustomize(), config, { worker: 'x' }, 'subprocess'),
+    );
+  });
+
+  it('a no-op resync runs no render on the worker either', async () => {
+    const r = createRenderer({
+      kustomizePath: tools.kustomize,
+      helmPath: tools.helm,
+      limits,
+      engine: 'worker',
+      worker: { bin: tools.worker, size: 1, readRoots: [testdata] },
+    });
+    try {
+      const first = await r.build(kustomize());
+      const again = await r.build(kustomize());
+      await r.build(helm());
+      await r.build(helm());
+      expect(again).toEqual(first);
+      expect(r.stats()).toMatchObject({ toolRuns: 2, cacheHits: 2, workersStarted: 1, workersReplaced: 0 });
+    } finally {
+      r.close();
+    }
+  });
+});

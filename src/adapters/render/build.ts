@@ -17,6 +17,8 @@ import { helmTemplate, type HelmCapabilities } from './helm.ts';
 import { findKustomization } from './kustomize-check.ts';
 import { kustomizeBuild } from './kustomize.ts';
 import { runTool } from './run-tool.ts';
+import { RenderWorkerPool } from './worker-pool.ts';
+import { helmInWorker, kustomizeInWorker } from './worker-render.ts';
 import type { SourceDecryption } from './decrypt-sources.ts';
 import type { ToolLimits } from './tool-failure.ts';
 
@@ -32,6 +34,12 @@ import type { ToolLimits } from './tool-failure.ts';
 
 export type BuildTool = 'plain' | 'kustomize' | 'helm';
 
+/**
+ * How kustomize and Helm run: 'worker', the libraries in a pool of long-lived sandboxed workers
+ * (worker-pool.ts, docs/adr/0038); 'subprocess', the pinned binaries once per render (the reference).
+ */
+export type RenderEngine = 'worker' | 'subprocess';
+
 export interface RenderToolsConfig {
   kustomizePath: string;
   helmPath: string;
@@ -42,6 +50,13 @@ export interface RenderToolsConfig {
   cacheEntries?: number;
   /** Total bytes of cached tool output kept (default 64 MiB). */
   cacheBytes?: number;
+  /** Default 'subprocess'. */
+  engine?: RenderEngine;
+  /**
+   * The worker pool (engine 'worker'): its binary, its size, and the directories its workers may read. A
+   * checkout outside them (a local directory) renders by subprocess.
+   */
+  worker?: { bin: string; size: number; readRoots: string[] };
 }
 
 export interface BuildRequest {
@@ -91,6 +106,9 @@ export interface RenderStats {
   /** Seconds spent in them, checks and scratch view included. */
   toolSeconds: number;
   cacheHits: number;
+  /** Render workers started, and replaced after a timeout, panic or crash (engine 'worker'). */
+  workersStarted?: number;
+  workersReplaced?: number;
 }
 
 export interface Renderer {
@@ -98,6 +116,8 @@ export interface Renderer {
   toolFor(checkoutRoot: string, packagePath: string, spec: Pick<Spec, 'helm'>): Promise<BuildTool>;
   build(req: BuildRequest): Promise<Result<Built>>;
   stats(): RenderStats;
+  /** Stops the render workers, if any. */
+  close(): void;
 }
 
 /**
@@ -122,6 +142,10 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
   let cachedBytes = 0;
   const counters: RenderStats = { toolRuns: 0, toolSeconds: 0, cacheHits: 0 };
   const versions = new Map<string, Promise<string>>();
+  const pool =
+    config.engine === 'worker' && config.worker
+      ? new RenderWorkerPool({ bin: config.worker.bin, size: config.worker.size, readRoots: config.worker.readRoots })
+      : undefined;
 
   /**
    * What a binary says its version is, asked once: the image replaces /usr/local/bin/kustomize in place, so
@@ -143,14 +167,18 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
     return answer;
   }
 
-  async function toolVersions(tool: BuildTool, req: BuildRequest): Promise<Record<string, string>> {
+  async function toolVersions(
+    tool: BuildTool,
+    req: BuildRequest,
+    engine: RenderEngine,
+  ): Promise<Record<string, string>> {
+    const sops: Record<string, string> = req.decrypt
+      ? { sops: await versionOf(req.decrypt.decryptor.bin, ['--version', '--disable-version-check']) }
+      : {};
+    // the worker's libraries and its own build: another worker build is another input
+    if (engine === 'worker' && pool) return { worker: await pool.versions(), ...(tool === 'kustomize' ? sops : {}) };
     if (tool === 'helm') return { helm: await versionOf(config.helmPath, ['version', '--short']) };
-    return {
-      kustomize: await versionOf(config.kustomizePath, ['version']),
-      ...(req.decrypt
-        ? { sops: await versionOf(req.decrypt.decryptor.bin, ['--version', '--disable-version-check']) }
-        : {}),
-    };
+    return { kustomize: await versionOf(config.kustomizePath, ['version']), ...sops };
   }
 
   async function toolFor(checkoutRoot: string, packagePath: string, spec: Pick<Spec, 'helm'>): Promise<BuildTool> {
@@ -192,7 +220,10 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
       if (!objects.ok) return objects;
       return ok({ tool, objects: objects.value, what: plainPackage(req.files.length) });
     }
-    const key = req.commit === undefined ? undefined : cacheKey(tool, req, config, await toolVersions(tool, req));
+    const checkoutRoot = await realpath(req.checkoutRoot);
+    const engine: RenderEngine = pool?.covers(checkoutRoot) ? 'worker' : 'subprocess';
+    const key =
+      req.commit === undefined ? undefined : cacheKey(tool, req, config, await toolVersions(tool, req, engine), engine);
     const hit = key === undefined ? undefined : cache.get(key);
     let stdout: string;
     let decryptedSources: Built['decryptedSources'];
@@ -205,29 +236,34 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
       counters.toolRuns++;
       const started = performance.now();
       const common = {
-        checkoutRoot: await realpath(req.checkoutRoot),
+        checkoutRoot,
         packagePath: req.packagePath,
         limits: config.limits,
         scratchDir,
         signal: req.signal,
       };
+      const helmInput = {
+        ...common,
+        spec: req.spec.helm,
+        releaseName: req.spec.helm?.releaseName ?? req.releaseName,
+        namespace: req.spec.helm?.namespace ?? req.releaseNamespace,
+        valuesFrom: req.valuesFrom ?? [],
+        capabilities: req.capabilities,
+      };
+      const decrypt = req.decrypt ? { decrypt: { ...req.decrypt, signal: req.signal } } : {};
       const run =
-        tool === 'kustomize'
-          ? await kustomizeBuild({
-              ...common,
-              spec: req.spec.kustomize,
-              bin: config.kustomizePath,
-              ...(req.decrypt ? { decrypt: { ...req.decrypt, signal: req.signal } } : {}),
-            })
-          : await helmTemplate({
-              ...common,
-              spec: req.spec.helm,
-              releaseName: req.spec.helm?.releaseName ?? req.releaseName,
-              namespace: req.spec.helm?.namespace ?? req.releaseNamespace,
-              valuesFrom: req.valuesFrom ?? [],
-              capabilities: req.capabilities,
-              bin: config.helmPath,
-            });
+        engine === 'worker' && pool
+          ? tool === 'kustomize'
+            ? await kustomizeInWorker({ ...common, spec: req.spec.kustomize, pool, ...decrypt })
+            : await helmInWorker({ ...helmInput, pool })
+          : tool === 'kustomize'
+            ? await kustomizeBuild({
+                ...common,
+                spec: req.spec.kustomize,
+                bin: config.kustomizePath,
+                ...decrypt,
+              })
+            : await helmTemplate({ ...helmInput, bin: config.helmPath });
       counters.toolSeconds += (performance.now() - started) / 1000;
       if (!run.ok) return run;
       if (typeof run.value === 'string') stdout = run.value;
@@ -248,7 +284,12 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
     return ok({ tool, objects: objects.value, what, ...(decryptedSources ? { decryptedSources } : {}) });
   }
 
-  return { toolFor, build, stats: () => ({ ...counters }) };
+  const stats = (): RenderStats => {
+    if (!pool) return { ...counters };
+    const workers = pool.stats();
+    return { ...counters, workersStarted: workers.started, workersReplaced: workers.replaced };
+  };
+  return { toolFor, build, stats, close: () => pool?.close() };
 }
 
 /**
@@ -260,10 +301,13 @@ export function cacheKey(
   req: BuildRequest,
   config: RenderToolsConfig,
   versions: Record<string, string>,
+  engine: RenderEngine = 'subprocess',
 ): string {
-  // the tool's binary, version and limits are the renderer's own; everything of the package is in the Inputs digest
+  // the engine, the tool's binary (the worker: its path, libraries and build), version and limits are the
+  // renderer's own; everything of the package is in the Inputs digest
   const renderer = {
-    bin: tool === 'kustomize' ? config.kustomizePath : config.helmPath,
+    engine,
+    bin: engine === 'worker' ? config.worker?.bin : tool === 'kustomize' ? config.kustomizePath : config.helmPath,
     versions,
     limits: config.limits,
   };

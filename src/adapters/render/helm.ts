@@ -8,7 +8,7 @@ import { isInside } from '../../core/inside.ts';
 import { realpathInside } from '../git/read-package.ts';
 import { checkChartSchemas } from './helm-schema.ts';
 import { repoPath } from './kustomize-check.ts';
-import { runTool } from './run-tool.ts';
+import { runTool, type ToolOutcome } from './run-tool.ts';
 import { describeToolFailure, type ToolLimits } from './tool-failure.ts';
 
 /**
@@ -42,7 +42,20 @@ export interface HelmInput {
   signal?: AbortSignal;
 }
 
-export async function helmTemplate(input: HelmInput): Promise<Result<string>> {
+/** What both render engines give helm, after the checks: nothing runs before they pass. */
+export interface PreparedChart {
+  root: string;
+  chart: string;
+  what: string;
+  /** spec.helm.valuesFiles, each resolved inside the checkout. */
+  valuesFiles: string[];
+  /** valuesFrom contents, then inline values as JSON: later layers win. */
+  layers: string[];
+}
+
+export async function prepareChart(
+  input: Pick<HelmInput, 'checkoutRoot' | 'packagePath' | 'spec' | 'valuesFrom' | 'limits'>,
+): Promise<Result<PreparedChart>> {
   const root = await realpath(input.checkoutRoot);
   const chart = input.packagePath === '.' ? root : join(root, input.packagePath);
   const what = `helm template ${input.packagePath}`;
@@ -57,14 +70,8 @@ export async function helmTemplate(input: HelmInput): Promise<Result<string>> {
   const walked = await walkChart(root, chart, input.limits.maxFiles);
   if (!walked.ok) return walked;
   const schemaRef = await checkChartSchemas(root, chart, walked.value);
-  if (schemaRef) return schemaRef;
-
-  const args = ['template', input.releaseName, '.', '--namespace', input.namespace, '--skip-tests'];
-  if (input.spec?.includeCRDs !== false) args.push('--include-crds');
-  if (input.capabilities) {
-    args.push('--kube-version', input.capabilities.kubeVersion);
-    for (const v of input.capabilities.apiVersions) args.push('--api-versions', v);
-  }
+  if (schemaRef && !schemaRef.ok) return schemaRef;
+  const valuesFiles: string[] = [];
   for (const file of input.spec?.valuesFiles ?? []) {
     // repository paths, as Flux's HelmChart valuesFiles (Argo CD's valueFiles are relative to the chart)
     const real = await realpathInside(root, join(root, posix.normalize(file)));
@@ -81,15 +88,43 @@ export async function helmTemplate(input: HelmInput): Promise<Result<string>> {
       return fail(Reason.RenderFailed, `${entry} does not exist at this revision; fix the path or commit the file`, {
         terminal: true,
       });
-    args.push('--values', real);
+    valuesFiles.push(real);
   }
+  // valuesFrom, then inline values: later files win, as in Flux's HelmRelease. Inline values go as JSON: Helm
+  // reads YAML 1.1 (go-yaml v2), so a string "no" or "0755" written as plain YAML would reach it as false or 493
+  const layers = [...input.valuesFrom, ...(input.spec?.values ? [JSON.stringify(input.spec.values)] : [])];
+  return ok({ root, chart, what, valuesFiles, layers });
+}
+
+/** A failed helm run, with the hint a missing dependency needs. */
+export function describeHelmFailure<T>(
+  what: string,
+  run: Extract<ToolOutcome, { ok: false }>,
+  input: { bin: string; limits: ToolLimits },
+): Result<T> {
+  const failed = describeToolFailure<T>('helm', what, run, input);
+  if (!failed.ok && /missing in charts\/ directory|found in Chart\.yaml, but missing/i.test(run.stderr)) {
+    failed.failure.message +=
+      "; dependencies are not downloaded: vendor them into the chart's charts/ directory (helm dependency build) and commit them";
+  }
+  return failed;
+}
+
+export async function helmTemplate(input: HelmInput): Promise<Result<string>> {
+  const prepared = await prepareChart(input);
+  if (!prepared.ok) return prepared;
+  const { root, chart, what } = prepared.value;
+  const args = ['template', input.releaseName, '.', '--namespace', input.namespace, '--skip-tests'];
+  if (input.spec?.includeCRDs !== false) args.push('--include-crds');
+  if (input.capabilities) {
+    args.push('--kube-version', input.capabilities.kubeVersion);
+    for (const v of input.capabilities.apiVersions) args.push('--api-versions', v);
+  }
+  for (const real of prepared.value.valuesFiles) args.push('--values', real);
 
   const work = await mkdtemp(join(input.scratchDir, 'packagesync-helm-'));
   try {
-    // valuesFrom, then inline values: later files win, as in Flux's HelmRelease. Inline values go as JSON: Helm
-    // reads YAML 1.1 (go-yaml v2), so a string "no" or "0755" written as plain YAML would reach it as false or 493
-    const layers = [...input.valuesFrom, ...(input.spec?.values ? [JSON.stringify(input.spec.values)] : [])];
-    for (const [i, text] of layers.entries()) {
+    for (const [i, text] of prepared.value.layers.entries()) {
       const file = join(work, `values-${i}.yaml`);
       await writeFile(file, text, { mode: 0o600 });
       args.push('--values', file);
@@ -109,14 +144,7 @@ export async function helmTemplate(input: HelmInput): Promise<Result<string>> {
         { path: root, as: '' },
       ],
     });
-    if (!run.ok) {
-      const failed = describeToolFailure<string>('helm', what, run, input);
-      if (!failed.ok && /missing in charts\/ directory|found in Chart\.yaml, but missing/i.test(run.stderr)) {
-        failed.failure.message +=
-          "; dependencies are not downloaded: vendor them into the chart's charts/ directory (helm dependency build) and commit them";
-      }
-      return failed;
-    }
+    if (!run.ok) return describeHelmFailure(what, run, input);
     return ok(run.stdout);
   } finally {
     await rm(work, { recursive: true, force: true });

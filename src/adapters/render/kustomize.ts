@@ -43,7 +43,27 @@ export interface KustomizeOutput {
   decrypted?: { files: string[]; cipherDigest: string };
 }
 
-export async function kustomizeBuild(input: KustomizeInput): Promise<Result<KustomizeOutput>> {
+/** The package's kustomization as the build will see it, every kustomization reachable checked, sources decrypted. */
+export interface PreparedKustomization {
+  /** The checkout root, symlinks resolved. */
+  root: string;
+  /** The package directory in the checkout. */
+  pkg: string;
+  /** The package's kustomization file, repo-relative (as messages name it). */
+  shown: string;
+  /** Its text with spec.kustomize and origin annotations applied. */
+  edited: string;
+  /** Repo-relative paths the kustomizations reach (the scratch view links them). */
+  reached: string[];
+  /** Decrypted sources, repo-relative → plaintext (empty without spec.decryption). */
+  plaintext: Map<string, Buffer>;
+  cipherDigest?: string;
+}
+
+/** The checks both render engines run first (tree check, edits, decryption): nothing runs before they pass. */
+export async function prepareKustomization(
+  input: Pick<KustomizeInput, 'checkoutRoot' | 'packagePath' | 'spec' | 'decrypt'>,
+): Promise<Result<PreparedKustomization>> {
   const root = await realpath(input.checkoutRoot);
   const pkg = input.packagePath === '.' ? root : join(root, input.packagePath);
   const name = await findKustomization(pkg);
@@ -64,7 +84,34 @@ export async function kustomizeBuild(input: KustomizeInput): Promise<Result<Kust
   if (!checked.ok) return checked;
   const decrypted = input.decrypt ? await decryptSources(root, checked.value.sources, input.decrypt) : undefined;
   if (decrypted && !decrypted.ok) return decrypted;
-  const plaintext = decrypted?.value.files ?? new Map<string, Buffer>();
+  return ok({
+    root,
+    pkg,
+    shown,
+    edited: edited.value,
+    reached: checked.value.reached.map((p) => repoPath(root, p)),
+    plaintext: decrypted?.value.files ?? new Map<string, Buffer>(),
+    ...(decrypted ? { cipherDigest: decrypted.value.cipherDigest } : {}),
+  });
+}
+
+/**
+ * kustomize quotes the lines it cannot read (an env file's line, a patch): with decrypted sources they may
+ * be plaintext, so its error output is not shown.
+ */
+export function decryptedBuildFailed<T>(packagePath: string, files: Iterable<string>, exit: string): Result<T> {
+  return fail(
+    Reason.RenderFailed,
+    `kustomize build ${packagePath} failed (${exit}) after decrypting ${[...files].join(', ')}; ` +
+      'its error output is not shown, as it may quote decrypted values: decrypt with sops and run kustomize build locally to see it',
+    { terminal: true },
+  );
+}
+
+export async function kustomizeBuild(input: KustomizeInput): Promise<Result<KustomizeOutput>> {
+  const prepared = await prepareKustomization(input);
+  if (!prepared.ok) return prepared;
+  const { root, pkg, shown, plaintext } = prepared.value;
 
   const work = await mkdtemp(join(input.scratchDir, 'packagesync-kustomize-'));
   try {
@@ -72,8 +119,8 @@ export async function kustomizeBuild(input: KustomizeInput): Promise<Result<Kust
     // only what the kustomizations reach: every kustomization directory is made anew holding just that, so
     // kustomize, resolving each one's real path, lands in the view (where decrypted files are), not the checkout
     await materializedView(root, viewRoot, {
-      reached: checked.value.reached.map((p) => repoPath(root, p)),
-      files: new Map<string, string | Buffer>([...plaintext, [shown, edited.value]]),
+      reached: prepared.value.reached,
+      files: new Map<string, string | Buffer>([...plaintext, [shown, prepared.value.edited]]),
     });
     const viewPkg = input.packagePath === '.' ? viewRoot : join(viewRoot, input.packagePath);
     const run = await runTool({
@@ -94,20 +141,13 @@ export async function kustomizeBuild(input: KustomizeInput): Promise<Result<Kust
         { path: root, as: '' },
       ],
     });
-    if (!run.ok && plaintext.size > 0 && run.kind === 'exit') {
-      // kustomize quotes the lines it cannot read (an env file's line, a patch): they may be decrypted values
-      return fail(
-        Reason.RenderFailed,
-        `kustomize build ${input.packagePath} failed (exit ${run.exitCode ?? 'signal'}) after decrypting ${[...plaintext.keys()].join(', ')}; ` +
-          'its error output is not shown, as it may quote decrypted values: decrypt with sops and run kustomize build locally to see it',
-        { terminal: true },
-      );
-    }
+    if (!run.ok && plaintext.size > 0 && run.kind === 'exit')
+      return decryptedBuildFailed(input.packagePath, plaintext.keys(), `exit ${run.exitCode ?? 'signal'}`);
     if (!run.ok) return describeToolFailure('kustomize', `kustomize build ${input.packagePath}`, run, input);
     if (plaintext.size === 0) return ok({ stdout: run.stdout });
     return ok({
       stdout: run.stdout,
-      decrypted: { files: [...plaintext.keys()], cipherDigest: decrypted!.value.cipherDigest },
+      decrypted: { files: [...plaintext.keys()], cipherDigest: prepared.value.cipherDigest ?? '' },
     });
   } finally {
     await rm(work, { recursive: true, force: true });

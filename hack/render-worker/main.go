@@ -1,0 +1,169 @@
+// render-worker: kustomize and Helm as libraries, for PackageSync's render pool (issue 27, docs/adr/0038).
+//
+// A long-lived process speaking length-prefixed JSON frames over stdio (4-byte big-endian length, then one
+// JSON object), one request at a time: kustomize's maps are not safe for concurrent builds (Flux runs krusty
+// behind a mutex); the controller keeps a pool of workers for parallelism. It runs under hack/render-sandbox
+// (Landlock: reads only the checkout directory, no TCP; RLIMIT_AS and GOMEMLIMIT), so a library bug that
+// reads around the checks or allocates without bound stays contained; the controller kills it at the render
+// timeout and replaces it.
+//
+//	Request:  {"id":1,"op":"kustomize","maxOutputBytes":N,"kustomize":{"root":"/checkout","dir":"/checkout/app","replace":{"/checkout/app/kustomization.yaml":"<base64>"}}}
+//	          {"id":2,"op":"helm","maxOutputBytes":N,"helm":{"root":…,"chart":…,"releaseName":…,"namespace":…,"values":[…]}}
+//	          {"id":3,"op":"version"}
+//	Response: {"id":1,"ok":true,"yaml":"..."} or {"id":1,"ok":false,"kind":"failed"|"too-large"|"panic","error":"..."}
+//
+// A panic in a library is answered as that render's error (kind "panic"), then the worker exits: the
+// library's state may be half-written, and the controller starts a fresh worker and retries once.
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxFrame bounds a request frame (decrypted sources and values travel in it).
+const maxFrame = 64 << 20
+
+type request struct {
+	ID             uint64            `json:"id"`
+	Op             string            `json:"op"`
+	MaxOutputBytes int               `json:"maxOutputBytes,omitempty"`
+	Kustomize      *kustomizeRequest `json:"kustomize,omitempty"`
+	Helm           *helmRequest      `json:"helm,omitempty"`
+}
+
+type response struct {
+	ID       uint64            `json:"id"`
+	OK       bool              `json:"ok"`
+	YAML     string            `json:"yaml,omitempty"`
+	Kind     string            `json:"kind,omitempty"`
+	Error    string            `json:"error,omitempty"`
+	Versions map[string]string `json:"versions,omitempty"`
+}
+
+func main() {
+	// the controller gone (crashed, killed), its workers go too, even one busy in an endless template
+	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
+	if os.Getppid() == 1 {
+		os.Exit(2) // the parent died before the line above
+	}
+	// Frames go to the stdout the controller reads; anything a library prints goes to stderr instead.
+	frames, err := unix.Dup(1)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "render-worker: %v\n", err)
+		os.Exit(2)
+	}
+	if err := unix.Dup3(2, 1, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "render-worker: %v\n", err)
+		os.Exit(2)
+	}
+	os.Stdout = os.Stderr
+	// a template that recurses without end dies here ("goroutine stack exceeds"), well inside RLIMIT_AS
+	debug.SetMaxStack(128 << 20)
+
+	in := bufio.NewReader(os.Stdin)
+	out := bufio.NewWriter(os.NewFile(uintptr(frames), "frames"))
+	for {
+		req, err := readFrame(in)
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "render-worker: %v\n", err)
+			os.Exit(2)
+		}
+		res := serve(req)
+		if err := writeFrame(out, res); err != nil {
+			fmt.Fprintf(os.Stderr, "render-worker: %v\n", err)
+			os.Exit(2)
+		}
+		if res.Kind == "panic" {
+			os.Exit(3)
+		}
+		// the output just sent is garbage now: give it back before the next render counts against GOMEMLIMIT
+		runtime.GC()
+	}
+}
+
+func serve(req request) (res response) {
+	res.ID = req.ID
+	defer func() {
+		if r := recover(); r != nil {
+			res = response{ID: req.ID, Kind: "panic", Error: fmt.Sprintf("panic: %v", r)}
+		}
+	}()
+	var yaml []byte
+	var err error
+	switch {
+	case req.Op == "version":
+		return response{ID: req.ID, OK: true, Versions: versions()}
+	case req.Op == "kustomize" && req.Kustomize != nil:
+		yaml, err = kustomizeBuild(*req.Kustomize)
+	case req.Op == "helm" && req.Helm != nil:
+		yaml, err = helmTemplate(*req.Helm)
+	default:
+		return response{ID: req.ID, Kind: "failed", Error: fmt.Sprintf("unknown op %q", req.Op)}
+	}
+	if err != nil {
+		return response{ID: req.ID, Kind: "failed", Error: err.Error()}
+	}
+	if req.MaxOutputBytes > 0 && len(yaml) > req.MaxOutputBytes {
+		return response{ID: req.ID, Kind: "too-large", Error: fmt.Sprintf("%d bytes of output", len(yaml))}
+	}
+	return response{ID: req.ID, OK: true, YAML: string(yaml)}
+}
+
+// versions: the library modules this worker was built with (the controller adds the binary's identity).
+func versions() map[string]string {
+	v := map[string]string{"go": runtime.Version()}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			switch dep.Path {
+			case "sigs.k8s.io/kustomize/api", "sigs.k8s.io/kustomize/kyaml", "helm.sh/helm/v4":
+				v[dep.Path] = dep.Version
+			}
+		}
+	}
+	return v
+}
+
+func readFrame(r io.Reader) (request, error) {
+	var req request
+	var size uint32
+	if err := binary.Read(r, binary.BigEndian, &size); err != nil {
+		return req, err
+	}
+	if size > maxFrame {
+		return req, fmt.Errorf("request frame of %d bytes (most %d)", size, maxFrame)
+	}
+	buf := make([]byte, size)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return req, err
+	}
+	if err := json.Unmarshal(buf, &req); err != nil {
+		return req, fmt.Errorf("request frame: %w", err)
+	}
+	return req, nil
+}
+
+func writeFrame(w *bufio.Writer, res response) error {
+	body, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	if err := binary.Write(w, binary.BigEndian, uint32(len(body))); err != nil {
+		return err
+	}
+	if _, err := w.Write(body); err != nil {
+		return err
+	}
+	return w.Flush()
+}

@@ -1,0 +1,267 @@
+// Golden equality (issue 27): every kustomize and Helm package of the render tests renders byte-identical
+// through the render worker (kustomize's api and Helm's SDK in-process, hack/render-worker) and through the
+// pinned binaries (kustomize build / helm template, the subprocess path): the same text, not only the same
+// objects. Both paths get the same checks and the same inputs (spec.kustomize edits, values layers,
+// capabilities); both run under the kernel sandbox.
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HelmSpec, KustomizeSpec } from '../../src/api/packagesync.ts';
+import { helmTemplate, type HelmCapabilities } from '../../src/adapters/render/helm.ts';
+import { kustomizeBuild } from '../../src/adapters/render/kustomize.ts';
+import { RenderWorkerPool } from '../../src/adapters/render/worker-pool.ts';
+import { helmInWorker, kustomizeInWorker } from '../../src/adapters/render/worker-render.ts';
+import { defaultToolPaths } from '../../src/config/tool-paths.ts';
+
+const testdata = join(import.meta.dirname, 'testdata');
+const tools = defaultToolPaths();
+const limits = { timeoutMs: 60_000, maxOutputBytes: 16 << 20, maxFiles: 10_000 };
+let scratch: string;
+let pool: RenderWorkerPool;
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'worker-golden-'));
+  await cp(testdata, join(scratch, 'testdata'), { recursive: true });
+  await writeTree(join(scratch, 'extra'), extraPackages);
+  pool = new RenderWorkerPool({ bin: tools.worker, size: 2, readRoots: [scratch] });
+});
+afterAll(async () => {
+  pool?.close();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+async function writeTree(root: string, files: Record<string, string>): Promise<void> {
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(dirname(join(root, path)), { recursive: true });
+    await writeFile(join(root, path), text);
+  }
+}
+
+const cm = (name: string, data: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n${data}`;
+
+/** Packages beyond the fixtures: the kustomize and Helm features a worker could get subtly wrong. */
+const extraPackages: Record<string, string> = {
+  // generators, replacements, labels, a JSON 6902 patch file, a strategic merge patch, sortOptions
+  'k/gen/kustomization.yaml': [
+    'resources: [cm.yaml, deploy.yaml]',
+    'namespace: team-a',
+    'labels: [{pairs: {app.kubernetes.io/part-of: shop}, includeSelectors: false}]',
+    'configMapGenerator:',
+    '  - {name: env, envs: [vars.env], literals: [MODE=prod]}',
+    'secretGenerator:',
+    '  - {name: creds, literals: [token=abc], type: Opaque}',
+    'replacements:',
+    '  - source: {kind: ConfigMap, name: base, fieldPath: data.replicas}',
+    '    targets: [{select: {kind: Deployment}, fieldPaths: [metadata.annotations.replicas], options: {create: true}}]',
+    'patches:',
+    '  - path: json-patch.yaml',
+    '    target: {kind: Deployment, name: web}',
+    '  - patch: |-',
+    '      apiVersion: apps/v1',
+    '      kind: Deployment',
+    '      metadata: {name: web}',
+    '      spec: {template: {spec: {containers: [{name: web, env: [{name: X, value: "1"}]}]}}}',
+    'sortOptions: {order: fifo}',
+    '',
+  ].join('\n'),
+  'k/gen/cm.yaml': cm('base', '  replicas: "3"\n  unicode: "grüße ✓"\n  folded: >\n    two\n    lines\n'),
+  'k/gen/vars.env': 'A=1\nB=two words\n',
+  'k/gen/json-patch.yaml': '- {op: add, path: /spec/minReadySeconds, value: 7}\n',
+  'k/gen/deploy.yaml': [
+    'apiVersion: apps/v1',
+    'kind: Deployment',
+    'metadata: {name: web, annotations: {a: b}}',
+    'spec:',
+    '  selector: {matchLabels: {app: web}}',
+    '  template:',
+    '    metadata: {labels: {app: web}}',
+    '    spec: {containers: [{name: web, image: "nginx:1.27", envFrom: [{configMapRef: {name: env}}]}]}',
+    '',
+  ].join('\n'),
+  // legacy fields still read by kustomize v5 (commonLabels, patchesStrategicMerge, vars) and a symlinked base
+  'k/legacy/kustomization.yaml':
+    'resources: [../gen]\ncommonLabels: {tier: web}\nnamePrefix: old-\npatchesStrategicMerge: [sm.yaml]\n',
+  'k/legacy/sm.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 2}\n',
+  // a chart with hooks (one a test hook), NOTES, helpers, tpl, .Files, lookup, capabilities, required values
+  'h/hooks/Chart.yaml': 'apiVersion: v2\nname: hooks\nversion: 1.2.3\nappVersion: "9.9"\nkubeVersion: ">=1.20.0-0"\n',
+  'h/hooks/values.yaml': 'greeting: hello\nlist: [a, b]\nnested: {x: 1}\n',
+  'h/hooks/files/banner.txt': 'banner from .Files\n',
+  'h/hooks/templates/NOTES.txt': 'notes are not manifests\n',
+  'h/hooks/templates/_h.tpl': '{{- define "hooks.name" -}}{{ .Release.Name }}-{{ .Chart.Name }}{{- end -}}\n',
+  'h/hooks/templates/cm.yaml':
+    cm(
+      '{{ include "hooks.name" . }}',
+      [
+        '  greeting: {{ tpl "{{ .Values.greeting }} from tpl" . | quote }}',
+        '  banner: {{ .Files.Get "files/banner.txt" | quote }}',
+        '  outside: {{ .Files.Get "../outside.txt" | quote }}',
+        '  lookup: {{ lookup "v1" "Secret" "kube-system" "" | toJson | quote }}',
+        '  kube: {{ .Capabilities.KubeVersion.Version | quote }}',
+        '  helm: {{ .Capabilities.HelmVersion.Version | quote }}',
+        '  hasIngress: {{ .Capabilities.APIVersions.Has "networking.k8s.io/v1/Ingress" | quote }}',
+        '  list: {{ .Values.list | toYaml | nindent 4 | quote }}',
+        '  ns: {{ .Release.Namespace }}',
+        '  install: {{ .Release.IsInstall | quote }}',
+        '',
+      ].join('\n'),
+    ) + '\n',
+  'h/hooks/templates/pre-install.yaml':
+    'apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ include "hooks.name" . }}-pre\n  annotations:\n    "helm.sh/hook": pre-install,pre-upgrade\n    "helm.sh/hook-weight": "-5"\nspec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}\n',
+  'h/hooks/templates/tests/t.yaml':
+    'apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ include "hooks.name" . }}-test\n  annotations: {"helm.sh/hook": test}\nspec: {containers: [{name: c, image: busybox}]}\n',
+  'h/hooks/templates/empty.yaml': '{{- if false }}\nkind: Nothing\n{{- end }}\n',
+};
+
+interface KCase {
+  root: string;
+  path: string;
+  spec?: KustomizeSpec;
+}
+interface HCase {
+  root: string;
+  path: string;
+  spec?: HelmSpec;
+  valuesFrom?: string[];
+  capabilities?: HelmCapabilities;
+  releaseName?: string;
+  namespace?: string;
+}
+
+const kustomizeCases: [string, () => KCase][] = [
+  ['kustomize-repo overlays/prod', () => ({ root: join(scratch, 'testdata/kustomize-repo'), path: 'overlays/prod' })],
+  ['kustomize-repo base', () => ({ root: join(scratch, 'testdata/kustomize-repo'), path: 'base' })],
+  [
+    'kustomize-repo overlays/prod with spec.kustomize (prefix, suffix, images, patches, components)',
+    () => ({
+      root: join(scratch, 'testdata/kustomize-repo'),
+      path: 'overlays/prod',
+      spec: {
+        namePrefix: 'canary-',
+        nameSuffix: '-v2',
+        images: [{ name: 'nginx', newTag: '1.28.0' }],
+        patches: [{ patch: '- op: add\n  path: /spec/minReadySeconds\n  value: 5\n', target: { kind: 'Deployment' } }],
+      },
+    }),
+  ],
+  ['generators, replacements, labels, patches', () => ({ root: join(scratch, 'extra'), path: 'k/gen' })],
+  ['legacy fields over a base', () => ({ root: join(scratch, 'extra'), path: 'k/legacy' })],
+  ['the repository root as the package', () => ({ root: join(scratch, 'extra/k/gen'), path: '.' })],
+];
+
+const caps: HelmCapabilities = {
+  kubeVersion: 'v1.36.3',
+  apiVersions: ['networking.k8s.io/v1', 'networking.k8s.io/v1/Ingress'],
+};
+const helmCases: [string, () => HCase][] = [
+  [
+    'helm-repo charts/web: values files, valuesFrom, inline values, CRDs, a vendored dependency, capabilities',
+    () => ({
+      root: join(scratch, 'testdata/helm-repo'),
+      path: 'charts/web',
+      spec: { valuesFiles: ['env/prod-values.yaml'], values: { tag: '1.27.3' }, includeCRDs: true },
+      valuesFrom: ['database:\n  password: s3cr3t-from-secret\n'],
+      capabilities: caps,
+    }),
+  ],
+  [
+    'helm-repo charts/web without CRDs and without the Ingress API',
+    () => ({
+      root: join(scratch, 'testdata/helm-repo'),
+      path: 'charts/web',
+      spec: { valuesFiles: ['env/prod-values.yaml'], includeCRDs: false },
+      valuesFrom: ['database:\n  password: x\n'],
+      capabilities: { kubeVersion: 'v1.36.3', apiVersions: [] },
+    }),
+  ],
+  [
+    "helm-repo charts/web with helm's default capabilities",
+    () => ({
+      root: join(scratch, 'testdata/helm-repo'),
+      path: 'charts/web',
+      spec: { valuesFiles: ['env/prod-values.yaml'] },
+      valuesFrom: ['database:\n  password: x\n'],
+    }),
+  ],
+  ['a vendored subchart alone', () => ({ root: join(scratch, 'testdata/helm-repo'), path: 'charts/web/charts/redis' })],
+  ['yaml11-chart', () => ({ root: join(scratch, 'testdata/yaml11-chart'), path: '.' })],
+  [
+    'hooks, a test hook, NOTES, tpl, .Files, lookup, capabilities, another release name and namespace',
+    () => ({
+      root: join(scratch, 'extra'),
+      path: 'h/hooks',
+      spec: { values: { greeting: 'no', list: ['0755', 'on'] } },
+      capabilities: caps,
+      releaseName: 'shop',
+      namespace: 'store',
+    }),
+  ],
+];
+
+describe('the render worker renders byte-identical to the pinned binaries', () => {
+  it.each(kustomizeCases)('kustomize: %s', async (_, make) => {
+    const c = make();
+    const common = { checkoutRoot: c.root, packagePath: c.path, spec: c.spec, limits };
+    const binary = await kustomizeBuild({ ...common, bin: tools.kustomize, scratchDir: scratch });
+    const worker = await kustomizeInWorker({ ...common, pool });
+    if (!binary.ok) throw new Error(binary.failure.message);
+    if (!worker.ok) throw new Error(worker.failure.message);
+    expect(binary.value.stdout.length).toBeGreaterThan(0);
+    expect(worker.value.stdout).toBe(binary.value.stdout);
+  });
+
+  it.each(helmCases)('helm: %s', async (_, make) => {
+    const c = make();
+    const common = {
+      checkoutRoot: c.root,
+      packagePath: c.path,
+      spec: c.spec,
+      releaseName: c.releaseName ?? 'web',
+      namespace: c.namespace ?? 'prod',
+      valuesFrom: c.valuesFrom ?? [],
+      capabilities: c.capabilities,
+      limits,
+    };
+    const binary = await helmTemplate({ ...common, bin: tools.helm, scratchDir: scratch });
+    const worker = await helmInWorker({ ...common, pool });
+    if (!binary.ok) throw new Error(binary.failure.message);
+    if (!worker.ok) throw new Error(worker.failure.message);
+    expect(binary.value.length).toBeGreaterThan(0);
+    expect(worker.value).toBe(binary.value);
+  });
+
+  it('a build kustomize refuses fails with the same message on both paths', async () => {
+    const root = join(scratch, 'extra');
+    await writeTree(root, {
+      'k/bad/kustomization.yaml':
+        'resources: [../gen]\nreplacements:\n  - source: {kind: ConfigMap, name: base, fieldPath: data.replicas}\n    targets: [{select: {kind: Deployment}, fieldPaths: [spec.nothing.here]}]\n',
+    });
+    const common = { checkoutRoot: root, packagePath: 'k/bad', spec: undefined, limits };
+    const binary = await kustomizeBuild({ ...common, bin: tools.kustomize, scratchDir: scratch });
+    const worker = await kustomizeInWorker({ ...common, pool });
+    if (binary.ok || worker.ok) throw new Error('expected both to fail');
+    expect(worker.failure).toEqual(binary.failure);
+    expect(worker.failure.message).toContain('unable to find field "spec.nothing.here" in replacement target');
+  });
+
+  it('the hooks chart keeps its hook and drops its test hook, and lookup answers nothing, on both paths', async () => {
+    const worker = await helmInWorker({
+      checkoutRoot: join(scratch, 'extra'),
+      packagePath: 'h/hooks',
+      spec: undefined,
+      releaseName: 'shop',
+      namespace: 'store',
+      valuesFrom: [],
+      capabilities: caps,
+      limits,
+      pool,
+    });
+    if (!worker.ok) throw new Error(worker.failure.message);
+    expect(worker.value).toContain('# Source: hooks/templates/pre-install.yaml');
+    expect(worker.value).not.toContain('shop-hooks-test');
+    expect(worker.value).toContain('lookup: "{}"');
+    expect(worker.value).toContain('outside: ""');
+    expect(worker.value).toContain('banner: "banner from .Files\\n"');
+  });
+});
