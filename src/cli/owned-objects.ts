@@ -5,7 +5,7 @@
  * it is.
  */
 import { KubeApiError } from '../adapters/kube/client.ts';
-import type { Objects } from '../adapters/kube/objects.ts';
+import type { Objects } from '../engine/ports.ts';
 import { refKey, refOf, type KubeObject } from '../core/object.ts';
 import { ownerSelector, type Owner } from '../core/plan/ownership.ts';
 

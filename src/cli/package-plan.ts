@@ -4,7 +4,7 @@
  * apply and what to prune. Same functions, same decisions as the controller.
  */
 import { Option } from 'commander';
-import type { PackageObjects } from '../adapters/kube/objects.ts';
+import type { PackageObjects } from '../engine/ports.ts';
 import { Reason } from '../api/reasons.ts';
 import type { Failure } from '../core/failure.ts';
 import { refKey, refOf, type KubeObject } from '../core/object.ts';

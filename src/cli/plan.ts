@@ -10,7 +10,7 @@
  */
 import { Option, type Command } from 'commander';
 import type { PackageSync } from '../api/packagesync.ts';
-import type { Objects } from '../adapters/kube/objects.ts';
+import type { Objects } from '../engine/ports.ts';
 import { parseSpec } from '../core/spec.ts';
 import { hasPlannedChanges } from '../core/plan/plan-report.ts';
 import { planDocument, renderPlanMarkdown, renderPlanText, type PlanDocument } from '../core/plan/plan-render.ts';

@@ -8,7 +8,7 @@
  */
 import type { PackageSync } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
-import type { Objects } from '../adapters/kube/objects.ts';
+import type { Objects } from '../engine/ports.ts';
 import { RemoteClusters } from '../adapters/kube/remote-clusters.ts';
 import { targetCluster } from '../engine/target-cluster.ts';
 import type { Cluster } from './cluster.ts';

@@ -11,7 +11,7 @@
  */
 import { Option, type Command } from 'commander';
 import type { PackageSync } from '../api/packagesync.ts';
-import type { Objects } from '../adapters/kube/objects.ts';
+import type { Objects } from '../engine/ports.ts';
 import { computeHealth, isWorkload, whyChain, whyText, type PackageFacts, type WhyLink } from '../core/health/index.ts';
 import { refOfEntry } from '../core/inventory.ts';
 import type { KubeObject } from '../core/object.ts';

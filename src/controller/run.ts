@@ -156,7 +156,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     manager.informer.on((event, obj) => {
       const ps = obj as unknown as PackageSync;
       if (event === 'delete' || !ps.status?.inventory?.shards?.length) return driftWatch.track(event, ps);
-      ports.packageSyncs.expand(ps).then(
+      packageSyncs.expand(ps).then(
         // deleted while its shards were read: the delete event already let its watches go
         (whole) => manager.informer.get(ps.metadata.namespace, ps.metadata.name) && driftWatch.track(event, whole),
         (e: unknown) =>
@@ -233,12 +233,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
               if (url) ports.source.forget?.(url);
               if (watchSynced) manager.queue.supersede(`${r.namespace}/${r.name}`);
               else
-                await ports.packageSyncs.setAnnotation(
-                  r.namespace,
-                  r.name,
-                  RECONCILE_REQUESTED_AT,
-                  new Date().toISOString(),
-                );
+                await packageSyncs.setAnnotation(r.namespace, r.name, RECONCILE_REQUESTED_AT, new Date().toISOString());
             }
           },
           log,

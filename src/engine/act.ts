@@ -6,7 +6,7 @@
  * list (invariant 2); a failed apply prunes nothing.
  */
 import { refOfEntry, type InventoryEntry } from '../core/inventory.ts';
-import type { PackageObjects } from '../adapters/kube/objects.ts';
+import type { PackageObjects } from './ports.ts';
 import { ok, type Failure, type Result } from '../core/failure.ts';
 import { refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
 import type { HealthRules } from '../core/health/index.ts';

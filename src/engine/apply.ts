@@ -10,7 +10,8 @@
  */
 import PQueue from 'p-queue';
 import { Reason } from '../api/reasons.ts';
-import { applyFailure, fieldConflicts, type Objects } from '../adapters/kube/objects.ts';
+import { applyFailure, fieldConflicts } from '../adapters/kube/objects.ts';
+import type { Objects } from './ports.ts';
 import { isNotFound } from '../adapters/kube/client.ts';
 import { fail, ok, type Failure, type Result } from '../core/failure.ts';
 import { healthWith, notFoundHealth, type Health, type HealthRules } from '../core/health/index.ts';

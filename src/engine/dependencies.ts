@@ -2,7 +2,7 @@
  * Reads the objects that depends-on annotations name outside the package: the plan accepts such a
  * dependency only when it exists (core/plan/graph.ts), and the apply waits until it is Current.
  */
-import type { PackageObjects } from '../adapters/kube/objects.ts';
+import type { PackageObjects } from './ports.ts';
 import { fail, ok, type Result } from '../core/failure.ts';
 import { refKey, type KubeObject } from '../core/object.ts';
 import { externalDependencies } from '../core/plan/depends-on.ts';

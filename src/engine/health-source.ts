@@ -8,7 +8,7 @@
  *   CLI, and for a kind whose watch has not synced yet.
  * Children (Pods, ReplicaSets) are read only for workloads that are not Current.
  */
-import type { PackageObjects } from '../adapters/kube/objects.ts';
+import type { PackageObjects } from './ports.ts';
 import type { WatchCache, WatchWant } from '../adapters/kube/watch-cache.ts';
 import { WakeInterest } from '../core/health/wakeups.ts';
 import { groupOf, refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';

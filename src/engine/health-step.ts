@@ -7,13 +7,12 @@
  * spec.interval while the wait lasts longer than that.
  */
 import type { Spec } from '../api/packagesync.ts';
-import type { PackageObjects } from '../adapters/kube/objects.ts';
 import { Reason } from '../api/reasons.ts';
 import { fail, type Result } from '../core/failure.ts';
 import type { CauseLink, HealthRules, HealthSummary } from '../core/health/index.ts';
 import type { KubeObject } from '../core/object.ts';
 import { listSource, sleep, watchSource } from './health-source.ts';
-import type { Ports } from './ports.ts';
+import type { PackageObjects, Ports } from './ports.ts';
 import { waitUntilHealthy } from './wait.ts';
 
 /** What the health step tells its caller while it waits: the reconcile's run context. */

@@ -9,14 +9,13 @@
  */
 import type { PackageSync, Spec } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
-import type { PackageObjects } from '../adapters/kube/objects.ts';
 import type { BuildTool } from '../adapters/render/build.ts';
 import type { HelmCapabilities } from '../adapters/render/helm.ts';
 import { fail, ok, type Result } from '../core/failure.ts';
 import { inputsDigest, valueDigest, type ReconcileInputs } from '../core/inputs.ts';
 import type { Substitution } from '../core/render/index.ts';
 import { packageRevision } from './package-revision.ts';
-import type { FetchedSource, Ports } from './ports.ts';
+import type { FetchedSource, PackageObjects, Ports } from './ports.ts';
 import { readCredentials } from './source-credentials.ts';
 import { readSubstitution } from './substitution-inputs.ts';
 import type { HeldSource } from './settled-checkpoints.ts';

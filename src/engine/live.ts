@@ -17,7 +17,7 @@
 import { refOfEntry } from '../core/inventory.ts';
 import type { InventoryEntry } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
-import type { PackageObjects } from '../adapters/kube/objects.ts';
+import type { PackageObjects } from './ports.ts';
 import type { ResourceMapping } from '../adapters/kube/discovery.ts';
 import { errorText, fail, ok, type Result } from '../core/failure.ts';
 import { refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';

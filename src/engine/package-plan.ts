@@ -8,7 +8,7 @@
  */
 import { PRUNE_APPROVED, type PackageSync, type Spec } from '../api/packagesync.ts';
 import type { Discovery } from '../adapters/kube/discovery.ts';
-import type { PackageObjects } from '../adapters/kube/objects.ts';
+import type { PackageObjects } from './ports.ts';
 import { ok, type Result } from '../core/failure.ts';
 import type { InventoryEntry } from '../core/inventory.ts';
 import { groupOf, type KubeObject } from '../core/object.ts';

@@ -7,7 +7,8 @@
  */
 import PQueue from 'p-queue';
 import { isNotFound, KubeApiError } from '../adapters/kube/client.ts';
-import { applyFailure, type Objects } from '../adapters/kube/objects.ts';
+import { applyFailure } from '../adapters/kube/objects.ts';
+import type { Objects } from './ports.ts';
 import { refKey, refOf, type KubeObject } from '../core/object.ts';
 import { classifyDryRunError, type DryRunCause } from '../core/plan/dry-run-outcome.ts';
 import { fieldChanges, rollsPods } from '../core/plan/field-changes.ts';

@@ -3,17 +3,81 @@
  * the CLI wires the same ones. Nothing here decides anything.
  */
 import type { Logger } from 'pino';
-import type { KubeSecretRef } from '../api/packagesync.ts';
+import type { KubeSecretRef, PackageSync, Status } from '../api/packagesync.ts';
 import type { Result } from '../core/failure.ts';
-import type { Objects } from '../adapters/kube/objects.ts';
+import type { KubeObject, ObjectRef } from '../core/object.ts';
+import type { Owner } from '../core/plan/ownership.ts';
+import type { ResourceMapping } from '../adapters/kube/discovery.ts';
+import type { LiveCache } from '../adapters/kube/live-cache.ts';
+import type { DeleteOutcome, ObjectsOptions } from '../adapters/kube/objects.ts';
 import type { WatchCache } from '../adapters/kube/watch-cache.ts';
-import type { PackageSyncs } from '../adapters/kube/packagesyncs.ts';
 import type { SourcePort } from '../adapters/git/source-port.ts';
 import type { Renderer } from '../adapters/render/build.ts';
 import type { Decryptor } from '../adapters/render/sops.ts';
 import type { SettledCheckpoints } from './settled-checkpoints.ts';
 
 export type { FetchedSource, SourcePort } from '../adapters/git/source-port.ts';
+
+/**
+ * What the engine asks of the cluster's discovery (adapters/kube/discovery.ts Discovery): which kinds it serves,
+ * and at which scope.
+ */
+export interface ClusterDiscovery {
+  mapping(group: string, kind: string, version?: string): Promise<ResourceMapping | undefined>;
+  /** undefined: a kind discovery does not know (yet). */
+  isNamespaced(group: string, kind: string): boolean | undefined;
+  listable(): Promise<ResourceMapping[]>;
+  capabilities(): Promise<{ kubeVersion: string; apiVersions: string[] }>;
+  /** Reads discovery again (a CRD established since it was read). */
+  refresh(): Promise<void>;
+}
+
+/**
+ * Reading, applying and deleting objects as one identity, in one cluster (adapters/kube/objects.ts Objects, whose
+ * comments say what each does against the API server).
+ */
+export interface Objects {
+  readonly discovery: ClusterDiscovery;
+  /** The user every request impersonates; undefined: the controller's own. */
+  readonly identity: string | undefined;
+  /** The controller's shared watches for live reads; undefined: every read goes to the API server. */
+  readonly liveCache: LiveCache | undefined;
+  /** Undefined: the controller's own cluster; otherwise the remote cluster (spec.kubeConfig), for messages. */
+  readonly cluster: string | undefined;
+  /** The objects of one PackageSync, read and written as its ServiceAccount when it names one. */
+  forPackage(owner: Owner, serviceAccount?: string): PackageObjects;
+  mappingFor(group: string, kind: string, version?: string): Promise<Result<ResourceMapping>>;
+  list(m: ResourceMapping, namespace: string, labelSelector: string, opts?: ObjectsOptions): Promise<KubeObject[]>;
+  get(ref: ObjectRef, opts?: ObjectsOptions): Promise<KubeObject | undefined>;
+  /** A create-only apply: undefined when the object already exists (nothing written to it). */
+  create(obj: KubeObject, opts?: ObjectsOptions & { force?: boolean }): Promise<KubeObject | undefined>;
+  apply(
+    obj: KubeObject,
+    opts?: ObjectsOptions & { force?: boolean; dryRun?: boolean; createOnly?: boolean },
+  ): Promise<{ created: boolean; object: KubeObject }>;
+  delete(ref: ObjectRef, opts?: ObjectsOptions & { uid?: string }): Promise<DeleteOutcome>;
+}
+
+/** One PackageSync's objects: the view a reconcile makes once (`forPackage`), bound to its identity. */
+export interface PackageObjects extends Objects {
+  readonly owner: Owner;
+  /** Objects of one kind in one namespace ('' = cluster-scoped or all) that carry this package's owner labels. */
+  listOwned(m: ResourceMapping, namespace: string, opts?: ObjectsOptions): Promise<KubeObject[]>;
+}
+
+/** The PackageSyncs themselves: reads, status and finalizer writes, events (adapters/kube/packagesyncs.ts). */
+export interface PackageSyncs {
+  /** With its whole inventory, wherever it is stored (inline or in shards); undefined when it does not exist. */
+  get(namespace: string, name: string): Promise<PackageSync | undefined>;
+  /** As stored: a spilled inventory's entries are empty (enough for conditions, spec, metadata). */
+  getStored(namespace: string, name: string): Promise<PackageSync | undefined>;
+  /** The stored object as a watch holds it now, shared, when known current; undefined otherwise (no request). */
+  peekStored(namespace: string, name: string): Readonly<PackageSync> | undefined;
+  /** Writes status; undefined when the PackageSync is gone. */
+  writeStatus(ps: PackageSync, status: Status): Promise<PackageSync | undefined>;
+  setFinalizer(ps: PackageSync, finalizer: string, present: boolean): Promise<PackageSync | undefined>;
+  event(ps: PackageSync, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
+}
 
 export interface SecretsPort {
   /** The Secret's data, decoded; undefined when it does not exist. */

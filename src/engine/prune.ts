@@ -19,7 +19,7 @@
  */
 import PQueue from 'p-queue';
 import { Reason } from '../api/reasons.ts';
-import type { PackageObjects } from '../adapters/kube/objects.ts';
+import type { PackageObjects } from './ports.ts';
 import { deleteProblem } from '../adapters/kube/failures.ts';
 import type { Failure } from '../core/failure.ts';
 import { describeRef, refKey, type KubeObject, type ObjectRef } from '../core/object.ts';

@@ -5,7 +5,6 @@
  * (when the spec asks for it), then Flux's commonMetadata.
  */
 import type { Spec } from '../api/packagesync.ts';
-import type { PackageObjects } from '../adapters/kube/objects.ts';
 import type { Built, BuildTool } from '../adapters/render/build.ts';
 import { ok, type Result } from '../core/failure.ts';
 import { withCommonMetadata } from '../core/render/built.ts';
@@ -15,7 +14,7 @@ import { substitutionStep } from '../core/render/substitute.ts';
 import { cipherDigest, decryptionKeys, decryptObjects, holdsEncrypted } from './decrypt-step.ts';
 import { readHelmInputs, type HelmInputs } from './inputs.ts';
 import { renderBuiltForCluster } from './package-plan.ts';
-import type { FetchedSource, Ports } from './ports.ts';
+import type { FetchedSource, PackageObjects, Ports } from './ports.ts';
 
 export interface RenderStepInput {
   source: FetchedSource;

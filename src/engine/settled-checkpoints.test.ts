@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PackageSync } from '../api/packagesync.ts';
-import type { PackageObjects } from '../adapters/kube/objects.ts';
+import type { PackageObjects } from './ports.ts';
 import type { ResourceMapping } from '../adapters/kube/discovery.ts';
 import type { WatchedPlace } from '../adapters/kube/live-cache.ts';
 import { refKey, type KubeObject, type ObjectRef } from '../core/object.ts';

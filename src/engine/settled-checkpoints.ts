@@ -10,8 +10,8 @@
  * in full, and so is every PackageSync once after a restart (the memory is this process's).
  */
 import type { PackageSync, Spec } from '../api/packagesync.ts';
-import type { WatchedPlace } from '../adapters/kube/live-cache.ts';
-import type { PackageObjects } from '../adapters/kube/objects.ts';
+import type { Discovery } from '../adapters/kube/discovery.ts';
+import type { LiveCache, WatchedPlace } from '../adapters/kube/live-cache.ts';
 import type { BuildTool } from '../adapters/render/build.ts';
 import { refOfEntry, type InventoryEntry } from '../core/inventory.ts';
 import { refKey, type KubeObject, type ObjectRef } from '../core/object.ts';
@@ -86,7 +86,11 @@ export class SettledCheckpoints {
 }
 
 /** Where the live copies are read from: the controller's watches (an Objects whose liveCache is set). */
-type LiveView = Pick<PackageObjects, 'discovery' | 'liveCache'>;
+// (not ports.ts' PackageObjects: ports.ts names SettledCheckpoints, and the two would import each other)
+interface LiveView {
+  readonly discovery: Pick<Discovery, 'mapping'>;
+  readonly liveCache: LiveCache | undefined;
+}
 
 /** What a check sums up besides the live copies. */
 export interface CheckpointInputs {
@@ -99,7 +103,7 @@ export interface CheckpointInputs {
 /** Whether this check may be answered from a checkpoint at all (see the top of this file). */
 export function mayUseCheckpoint(
   memory: SettledCheckpoints | undefined,
-  objects: PackageObjects,
+  objects: LiveView,
   trigger: string | undefined,
   c: CheckpointInputs,
 ): memory is SettledCheckpoints {

@@ -6,9 +6,8 @@
  */
 import type { Spec } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
-import type { Objects } from '../adapters/kube/objects.ts';
 import { fail, ok, type Result } from '../core/failure.ts';
-import type { Ports } from './ports.ts';
+import type { Objects, Ports } from './ports.ts';
 
 export async function targetCluster(
   namespace: string,

@@ -10,7 +10,7 @@
  * - Superseded: the signal fired (a newer revision arrived, or shutdown); the caller starts over.
  */
 import { Reason } from '../api/reasons.ts';
-import type { PackageObjects } from '../adapters/kube/objects.ts';
+import type { PackageObjects } from './ports.ts';
 import { fail, ok, type Result } from '../core/failure.ts';
 import {
   freshestCopy,

@@ -5,12 +5,22 @@
  * engine's digest annotation included), a delete removes it. What Kubernetes does with them is the e2e suite's to
  * prove, on the real control plane.
  */
+import { pino } from 'pino';
 import type { PackageSync, Status } from '../../src/api/packagesync.ts';
 import type { ResourceMapping } from '../../src/adapters/kube/discovery.ts';
 import type { LiveCache, WatchedPlace } from '../../src/adapters/kube/live-cache.ts';
+import { fail, ok } from '../../src/core/failure.ts';
 import { refKey, refOf, type KubeObject, type ObjectRef } from '../../src/core/object.ts';
+import type { Owner } from '../../src/core/plan/ownership.ts';
 import { SettledCheckpoints } from '../../src/engine/settled-checkpoints.ts';
-import type { FetchedSource, Ports } from '../../src/engine/ports.ts';
+import type {
+  ClusterDiscovery,
+  FetchedSource,
+  PackageObjects,
+  PackageSyncs,
+  Ports,
+  SourcePort,
+} from '../../src/engine/ports.ts';
 import type { SourceFile } from '../../src/core/render/types.ts';
 
 const MAPPINGS: ResourceMapping[] = [
@@ -45,10 +55,10 @@ export class MemoryCluster {
   }
 }
 
-/** The package objects port (adapters/kube/objects.ts PackageObjects) over a MemoryCluster. */
-function packageObjects(cluster: MemoryCluster, owner: { name: string; namespace: string }) {
+/** The package objects port (src/engine/ports.ts PackageObjects) over a MemoryCluster. */
+function packageObjects(cluster: MemoryCluster, owner: Owner): PackageObjects {
   const mapping = async (group: string, kind: string) => MAPPINGS.find((m) => m.group === group && m.kind === kind);
-  const discovery = {
+  const discovery: ClusterDiscovery = {
     mapping,
     isNamespaced: (group: string, kind: string) =>
       MAPPINGS.find((m) => m.group === group && m.kind === kind)?.namespaced,
@@ -81,18 +91,15 @@ function packageObjects(cluster: MemoryCluster, owner: { name: string; namespace
           `owned|${o.kind}` === p.watch && (o.metadata.namespace ?? '') === p.namespace && o.metadata.name === p.name,
       ),
   });
-  const self = {
+  const self: PackageObjects = {
     owner,
     identity: undefined,
     cluster: undefined,
     discovery,
     liveCache,
-    ownWrites: undefined,
     mappingFor: async (group: string, kind: string) => {
       const m = await mapping(group, kind);
-      return m
-        ? { ok: true, value: m }
-        : { ok: false, failure: { reason: 'UnknownKind', message: kind, terminal: false } };
+      return m ? ok(m) : fail('UnknownKind', kind);
     },
     get: async (ref: ObjectRef) => cluster.objects.get(refKey(ref)),
     list: async (m: ResourceMapping, namespace: string) => inScope(m, namespace),
@@ -113,15 +120,15 @@ function packageObjects(cluster: MemoryCluster, owner: { name: string; namespace
     delete: async (ref: ObjectRef) => {
       cluster.deleted.push(refKey(ref));
       cluster.objects.delete(refKey(ref));
-      return { gone: true };
+      return { gone: true as const };
     },
-    forPackage: (o: { name: string; namespace: string }) => packageObjects(cluster, o),
+    forPackage: (o: Owner) => packageObjects(cluster, o),
   };
   return self;
 }
 
 /** The PackageSyncs port over one stored PackageSync, recording status writes and events. */
-export class MemoryPackageSyncs {
+export class MemoryPackageSyncs implements PackageSyncs {
   readonly stored = new Map<string, PackageSync>();
   readonly statusWrites: Status[] = [];
   readonly events: string[] = [];
@@ -174,7 +181,7 @@ export class MemorySource {
     };
   }
 
-  port() {
+  port(): SourcePort {
     return {
       fetch: async () => {
         this.fetches++;
@@ -198,18 +205,16 @@ export function memoryWorld() {
   const stops: string[] = [];
   const checkpoints = new SettledCheckpoints();
   const objects = packageObjects(cluster, { name: '', namespace: '' });
-  const log = { debug: () => undefined, info: () => undefined, warn: () => undefined, child: () => log };
-  // the one cast: these implement what the engine calls of each port, structurally
-  const ports = {
+  const ports: Ports = {
     objects,
     packageSyncs,
     source: source.port(),
     secrets: { read: async (_ns: string, name: string) => secrets.get(name) },
     configMaps: { read: async (_ns: string, name: string) => configMaps.get(name) },
-    log,
+    log: pino({ level: 'silent' }),
     checkpoints,
-    observe: { unchangedCheck: (stopped: string) => stops.push(stopped) },
-  } as unknown as Ports;
+    observe: { unchangedCheck: (stopped) => void stops.push(stopped) },
+  };
   return { ports, cluster, packageSyncs, source, secrets, configMaps, stops, checkpoints };
 }
 export type MemoryWorld = ReturnType<typeof memoryWorld>;

@@ -235,10 +235,10 @@ describe('reconcile(): a PackageSync being deleted', () => {
 
   it('a delete that fails: the finalizer stays, an event says why, back soon', async () => {
     const w = await deleting();
-    const objects = w.ports.objects as unknown as { forPackage: () => { delete: () => Promise<never> } };
+    const objects = w.ports.objects;
     const forPackage = objects.forPackage.bind(objects);
-    objects.forPackage = () => ({
-      ...forPackage(),
+    objects.forPackage = (owner, serviceAccount) => ({
+      ...forPackage(owner, serviceAccount),
       delete: async () => Promise.reject(Object.assign(new Error('forbidden'), { status: 403 })),
     });
     expect(await run(w)).toEqual({ failed: true, requeueAfterMs: TEARDOWN_RETRY_MS });

@@ -4,7 +4,7 @@
  * workloads own, drift with the fields' current managers, its events, and `packagesync why`'s chain (the same
  * function the command runs). Never a Secret's content: Secrets in the inventory are not read.
  */
-import type { Objects } from '../../adapters/kube/objects.ts';
+import type { Objects } from '../../engine/ports.ts';
 import type { PackageSync } from '../../api/packagesync.ts';
 import type { DriftReport } from '../../api/drift-schema.ts';
 import { computeHealth } from '../../core/health/index.ts';
