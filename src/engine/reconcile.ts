@@ -154,11 +154,13 @@ async function reconcileSpec(
     serviceAccount,
     strictSubstitutions: settings.strictSubstitutions ?? true,
     signal,
-    resolved: (revision) => run.resolved(revision),
+    resolved: (revision) => bound.resolved(revision),
   });
   if (!read.ok) return run.failed(read.failure);
   const inputs = read.value;
   const { revision } = inputs;
+  // the run the Inputs step told its revision: its outcomes from here on name it
+  const resolved = bound.resolved(revision);
 
   // 3. render. A periodic check that finds nothing changed since the last one found the package settled stops
   // here: the same Inputs digest, inventory and live copies (engine/settled-checkpoints.ts, ADR 0031, ADR 0037)
@@ -228,7 +230,7 @@ async function reconcileSpec(
       };
       rememberSettled(memory, checkpoint, live.byKey, await settledFacts(ps, spec, seen, interval, ports));
     }
-    return driftNews ? run.driftReported() : run.settled();
+    return driftNews ? resolved.driftReported() : run.settled();
   }
   memory?.forget(ps.metadata.namespace, ps.metadata.name);
 
@@ -246,7 +248,7 @@ async function reconcileSpec(
       sources: rendered.value.sources,
       healthRules: healthRules.value,
     },
-    run,
+    resolved,
   );
   await run.announceChanges();
   if (!acted.ok) return run.failed(located(acted.failure));
@@ -281,7 +283,7 @@ async function reconcileSpec(
       superseded: context.superseded,
       interval,
       waitingMessage: `Applied revision ${revision}: ${run.summary()}; waiting for health`,
-      progress: run,
+      progress: resolved,
       rules: healthRules.value,
     });
     if (!healthy.ok && healthy.failure.reason === Reason.Superseded) {
@@ -292,7 +294,7 @@ async function reconcileSpec(
   }
 
   // 7. status
-  return run.succeeded(`Applied revision ${revision}: ${run.summary()}`);
+  return resolved.succeeded(`Applied revision ${revision}: ${run.summary()}`);
 }
 
 /** The fetched source with its files, read now when the fetch left them for later. */

@@ -11,7 +11,6 @@ import type { Logger } from 'pino';
 import { RECONCILE_REQUESTED_AT, type HistoryEntry, type PackageSync, type Status } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
 import { interruptionMessage } from '../adapters/kube/failures.ts';
-import type { Objects, PackageObjects } from '../adapters/kube/objects.ts';
 import type { Failure } from '../core/failure.ts';
 import type { CauseLink, HealthSummary } from '../core/health/index.ts';
 import type { InventoryEntry } from '../core/inventory.ts';
@@ -24,7 +23,7 @@ import { requeueOf, type Ending, type Requeue, type Timing } from '../core/exit.
 import { conditionOf, reduceStatus, sameStatus, type Outcome } from '../core/status.ts';
 import type { ActProgress } from './act.ts';
 import type { HealthProgress } from './health-step.ts';
-import type { Ports } from './ports.ts';
+import type { Objects, PackageObjects, Ports } from './ports.ts';
 
 /** When to run again (undefined: only on the next change), and whether to back off: core/exit.ts decides. */
 export type ReconcileResult = Requeue;
@@ -34,6 +33,9 @@ const HISTORY = 5;
 
 /** A run bound to its cluster and identity (`Run.actAs`): every later step reads and writes through `objects`. */
 export type BoundRun = Run & { readonly objects: PackageObjects };
+
+/** A bound run whose revision is known (`BoundRun.resolved`): what it applies, waits for and reports names it. */
+export type ResolvedRun = BoundRun & { readonly revision: string };
 
 /** When a reconcile that threw (an API fault) runs again: the manager's answer, from the same table. */
 export const interruptedRequeue = (): ReconcileResult => requeueOf({ kind: 'interrupted' }, undefined);
@@ -99,20 +101,27 @@ export class Run implements ActProgress, HealthProgress {
     return requeueOf(ending, this.timing);
   }
 
-  resolved(revision: string): void {
-    this.revision = revision;
-    this.log = this.log.child({ revision });
+  /**
+   * The revision is known (the Inputs step says so as soon as it is, so a failure after it names it). Told the
+   * same revision again, the same run: its log is not bound twice.
+   */
+  resolved(this: BoundRun, revision: string): ResolvedRun {
+    if (this.revision !== revision) {
+      this.revision = revision;
+      this.log = this.log.child({ revision });
+    }
+    return this as ResolvedRun;
   }
 
   // ActProgress
 
-  async saveInventory(entries: InventoryEntry[], phase: 'applying' | 'pruned'): Promise<void> {
+  async saveInventory(this: ResolvedRun, entries: InventoryEntry[], phase: 'applying' | 'pruned'): Promise<void> {
     this.status = { ...this.status, inventory: { entries } };
     // the shrunk inventory goes out with the next status write (waiting, succeeded or failed)
     if (phase === 'applying') {
       await this.report({
         kind: 'progressing',
-        revision: this.revision!,
+        revision: this.revision,
         message: `Applying revision ${this.revision}`,
       });
     }
@@ -128,8 +137,8 @@ export class Run implements ActProgress, HealthProgress {
 
   // HealthProgress
 
-  waiting(message: string): Promise<void> {
-    return this.report({ kind: 'waiting', revision: this.revision!, message });
+  waiting(this: ResolvedRun, message: string): Promise<void> {
+    return this.report({ kind: 'waiting', revision: this.revision, message });
   }
 
   observed(h: HealthSummary, cause: readonly CauseLink[]): void {
@@ -204,9 +213,9 @@ export class Run implements ActProgress, HealthProgress {
   }
 
   /** Only status.drift changed (Detect, nothing else to do): the same Ready, with the new list. */
-  async driftReported(): Promise<ReconcileResult> {
+  async driftReported(this: ResolvedRun): Promise<ReconcileResult> {
     const message = conditionOf(this.loaded.status, 'Ready')?.message ?? `Applied revision ${this.revision}`;
-    await this.report({ kind: 'succeeded', revision: this.revision!, message });
+    await this.report({ kind: 'succeeded', revision: this.revision, message });
     return this.requeue({ kind: 'succeeded' });
   }
 
@@ -223,10 +232,10 @@ export class Run implements ActProgress, HealthProgress {
 
   // Outcomes: each writes status once and says when to run again.
 
-  async succeeded(message: string): Promise<ReconcileResult> {
+  async succeeded(this: ResolvedRun, message: string): Promise<ReconcileResult> {
     this.addObjectCounts();
-    this.addHistory('Succeeded');
-    await this.report({ kind: 'succeeded', revision: this.revision!, message });
+    this.addHistory(this.revision, 'Succeeded');
+    await this.report({ kind: 'succeeded', revision: this.revision, message });
     return this.requeue({ kind: 'succeeded' });
   }
 
@@ -241,7 +250,7 @@ export class Run implements ActProgress, HealthProgress {
    */
   async failed(failure: Failure): Promise<ReconcileResult> {
     this.addObjectCounts();
-    if (this.revision) this.addHistory(failure.reason);
+    if (this.revision) this.addHistory(this.revision, failure.reason);
     this.log.info({ reason: failure.reason }, failure.message);
     await this.event('Warning', failure.reason, failure.message);
     await this.report({
@@ -347,10 +356,10 @@ export class Run implements ActProgress, HealthProgress {
     };
   }
 
-  private addHistory(result: string): void {
+  private addHistory(revision: string, result: string): void {
     const count = (a: Change['action']) => this.changes.filter((c) => c.action === a).length;
     const entry: HistoryEntry = {
-      revision: this.revision!,
+      revision,
       result,
       startedAt: this.started.toISOString(),
       durationSeconds: Math.round((Date.now() - this.started.getTime()) / 10) / 100,
