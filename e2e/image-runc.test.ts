@@ -236,7 +236,11 @@ describe('the image is the Dockerfile', () => {
             : t.name === 'render-sandbox'
               ? // what the launcher finds in this kernel, from inside the container (docs/adr/0033)
                 'command -v render-sandbox && render-sandbox --probe'
-              : `command -v ${t.name} && ${t.name} version`,
+              : t.name === 'render-worker'
+                ? // the worker speaks frames, not flags (docs/adr/0038): ask its versions as the pool does, one
+                  // 23-byte request behind its 4-byte length, and print the answer without its length
+                  `command -v render-worker && printf '\\000\\000\\000\\027{"id":1,"op":"version"}' | render-worker | tail -c +5; echo`
+                : `command -v ${t.name} && ${t.name} version`,
         ),
       ].join('; '),
     ]);
@@ -250,7 +254,7 @@ describe('the image is the Dockerfile', () => {
     expect(out).toMatch(/^nonroot:x:65532:65532::\/tmp:\/usr\/sbin\/nologin$/m);
     expect(out).toMatch(/^root-read-only$/m);
     expect(out).toMatch(/^tmp-ok$/m);
-    expect(tools.map((t) => t.name)).toEqual(['kustomize', 'helm', 'sops', 'render-sandbox']);
+    expect(tools.map((t) => t.name)).toEqual(['kustomize', 'helm', 'sops', 'render-sandbox', 'render-worker']);
     for (const t of tools) {
       expect(out).toContain(`${spec.renderTools.dest}/${t.name}`);
       // sops says 3.13.3 for v3.13.3; the launcher is built from this repository's source, without a version
@@ -258,6 +262,8 @@ describe('the image is the Dockerfile', () => {
     }
     // the render sandbox holds in the shipped image run as the pod runs it: Landlock enforced, not only the checks
     expect(out).toMatch(/"landlock":"enforced"/);
+    // the render worker answers with the libraries it embeds
+    expect(out).toMatch(/\{"id":1,"ok":true,.*"versions":\{.*helm/);
   });
 });
 
