@@ -31,21 +31,32 @@ export function openApi(schema: z.ZodType, io: 'input' | 'output'): Json {
   return structural(z.toJSONSchema(schema, { target: 'openapi-3.0', io, unrepresentable: 'throw' })) as Json;
 }
 
-export function packageSyncCRD(): Json {
-  const spec = openApi(SpecSchema, 'input');
-  const status = openApi(StatusSchema, 'output');
+/** What differs between this group's kinds; everything else of a CustomResourceDefinition is the same. */
+export interface KindDefinition {
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames?: string[];
+  description: string;
+  printerColumns: Json[];
+  spec: z.ZodType;
+  status: z.ZodType;
+}
+
+/** The envelope every packagesync.io kind shares: namespaced, one served+stored version, a status subresource. */
+export function namespacedCRD(def: KindDefinition): Json {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `${PLURAL}.${GROUP}` },
+    metadata: { name: `${def.plural}.${GROUP}` },
     spec: {
       group: GROUP,
       names: {
-        kind: KIND,
-        listKind: `${KIND}List`,
-        plural: PLURAL,
-        singular: 'packagesync',
-        shortNames: ['pks'],
+        kind: def.kind,
+        listKind: `${def.kind}List`,
+        plural: def.plural,
+        singular: def.singular,
+        ...(def.shortNames ? { shortNames: def.shortNames } : {}),
         categories: ['gitops'],
       },
       scope: 'Namespaced',
@@ -55,25 +66,18 @@ export function packageSyncCRD(): Json {
           served: true,
           storage: true,
           subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-            { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].message' },
-            { name: 'Revision', type: 'string', jsonPath: '.status.lastAppliedRevision' },
-            { name: 'Suspended', type: 'boolean', jsonPath: '.spec.suspend' },
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
+          additionalPrinterColumns: def.printerColumns,
           schema: {
             openAPIV3Schema: {
               type: 'object',
-              description:
-                'PackageSync keeps the cluster equal to a package of Kubernetes manifests at a git location.',
+              description: def.description,
               required: ['spec'],
               properties: {
                 apiVersion: { type: 'string' },
                 kind: { type: 'string' },
                 metadata: { type: 'object' },
-                spec,
-                status: { ...status, default: {} },
+                spec: openApi(def.spec, 'input'),
+                status: { ...openApi(def.status, 'output'), default: {} },
               },
             },
           },
@@ -81,4 +85,29 @@ export function packageSyncCRD(): Json {
       ],
     },
   };
+}
+
+/** kstatus's Ready condition, as every kind of this group shows it in `kubectl get`. */
+export const READY_COLUMNS: Json[] = [
+  { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+  { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].message' },
+];
+export const AGE_COLUMN: Json = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+export function packageSyncCRD(): Json {
+  return namespacedCRD({
+    kind: KIND,
+    plural: PLURAL,
+    singular: 'packagesync',
+    shortNames: ['pks'],
+    description: 'PackageSync keeps the cluster equal to a package of Kubernetes manifests at a git location.',
+    printerColumns: [
+      ...READY_COLUMNS,
+      { name: 'Revision', type: 'string', jsonPath: '.status.lastAppliedRevision' },
+      { name: 'Suspended', type: 'boolean', jsonPath: '.spec.suspend' },
+      AGE_COLUMN,
+    ],
+    spec: SpecSchema,
+    status: StatusSchema,
+  });
 }
