@@ -7,10 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, kube } from './support/cluster.ts';
 import { getPackageSync, patchPackageSync, waitCondition, waitReady, SHARD_LABEL } from './support/controller.ts';
+import { notifiedNamespace as notifiedNamespaceOf, readOutbox } from './support/notifier.ts';
 import { configMap, startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { startNotifyReceiver, type NotifyReceiver, type ReceivedRequest } from '../test/support/notify-receiver.ts';
 import { notifierCollectionPath } from '../src/controller/notify/notify-controller.ts';
-import { outboxName } from '../src/adapters/kube/notifier-store.ts';
 
 const KEY = 'e2e-notify-hmac-key-0001';
 let env: GitEnvWithController;
@@ -25,35 +25,7 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-/** A namespace with a generic Notifier pointed at the receiver, path /<namespace>, on this file's shard. */
-async function notifiedNamespace(prefix: string): Promise<string> {
-  const ns = await env.namespace(prefix);
-  const client = await kube();
-  await client.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
-    body: {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'hook' },
-      stringData: { token: KEY, 'ca.crt': receiver.ca },
-    },
-  });
-  await client.request('POST', notifierCollectionPath(ns), {
-    body: {
-      apiVersion: 'packagesync.io/v1alpha1',
-      kind: 'Notifier',
-      metadata: { name: 'hook', labels: { [SHARD_LABEL]: env.controller.shard } },
-      spec: { type: 'generic', address: `${receiver.url}/${ns}`, secretRef: { name: 'hook' } },
-    },
-  });
-  await eventually('the Notifier Ready', async () => {
-    const n = await client.request<{ status?: { conditions?: { type: string; status: string }[] } }>(
-      'GET',
-      `${notifierCollectionPath(ns)}/hook`,
-    );
-    return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-  });
-  return ns;
-}
+const notifiedNamespace = (prefix: string) => notifiedNamespaceOf(env, receiver, prefix, KEY);
 
 const to = (ns: string) => receiver.requests.filter((r) => r.path === `/${ns}`);
 const kinds = (reqs: ReceivedRequest[]) =>
@@ -80,11 +52,8 @@ describe('deployment records to a webhook Notifier', () => {
     // the outbox ConfigMap is owned by the Notifier and empty once everything is delivered
     const client = await kube();
     const cm = await eventually('the outbox emptied', async () => {
-      const c = await client.request<{
-        data: Record<string, string>;
-        metadata: { ownerReferences: { kind: string }[] };
-      }>('GET', `/api/v1/namespaces/${ns}/configmaps/${outboxName('hook')}`);
-      return JSON.parse(c.data['state.json']!).outbox.length === 0 && c;
+      const o = await readOutbox(ns);
+      return o.state.outbox.length === 0 && o.configMap;
     });
     expect(cm.metadata.ownerReferences[0]!.kind).toBe('Notifier');
     // nothing secret in the outbox, the Notifier's status or the controller's logs

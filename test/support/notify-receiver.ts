@@ -49,6 +49,10 @@ export interface NotifyReceiver {
   answer: (req: ReceivedRequest) => Answer;
   /** Answers every hanging request with 200 (or drops it with `destroy`). */
   release(destroy?: boolean): void;
+  /** Stops listening and drops every connection: a sender now gets "connection refused", as from a receiver down. */
+  down(): Promise<void>;
+  /** Listens again on the same port (the Notifier's address stays right). */
+  up(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -71,10 +75,17 @@ export async function startNotifyReceiver(opts: { hmacKey?: string } = {}): Prom
         }
       }
     },
-    async close() {
+    async down() {
       receiver.release(true);
-      await new Promise<void>((r) => server.close(() => r()));
+      const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeAllConnections();
+      await closed;
+    },
+    async up() {
+      await new Promise<void>((r, reject) => server.once('error', reject).listen(port, '127.0.0.1', () => r()));
+    },
+    async close() {
+      if (server.listening) await receiver.down();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -113,6 +124,7 @@ export async function startNotifyReceiver(opts: { hmacKey?: string } = {}): Prom
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  receiver.url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  receiver.url = `https://127.0.0.1:${port}`;
   return receiver;
 }
