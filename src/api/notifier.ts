@@ -84,6 +84,14 @@ export const NotifierSpecSchema = z.object({
   context: z.string().max(255).optional().meta({
     description: 'Commit status context (name). Default packagesync/{{ .namespace }}/{{ .name }}.',
   }),
+  pullRequestComments: z
+    .boolean()
+    .default(false)
+    .meta({
+      description:
+        'github, gitlab and gitea only: also comment on the open pull request whose head is the revision, once it ' +
+        'is healthy or failed (and when it recovers), with the counts of what was applied. Default false.',
+    }),
   suspend: z.boolean().default(false).meta({ description: 'Record transitions, deliver nothing until resumed.' }),
 });
 

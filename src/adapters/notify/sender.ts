@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import type { OutboundRequest } from '../../core/notify/request.ts';
 
 export type SendResult =
-  | { outcome: 'delivered'; status: number }
+  /** `answer`: the response body as JSON, when asked for (a lookup); never logged or reported. */
+  | { outcome: 'delivered'; status: number; answer?: unknown }
   /** Worth retrying: 5xx, 408, 429, a timeout, a connection error. */
   | { outcome: 'retry'; error: string; retryAfterMs?: number; status?: number }
   /** Refused for good: another 4xx. */
@@ -19,6 +20,8 @@ export interface SenderOptions {
 }
 
 const RESPONSE_LIMIT = 64 * 1024;
+/** A forge's list of pull requests for one commit: a few KiB each, rarely more than a handful. */
+const ANSWER_LIMIT = 1024 * 1024;
 
 export class Sender {
   private readonly timeoutMs: number;
@@ -45,7 +48,10 @@ export class Sender {
     return agent;
   }
 
-  async send(req: OutboundRequest, opts: { ca?: string; signal?: AbortSignal } = {}): Promise<SendResult> {
+  async send(
+    req: OutboundRequest,
+    opts: { ca?: string; signal?: AbortSignal; answer?: boolean } = {},
+  ): Promise<SendResult> {
     const host = hostOf(req.url);
     const timeout = AbortSignal.timeout(this.timeoutMs + 1_000);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
@@ -54,19 +60,29 @@ export class Sender {
       res = await request(req.url, {
         method: req.method,
         headers: req.headers,
-        body: req.body,
+        ...(req.method === 'GET' ? {} : { body: req.body }),
         dispatcher: this.agent(opts.ca),
         // undici's request follows no redirect: a redirect must never carry a token or a signed body elsewhere
         signal,
       });
     } catch (e) {
-      return { outcome: 'retry', error: `POST to ${host}: ${networkError(e)}` };
+      return { outcome: 'retry', error: `${req.method} to ${host}: ${networkError(e)}` };
+    }
+    const status = res.statusCode;
+    if (opts.answer && status >= 200 && status < 300) {
+      const text = await readLimited(res.body, ANSWER_LIMIT);
+      if (text === undefined)
+        return { outcome: 'retry', error: `${req.method} to ${host}: answer cut short or too large` };
+      try {
+        return { outcome: 'delivered', status, answer: JSON.parse(text) as unknown };
+      } catch {
+        return { outcome: 'retry', error: `${req.method} to ${host}: answer is not JSON` };
+      }
     }
     // read at most a little of the body (to free the connection); never report it
     await drain(res.body);
-    const status = res.statusCode;
     if (status >= 200 && status < 300) return { outcome: 'delivered', status };
-    const error = `POST to ${host}: HTTP ${status}`;
+    const error = `${req.method} to ${host}: HTTP ${status}`;
     if (status === 429 || status === 408 || status >= 500) {
       const retryAfterMs = retryAfter(res.headers['retry-after']);
       return { outcome: 'retry', error, status, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
@@ -104,6 +120,25 @@ export function retryAfter(value: string | string[] | undefined, now = Date.now(
   const seconds = Number(v);
   const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(v) - now;
   return Number.isFinite(ms) && ms >= 0 ? Math.min(ms, 3_600_000) : undefined;
+}
+
+/** The body as text, or undefined when it is larger than `limit` or cut short. */
+async function readLimited(body: Dispatcher.ResponseData['body'], limit: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let read = 0;
+  try {
+    for await (const chunk of body) {
+      read += (chunk as Buffer).length;
+      if (read > limit) {
+        body.destroy();
+        return undefined;
+      }
+      chunks.push(chunk as Buffer);
+    }
+  } catch {
+    return undefined;
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 async function drain(body: Dispatcher.ResponseData['body']): Promise<void> {

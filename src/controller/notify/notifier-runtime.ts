@@ -23,9 +23,10 @@ import {
   type OutboxEntry,
 } from '../../core/notify/outbox.ts';
 import { buildRequest } from '../../core/notify/payloads.ts';
+import { withPullRequestComments } from '../../core/notify/pull-request.ts';
 import { policyOf, providerConfigOf, selects, type NotifierSecret } from '../../core/notify/policy.ts';
 import { RATE_PER_SECOND, takeToken, type Bucket } from '../../core/notify/rate-limit.ts';
-import type { OutboundRequest, ProviderConfig } from '../../core/notify/request.ts';
+import type { Built, ProviderConfig } from '../../core/notify/request.ts';
 import { hostOf, type Sender, type SendResult } from '../../adapters/notify/sender.ts';
 import type { NotifierRef } from '../../adapters/kube/notifier-store.ts';
 
@@ -169,11 +170,12 @@ export class NotifierRuntime {
     const records = { ...this.state.records };
     if (r.memory) records[name] = r.memory;
     else delete records[name];
-    const { state, dropped } = enqueue({ ...this.state, records }, r.messages, now);
+    const messages = this.notifier.spec.pullRequestComments ? withPullRequestComments(r.messages) : r.messages;
+    const { state, dropped } = enqueue({ ...this.state, records }, messages, now);
     this.state = state;
     for (let i = 0; i < dropped; i++) this.deps.onResult(this.notifier.spec.type, 'dropped');
-    if (r.messages.length > 0) {
-      this.log.debug({ packageSync: name, messages: r.messages.map((m) => `${m.kind} ${m.id}`) }, 'record changed');
+    if (messages.length > 0) {
+      this.log.debug({ packageSync: name, messages: messages.map((m) => `${m.kind} ${m.id}`) }, 'record changed');
     }
     return true;
   }
@@ -266,10 +268,20 @@ export class NotifierRuntime {
       const step = await this.locked(() => this.prepare());
       if (step === 'again') continue;
       if (!step) return;
-      const res = await this.deps.sender.send(step.request, {
-        ...(step.ca ? { ca: step.ca } : {}),
-        signal: this.abort.signal,
-      });
+      const opts = { ...(step.ca ? { ca: step.ca } : {}), signal: this.abort.signal };
+      let res: SendResult | { outcome: 'skipped'; why: string };
+      if ('request' in step.built) res = await this.deps.sender.send(step.built.request, opts);
+      else {
+        // a lookup first (which pull request has this head): its answer decides the request, or that there is none
+        const found = await this.deps.sender.send(step.built.lookup, { ...opts, answer: true });
+        const next =
+          found.outcome === 'delivered' || (found.outcome === 'rejected' && found.status === 404)
+            ? step.built.then(found.outcome === 'delivered' ? found.answer : undefined)
+            : undefined;
+        if (!next) res = found;
+        else if ('request' in next) res = await this.deps.sender.send(next.request, opts);
+        else res = { outcome: 'skipped', why: 'skip' in next ? next.skip : 'a second lookup is not supported' };
+      }
       if (this.stopped) return;
       await this.locked(() => this.settle(step.entry, res));
     }
@@ -277,7 +289,7 @@ export class NotifierRuntime {
 
   /** The head's request, 'again' when the head left the outbox without a send, undefined when nothing is due now. */
   private async prepare(): Promise<
-    { entry: OutboxEntry; request: OutboundRequest; ca?: string } | 'again' | undefined
+    { entry: OutboxEntry; built: Exclude<Built, { skip: string }>; ca?: string } | 'again' | undefined
   > {
     if (this.notifier.spec.suspend) return undefined;
     const now = this.deps.now();
@@ -309,11 +321,16 @@ export class NotifierRuntime {
       await this.finish(entry.msg.id, 'skipped');
       return 'again';
     }
-    return { entry, request: built.request, ...(this.config.ca ? { ca: this.config.ca } : {}) };
+    return { entry, built, ...(this.config.ca ? { ca: this.config.ca } : {}) };
   }
 
-  private async settle(entry: OutboxEntry, res: SendResult): Promise<void> {
+  private async settle(entry: OutboxEntry, res: SendResult | { outcome: 'skipped'; why: string }): Promise<void> {
     const type = this.notifier.spec.type;
+    if (res.outcome === 'skipped') {
+      this.log.info({ id: entry.msg.id, why: res.why }, 'message not sent');
+      await this.finish(entry.msg.id, 'skipped');
+      return;
+    }
     if (res.outcome === 'delivered') {
       this.log.debug({ id: entry.msg.id, kind: entry.msg.kind, status: res.status }, 'delivered');
       await this.finish(entry.msg.id, 'delivered');

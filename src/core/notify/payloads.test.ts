@@ -24,7 +24,7 @@ const TOKEN = 'hmac-key-s3cret-value';
 
 function send(cfg: ProviderConfig, m = msg()) {
   const built = buildRequest(cfg, m);
-  if (!('request' in built)) throw new Error(built.skip);
+  if (!('request' in built)) throw new Error('skip' in built ? built.skip : 'a lookup');
   return { ...built.request, json: JSON.parse(built.request.body) as Json };
 }
 

@@ -8,6 +8,7 @@ import { COMMIT_STATUS_TYPES } from '../../api/notifier.ts';
 import type { RecordMessage } from './record.ts';
 import { DEFAULT_TEXT, DEFAULT_TITLE, fieldsOf, renderTemplate, type TemplateFields } from './template.ts';
 import { commitStatusRequest } from './commit-status.ts';
+import { pullRequestCommentRequest } from './pull-request.ts';
 import { json, safeUrl, type Built, type OutboundRequest, type ProviderConfig } from './request.ts';
 
 export type { Built, OutboundRequest, ProviderConfig };
@@ -20,6 +21,7 @@ export function buildRequest(cfg: ProviderConfig, msg: RecordMessage): Built {
   const fields: TemplateFields = { ...base, url };
   const title = renderTemplate(cfg.title ?? DEFAULT_TITLE, fields);
   const text = renderTemplate(cfg.text ?? DEFAULT_TEXT[msg.kind], fields);
+  if (msg.channel === 'pull-request') return pullRequestCommentRequest(cfg, msg, fields);
   if (COMMIT_STATUS_TYPES.has(cfg.type)) return commitStatusRequest(cfg, msg, fields, text);
   switch (cfg.type) {
     case 'generic':

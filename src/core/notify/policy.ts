@@ -62,6 +62,12 @@ export function providerConfigOf(
       problem: `${where(spec, secret)} must not carry credentials: put a token in the Secret`,
     };
   }
+  if (spec.pullRequestComments && !COMMIT_STATUS_TYPES.has(spec.type)) {
+    return {
+      reason: 'InvalidSpec',
+      problem: `spec.pullRequestComments: ${spec.type} has no pull requests; only github, gitlab and gitea do`,
+    };
+  }
   if (COMMIT_STATUS_TYPES.has(spec.type) && !secret?.token) {
     return {
       reason: 'InvalidSpec',

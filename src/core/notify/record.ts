@@ -105,6 +105,8 @@ export interface RecordMessage {
   supersededBy?: string;
   /** When the transition was observed (ISO 8601). */
   at: string;
+  /** A forge Notifier's comment on the pull request (pull-request.ts); otherwise the provider's usual message. */
+  channel?: 'pull-request';
 }
 
 /** What a Notifier wants sent. */

@@ -2,9 +2,10 @@
 import type { ProviderType } from '../../api/notifier.ts';
 
 export interface OutboundRequest {
-  method: 'POST';
+  method: 'POST' | 'GET';
   url: string;
   headers: Record<string, string>;
+  /** '' for a GET. */
   body: string;
 }
 
@@ -21,7 +22,12 @@ export interface ProviderConfig {
   context?: string;
 }
 
-export type Built = { request: OutboundRequest } | { skip: string };
+/**
+ * What delivering a message takes: one request; or a lookup first (which pull request has this commit as its
+ * head), whose answer (`undefined`: the forge said 404) decides the request; or nothing, and why.
+ */
+export type Built =
+  { request: OutboundRequest } | { lookup: OutboundRequest; then: (answer: unknown) => Built } | { skip: string };
 
 export function json(url: string, body: unknown, headers: Record<string, string> = {}): OutboundRequest {
   return {
