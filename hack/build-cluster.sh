@@ -33,6 +33,9 @@ worker_dir="$cache/bin/render-worker-$(cd "$worker_src" && cat $(LC_ALL=C ls -1 
 # (issue 17; the OCI source e2e tests push to and pull from it). Keyed by version and by our small main.
 registry_src="$here/oci-registry"
 registry_dir="$cache/bin/oci-registry-$DISTRIBUTION_VERSION-$(cat "$registry_src/main.go" "$registry_src/go.mod" | sha256sum | cut -c1-12)"
+# jaeger: Jaeger v2 (cmd/jaeger, built on the OpenTelemetry Collector) with its default all-in-one config: OTLP in,
+# memory storage, the query API. Only the tracing e2e needs it (docs/adr/0043). Keyed by version.
+jaeger_dir="$cache/bin/jaeger-$JAEGER_VERSION"
 
 log() { echo "[build-cluster] $*" >&2; }
 command -v go >/dev/null || { log "go is required to build the control plane (none on PATH)"; exit 1; }
@@ -196,6 +199,19 @@ build_registry() {
      -o "$registry_dir/oci-registry" .)
 }
 
+# upstream's go.mod carries replace directives, so not `go install pkg@version`: a throwaway module requires it
+# as a tool (`go get -tool`, as the Go proxy's listing suggests) and builds that package.
+build_jaeger() {
+  [[ -x "$jaeger_dir/jaeger" ]] && { log "jaeger $JAEGER_VERSION: cached"; return; }
+  log "jaeger $JAEGER_VERSION: building (cold: heavy, see docs/adr/0043)"
+  local mod="$cache/src/jaeger"
+  rm -rf "$mod"; mkdir -p "$mod" "$jaeger_dir"
+  (cd "$mod" && go mod init packagesync.local/jaeger-build >/dev/null 2>&1 \
+   && go get -tool "github.com/jaegertracing/jaeger/cmd/jaeger@$JAEGER_VERSION" \
+   && go build -trimpath -ldflags "-s -w" -o "$jaeger_dir/jaeger.tmp" github.com/jaegertracing/jaeger/cmd/jaeger \
+   && mv "$jaeger_dir/jaeger.tmp" "$jaeger_dir/jaeger")
+}
+
 what="${1:-all}"
 case "$what" in
   all) build_etcd; build_kwok; build_kubernetes; build_kstatus_check; build_render_sandbox; build_kustomize; build_helm; build_sops ;;
@@ -203,12 +219,14 @@ case "$what" in
   render-sandbox) build_render_sandbox ;;
   render-worker) build_render_worker ;;
   oci-registry) build_registry ;;
+  jaeger) build_jaeger ;;
   kustomize) build_kustomize ;; helm) build_helm ;; sops) build_sops ;;
   etcd) build_etcd ;; kwok) build_kwok ;; kubernetes) build_kubernetes ;;
   paths) echo "ETCD_BIN=$etcd_dir/etcd"; echo "KUBE_BIN_DIR=$k8s_dir"; echo "KWOK_DIR=$kwok_dir"; echo "KSTATUS_CHECK=$kstatus_dir/kstatus-check"
     echo "KUSTOMIZE_BIN=$kustomize_dir/kustomize"; echo "HELM_BIN=$helm_dir/helm"
     echo "SOPS_BIN=$sops_dir/sops"; echo "OCI_REGISTRY_BIN=$registry_dir/oci-registry"
+    echo "JAEGER_BIN=$jaeger_dir/jaeger"
     echo "RENDER_SANDBOX_BIN=$sandbox_dir/render-sandbox"; echo "RENDER_WORKER_BIN=$worker_dir/render-worker"; exit 0 ;;
-  *) log "usage: $0 [all|etcd|kwok|kubernetes|kstatus-check|render-sandbox|render-worker|kustomize|helm|sops|oci-registry|paths]"; exit 2 ;;
+  *) log "usage: $0 [all|etcd|kwok|kubernetes|kstatus-check|render-sandbox|render-worker|kustomize|helm|sops|oci-registry|jaeger|paths]"; exit 2 ;;
 esac
 log "done: $k8s_dir $etcd_dir $kwok_dir"

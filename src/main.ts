@@ -245,6 +245,12 @@ function controllerCommand(): Command {
     )
     .addOption(
       new Option(
+        '--otlp-traces-endpoint <url>',
+        'export a trace per reconcile (spans: fetch, render, plan, apply, health wait) over OTLP/HTTP to this URL, e.g. http://jaeger:4318/v1/traces (default: off)',
+      ),
+    )
+    .addOption(
+      new Option(
         '--ui-address <addr>',
         'serve the web UI here, e.g. :9090; every request needs a bearer token the API server accepts and acts ' +
           'with it, so RBAC decides (0 disables; docs/ui.md)',

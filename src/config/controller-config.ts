@@ -112,6 +112,11 @@ export const ControllerConfigSchema = z.object({
   metricsBindAddress: z.string().default(':8080'),
   healthProbeBindAddress: z.string().default(':8081'),
   webhookBindAddress: z.string().default('0'),
+  // issue 29: a trace per reconcile over OTLP/HTTP (docs/adr/0043); off unless given an endpoint
+  otlpTracesEndpoint: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://jaeger:4318/v1/traces' })
+    .refine((u) => !new URL(u).username && !new URL(u).password, 'must not carry credentials')
+    .optional(),
   // issue 28: the web UI in the cluster (docs/ui.md); off unless given an address
   uiAddress: z.string().default('0'),
   // the one identity whose X-Remote-User / X-Remote-Group headers the UI believes (an auth proxy's ServiceAccount)

@@ -1,4 +1,5 @@
 /** Wires the real adapters into the engine and runs the manager until SIGTERM/SIGINT. */
+import { readFileSync } from 'node:fs';
 import { createChartSource } from '../adapters/chart/source-port.ts';
 import { createOciSource, sourceBySpec } from '../adapters/oci/index.ts';
 import { createSopsDecryptor } from '../adapters/render/sops.ts';
@@ -22,6 +23,7 @@ import { durationMs, RECONCILE_REQUESTED_AT, type PackageSync } from '../api/pac
 import { leaderElectionId, type ControllerConfig } from '../config/controller-config.ts';
 import { createLogger } from '../config/logger.ts';
 import type { Ports } from '../engine/ports.ts';
+import { otlpTracing } from '../adapters/otel/tracing.ts';
 import { controllerReadiness, metricsRoutes, probeRoutes, startHttpServers } from '../server/http.ts';
 import { createMetrics } from '../server/metrics.ts';
 import { webhookRoutes } from '../server/webhook.ts';
@@ -82,7 +84,11 @@ export async function runController(config: ControllerConfig): Promise<void> {
     shardEntries: config.inventoryShardEntries,
   });
   const clusters = new RemoteClusters(client, { client: { onRequest: metrics.onApiRequest } });
+  const tracing = config.otlpTracesEndpoint
+    ? otlpTracing(config.otlpTracesEndpoint, { version: packageVersion() })
+    : undefined;
   const ports: Ports = {
+    ...(tracing ? { tracing } : {}),
     objects,
     clusters,
     packageSyncs,
@@ -302,6 +308,8 @@ export async function runController(config: ControllerConfig): Promise<void> {
       manager
         .stop(grace - reserve)
         .then(() => notify.stop())
+        // the last reconciles' spans leave before the process does
+        .then(() => tracing?.shutdown())
         .catch((e: unknown) => log.error({ err: errorText(e) }, 'shutdown'))
         // Release the lease only once nothing is in flight, so the next leader never overlaps with us.
         .then(() => elector?.stop())
@@ -322,4 +330,9 @@ export async function runController(config: ControllerConfig): Promise<void> {
   log.info('stopped');
   // Everything is closed; should a stray handle keep the event loop alive, do not outstay the grace period.
   setTimeout(() => process.exit(process.exitCode ?? 0), 1_000).unref();
+}
+
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+    .version;
 }

@@ -36,7 +36,7 @@ import { finalize } from './finalize.ts';
 import { awaitHealth } from './health-step.ts';
 import { planForPackage } from './package-plan.ts';
 import { renderStep } from './render-step.ts';
-import type { FetchedSource, Ports } from './ports.ts';
+import { NO_TRACE, type FetchedSource, type Ports, type ReconcileTrace } from './ports.ts';
 import { Run, type ReconcileResult } from './run.ts';
 import { Deadline } from './deadline.ts';
 import { targetCluster } from './target-cluster.ts';
@@ -93,8 +93,13 @@ export async function reconcile(
 
   const run = new Run(ps, ports, context.signal);
   const deadline = new Deadline(context.signal);
+  // a trace per reconcile that loaded its PackageSync (docs/adr/0043): one span per step below
+  const trace = ports.tracing?.reconcile(namespace, name) ?? NO_TRACE;
+  let failed = true;
   try {
-    return await reconcileSpec(run, settings, context, deadline);
+    const result = await reconcileSpec(run, settings, context, deadline, trace);
+    failed = result.failed;
+    return result;
   } catch (e) {
     // An API fault mid-reconcile (e.g. the API server restarting): say so if the API lets us, then let the
     // queue retry. A shutdown (aborted signal) is not a failure of the package: leave the status to the next
@@ -102,6 +107,7 @@ export async function reconcile(
     if (!context.signal.aborted) await run.interrupted(e).catch(() => undefined);
     throw e;
   } finally {
+    trace.end({ failed });
     deadline.clear();
   }
 }
@@ -111,6 +117,7 @@ async function reconcileSpec(
   settings: ControllerSettings,
   context: RunContext,
   deadline: Deadline,
+  trace: ReconcileTrace,
 ): Promise<ReconcileResult> {
   const { ports, loaded: ps } = run;
   // 1. (cont.) the spec, suspend, dependsOn; then the identity every later step acts as. A spec refused here
@@ -146,19 +153,22 @@ async function reconcileSpec(
   // variables; Helm's valuesFrom and capabilities), with one digest that keys every shortcut (engine/inputs.ts).
   // A requested reconcile means "now": whatever was learnt about the ref a moment ago is not enough.
   if (run.trigger && spec.source.url !== undefined) ports.source.forget?.(spec.source.url);
-  const read = await readInputs({
-    ps,
-    spec,
-    objects: bound.objects,
-    ports,
-    serviceAccount,
-    strictSubstitutions: settings.strictSubstitutions ?? true,
-    signal,
-    resolved: (revision) => bound.resolved(revision),
-  });
+  const read = await trace.step('fetch', () =>
+    readInputs({
+      ps,
+      spec,
+      objects: bound.objects,
+      ports,
+      serviceAccount,
+      strictSubstitutions: settings.strictSubstitutions ?? true,
+      signal,
+      resolved: (revision) => bound.resolved(revision),
+    }),
+  );
   if (!read.ok) return run.failed(read.failure);
   const inputs = read.value;
   const { revision } = inputs;
+  trace.set({ 'packagesync.revision': revision });
   // the run the Inputs step told its revision: its outcomes from here on name it
   const resolved = bound.resolved(revision);
 
@@ -174,16 +184,18 @@ async function reconcileSpec(
   }
   const source = await readFiles(inputs.fetched);
   if (!source.ok) return run.failed(source.failure);
-  const rendered = await renderStep(ports, {
-    source: source.value,
-    spec,
-    owner: run.owner,
-    objects: bound.objects,
-    substitution: inputs.substitution,
-    ...(inputs.helm ? { helm: inputs.helm } : {}),
-    inputsDigest: inputs.digest,
-    signal,
-  });
+  const rendered = await trace.step('render', () =>
+    renderStep(ports, {
+      source: source.value,
+      spec,
+      owner: run.owner,
+      objects: bound.objects,
+      substitution: inputs.substitution,
+      ...(inputs.helm ? { helm: inputs.helm } : {}),
+      inputsDigest: inputs.digest,
+      signal,
+    }),
+  );
   if (!rendered.ok) return run.failed(rendered.failure);
   run.digest = rendered.value.digest;
   // keys kustomize or Helm wrote twice: the last value is applied, as helm install and Flux do (docs/adr/0034)
@@ -196,7 +208,9 @@ async function reconcileSpec(
   if (!allowed.ok) return run.failed(located(allowed.failure));
 
   // 4. plan: the same planning as `packagesync plan` (package-plan.ts), prune budget included
-  const planned = await planForPackage(bound.objects, ps, spec, rendered.value, revision, signal);
+  const planned = await trace.step('plan', () =>
+    planForPackage(bound.objects, ps, spec, rendered.value, revision, signal),
+  );
   if (!planned.ok) return run.failed(located(planned.failure));
   const { live, plan, budget } = planned.value;
   // objects annotated apply Ignore are not ours to judge (core/plan/object-policy.ts)
@@ -236,19 +250,21 @@ async function reconcileSpec(
 
   // 5. act: old ∪ new saved first, so a crash at any instant leaves no object unknown to the inventory;
   // apply over the graph, best effort; prune only after a fully successful apply (engine/act.ts)
-  const acted = await applyAndPrune(
-    bound.objects,
-    plan,
-    live.byKey,
-    {
-      prune: spec.prune,
-      force: spec.force,
-      signal,
-      concurrency: settings.applyConcurrency,
-      sources: rendered.value.sources,
-      healthRules: healthRules.value,
-    },
-    resolved,
+  const acted = await trace.step('apply', () =>
+    applyAndPrune(
+      bound.objects,
+      plan,
+      live.byKey,
+      {
+        prune: spec.prune,
+        force: spec.force,
+        signal,
+        concurrency: settings.applyConcurrency,
+        sources: rendered.value.sources,
+        healthRules: healthRules.value,
+      },
+      resolved,
+    ),
   );
   await run.announceChanges();
   if (!acted.ok) return run.failed(located(acted.failure));
@@ -269,23 +285,25 @@ async function reconcileSpec(
   if (spec.wait && managed.length > 0) {
     // from here on this reconcile waits for the cluster: its worker may take the next package (ADR 0030)
     context.onlyWaiting?.();
-    const healthy = await awaitHealth({
-      ports,
-      spec,
-      objects: bound.objects,
-      desired: managed,
-      known,
-      revision,
-      pathRevision: source.value.pathRevision,
-      credentials: inputs.credentials,
-      timeoutMs: deadline.remainingMs(),
-      signal: context.signal,
-      superseded: context.superseded,
-      interval,
-      waitingMessage: `Applied revision ${revision}: ${run.summary()}; waiting for health`,
-      progress: resolved,
-      rules: healthRules.value,
-    });
+    const healthy = await trace.step('health wait', () =>
+      awaitHealth({
+        ports,
+        spec,
+        objects: bound.objects,
+        desired: managed,
+        known,
+        revision,
+        pathRevision: source.value.pathRevision,
+        credentials: inputs.credentials,
+        timeoutMs: deadline.remainingMs(),
+        signal: context.signal,
+        superseded: context.superseded,
+        interval,
+        waitingMessage: `Applied revision ${revision}: ${run.summary()}; waiting for health`,
+        progress: resolved,
+        rules: healthRules.value,
+      }),
+    );
     if (!healthy.ok && healthy.failure.reason === Reason.Superseded) {
       // a new generation, the trigger annotation or shutdown: the manager's to re-run; a new commit: at once
       return run.superseded(context.signal.aborted || (context.superseded?.aborted ?? false));
