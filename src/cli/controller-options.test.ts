@@ -26,6 +26,16 @@ describe('packagesync controller: parsed options', () => {
     expect(() => parseControllerArgs(['--git-timeout', 'soon'])).toThrow(/soon/);
   });
 
+  it('tracing is off by default; --otlp-traces-endpoint takes an http(s) URL and never echoes a bad one', () => {
+    expect(parseControllerArgs([]).otlpTracesEndpoint).toBeUndefined();
+    const url = 'http://jaeger.observability:4318/v1/traces';
+    expect(parseControllerArgs(['--otlp-traces-endpoint', url]).otlpTracesEndpoint).toBe(url);
+    expect(() => parseControllerArgs(['--otlp-traces-endpoint', 'ftp://x/y'])).toThrow(/--otlp-traces-endpoint/);
+    const withPassword = () => parseControllerArgs(['--otlp-traces-endpoint', 'https://u:s3cret@x/v1/traces']);
+    expect(withPassword).toThrow(/must not carry credentials/);
+    expect(withPassword).not.toThrow(/s3cret/);
+  });
+
   it('the render engine and its pool: one worker per core by default, the flags override', () => {
     const config = parseControllerArgs([]);
     expect(config.renderWorkers).toBe(availableParallelism());
