@@ -182,11 +182,12 @@ async function reconcileSpec(
     run.log.debug('nothing changed since the last settled check: render and plan skipped');
     return run.settled();
   }
-  const source = await readFiles(inputs.fetched);
-  if (!source.ok) return run.failed(source.failure);
-  const rendered = await trace.step('render', () =>
-    renderStep(ports, {
-      source: source.value,
+  // the render span covers reading the package's files too: a missing path fails there (PathNotFound)
+  const built = await trace.step('render', async () => {
+    const files = await readFiles(inputs.fetched);
+    if (!files.ok) return files;
+    const r = await renderStep(ports, {
+      source: files.value,
       spec,
       owner: run.owner,
       objects: bound.objects,
@@ -194,9 +195,11 @@ async function reconcileSpec(
       ...(inputs.helm ? { helm: inputs.helm } : {}),
       inputsDigest: inputs.digest,
       signal,
-    }),
-  );
-  if (!rendered.ok) return run.failed(rendered.failure);
+    });
+    return r.ok ? ok({ source: files.value, rendered: r }) : r;
+  });
+  if (!built.ok) return run.failed(built.failure);
+  const { source, rendered } = built.value;
   run.digest = rendered.value.digest;
   // keys kustomize or Helm wrote twice: the last value is applied, as helm install and Flux do (docs/adr/0034)
   await run.duplicateKeysSeen(rendered.value.duplicateKeys);
@@ -293,7 +296,7 @@ async function reconcileSpec(
         desired: managed,
         known,
         revision,
-        pathRevision: source.value.pathRevision,
+        pathRevision: source.pathRevision,
         credentials: inputs.credentials,
         timeoutMs: deadline.remainingMs(),
         signal: context.signal,
