@@ -21,7 +21,7 @@ import { dropFinalizers, type BenchContext } from './fleet.ts';
 import { applyFloor } from './floor.ts';
 import { memoryOf, packageSyncRequests, scrape, startPackageSync, waitServing, type Proc } from './procs.ts';
 import { createAll, isReady, packageSyncOf, PS_PATH, watchUntil } from './units.ts';
-import { sumCounter } from './cluster.ts';
+import { metricValue, sumCounter } from './cluster.ts';
 
 export interface BigResult {
   n: number;
@@ -55,6 +55,11 @@ export interface NoopResult {
   requests: number;
   /** API server delta over the same window (includes other components' background traffic). */
   apiserver: VerbCounts;
+  /**
+   * Reconciles in the window that rendered the package: those that did not stop at an unchanged check
+   * (packagesync_unchanged_checks_total, before loading or before rendering). A no-op resync renders nothing.
+   */
+  renders?: number;
 }
 
 /** The resync interval of the big PackageSync: the no-op measurement waits for one. */
@@ -119,12 +124,15 @@ async function measureNoop(ctx: BenchContext, proc: Proc): Promise<NoopResult> {
   const after = await reconcilesReach(proc, done + 1, (RESYNC + 120) * 1000);
   const apiAfter = await apiserverRequests(ctx.harness.client);
   const client = diff(packageSyncRequests(after), clientBefore);
+  const stoppedEarly =
+    metricValue(after, 'packagesync_unchanged_checks_total') - metricValue(text, 'packagesync_unchanged_checks_total');
   return {
     seconds: durationSum(after) - durationBefore,
     client,
     writes: writes(client),
     requests: total(client),
     apiserver: diff(apiAfter, apiBefore, { GET: 1 }),
+    renders: count(after) - done - stoppedEarly,
   };
 }
 
