@@ -182,7 +182,9 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
         if (denied) return sendJson(res, denied.status, { ok: false, message: denied.message });
         if (sub === 'plan') {
           const output = url.searchParams.get('output') === 'json' ? 'json' : 'text';
-          const kubeconfig = await viewer.cliKubeconfig();
+          const kubeconfig = await viewer.planKubeconfig(namespace, name);
+          if (!kubeconfig.ok)
+            return sendJson(res, kubeconfig.status, { exitCode: -1, output: '', error: kubeconfig.message });
           try {
             const planned = await runPlan({
               namespace,
