@@ -446,7 +446,12 @@ describe('security', () => {
       });
       expect(status).toBe(421);
     } finally {
-      child.kill('SIGINT');
+      // waited for: a server left running past the file would still hold its watch when the next file starts
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGINT');
+        await exited;
+      }
     }
   });
 });
