@@ -17,6 +17,7 @@ import type { FetchedSource, SourcePort } from '../git/source-port.ts';
 import { createCheckoutStore, type CheckoutStore } from '../oci/checkout-store.ts';
 import { unpackLayer } from '../oci/extract.ts';
 import { makeToolHome } from '../render/run-tool.ts';
+import { buildDependencies } from './dependencies.ts';
 import { pullFromIndex, pullFromRegistry, type PullContext, type Pulled } from './helm-pull.ts';
 
 /**
@@ -88,9 +89,15 @@ export function createChartSource(
       const revision = formatChartRevision(version, revisionHex);
       // a tenant whose credentials cannot read a private chart must not get another tenant's copy of it
       const base = await store.base(`${chart.repository}\n${chart.name}`, identity);
-      const got = await store.checkout(base, archiveHex, `${chart.repository} ${chart.name}`, (staging) =>
-        unpackChart(file, staging, chart),
-      );
+      // dependencies are fetched once with the chart (Chart.lock pins them; without one, the ranges are resolved
+      // when this chart digest is first fetched), into the same read-only checkout
+      const got = await store.checkout(base, archiveHex, `${chart.repository} ${chart.name}`, async (staging) => {
+        const unpacked = await unpackChart(file, staging, chart);
+        if (!unpacked.ok) return unpacked;
+        return buildDependencies(ctx, chart, join(staging, chart.name), config.ociMaxLayerBytes * 4, [
+          ...(source.chart?.insecure === true ? ['--plain-http'] : []),
+        ]);
+      });
       if (!got.ok)
         return { ok: false, failure: { ...got.failure, message: `${got.failure.message} (revision ${revision})` } };
       const dir = got.value;
