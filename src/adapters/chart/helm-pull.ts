@@ -1,7 +1,9 @@
-import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parse } from 'yaml';
 import { Reason } from '../../api/reasons.ts';
 import {
+  indexDigestFor,
   manifestDigestFromPull,
   registryConfigFile,
   repositoriesFile,
@@ -25,7 +27,12 @@ export interface Pulled {
   version: string;
   /** OCI: the manifest digest helm reported (hex), the revision's digest as Flux shows OCI charts. */
   manifestDigestHex?: string;
+  /** HTTP: the digest the index gives this version (hex), when it gives one: the archive must match it. */
+  indexDigestHex?: string;
 }
+
+/** helm has read the index already; a larger one is not read again here (a YAML bomb or a runaway file). */
+const MAX_INDEX_BYTES = 64 << 20;
 
 export interface PullContext {
   helmPath: string;
@@ -91,7 +98,20 @@ export async function pullFromIndex(
     ['pull', `${ALIAS}/${chart.name}`, `--version=${chart.version}`, '--destination', destination],
     [chart.port],
   );
-  return pulledArchive(ctx, chart, what, pulled, destination);
+  const got = await pulledArchive(ctx, chart, what, pulled, destination);
+  if (!got.ok) return got;
+  // the index as helm downloaded it, in its cache: `<cache>/repository/<alias>-index.yaml`
+  const indexFile = join(ctx.home, 'cache', 'helm', 'repository', `${ALIAS}-index.yaml`);
+  const size = (await stat(indexFile).catch(() => undefined))?.size;
+  if (size === undefined || size > MAX_INDEX_BYTES) return got;
+  let index: unknown;
+  try {
+    index = parse(await readFile(indexFile, 'utf8'), { maxAliasCount: 100 });
+  } catch {
+    return got; // helm read it; what it is beyond that is helm's to judge
+  }
+  const indexDigestHex = indexDigestFor(index, chart.name, got.value.version);
+  return ok(indexDigestHex === undefined ? got.value : { ...got.value, indexDigestHex });
 }
 
 /**

@@ -81,10 +81,16 @@ export function createChartSource(
         pulled = await pullFromIndex(ctx, chart, auth.value);
       }
       if (!pulled.ok) return pulled;
-      const { file, version, manifestDigestHex } = pulled.value;
+      const { file, version, manifestDigestHex, indexDigestHex } = pulled.value;
       const archiveHex = createHash('sha256')
         .update(await readFile(file))
         .digest('hex');
+      if (indexDigestHex !== undefined && indexDigestHex !== archiveHex)
+        return fail(
+          Reason.ArtifactDigestMismatch,
+          `chart ${chart.name} ${version} from ${chart.repository}: the archive hashes to sha256:${archiveHex} but the repository's index.yaml says sha256:${indexDigestHex}: nothing was applied; the archive was changed behind its index (publish it again with helm repo index)`,
+          { terminal: true },
+        );
       const revisionHex = manifestDigestHex ?? archiveHex;
       const revision = formatChartRevision(version, revisionHex);
       // a tenant whose credentials cannot read a private chart must not get another tenant's copy of it

@@ -3,6 +3,7 @@ import {
   chartAuthFromSecret,
   checkChartSource,
   formatChartRevision,
+  indexDigestFor,
   manifestDigestFromPull,
   registryConfigFile,
   repositoriesFile,
@@ -140,5 +141,28 @@ describe('credentials', () => {
       expect(r).toMatchObject({ ok: false, failure: { reason: 'InvalidAuthSecret' } });
       expect(JSON.stringify(r)).not.toMatch(/secret-/);
     }
+  });
+});
+
+describe('indexDigestFor', () => {
+  const hex = 'ab'.repeat(32);
+  const index = {
+    entries: {
+      app: [
+        { name: 'app', version: '1.1.0', digest: hex },
+        { name: 'app', version: 'v1.0.0', digest: 'cd'.repeat(32) },
+        { name: 'app', version: '0.9.0' },
+      ],
+    },
+  };
+  it('finds the digest of the version helm pulled, with or without a leading v', () => {
+    expect(indexDigestFor(index, 'app', '1.1.0')).toBe(hex);
+    expect(indexDigestFor(index, 'app', '1.0.0')).toBe('cd'.repeat(32));
+  });
+  it('is undefined without an entry or a well-formed digest', () => {
+    expect(indexDigestFor(index, 'app', '0.9.0')).toBeUndefined();
+    expect(indexDigestFor(index, 'other', '1.1.0')).toBeUndefined();
+    expect(indexDigestFor({ entries: { app: [{ version: '1.1.0', digest: 'x' }] } }, 'app', '1.1.0')).toBeUndefined();
+    expect(indexDigestFor(null, 'app', '1.1.0')).toBeUndefined();
   });
 });

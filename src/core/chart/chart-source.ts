@@ -199,3 +199,18 @@ export function chartAuthFromSecret(
     ...(ca !== undefined && ca !== '' ? { ca } : {}),
   });
 }
+
+/**
+ * The sha256 the repository's index.yaml (as helm downloaded it for `helm repo update`) gives for the version
+ * helm pulled, or undefined when its entry carries none. Helm resolved the version and fetched the archive;
+ * this only looks up that one entry, so an archive changed behind its index (a tampered or republished .tgz)
+ * is refused rather than applied: helm pull itself does not compare them.
+ */
+export function indexDigestFor(index: unknown, name: string, version: string): string | undefined {
+  const entries = (index as { entries?: Record<string, unknown> } | null)?.entries?.[name];
+  if (!Array.isArray(entries)) return undefined;
+  const bare = (v: unknown) => (typeof v === 'string' ? v.replace(/^v/, '') : undefined);
+  const entry = entries.find((e) => bare((e as { version?: unknown } | null)?.version) === bare(version)) as
+    { digest?: unknown } | undefined;
+  return typeof entry?.digest === 'string' && /^[0-9a-f]{64}$/.test(entry.digest) ? entry.digest : undefined;
+}
