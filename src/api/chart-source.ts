@@ -25,13 +25,10 @@ export const ChartSourceSchema = z.object({
   certSecretRef: z.object({ name }).optional().meta({
     description: 'A Secret in the same namespace whose ca.crt is the CA the repository certificate must chain to.',
   }),
-  insecure: z
-    .boolean()
-    .optional()
-    .meta({
-      description:
-        'Plain http instead of https (for oci://: helm --plain-http): accepted only for a loopback host (tests).',
-    }),
+  insecure: z.boolean().optional().meta({
+    description:
+      'Plain http instead of https (for oci://: helm --plain-http): accepted only for a loopback host (tests).',
+  }),
 });
 
 export type ChartSource = z.infer<typeof ChartSourceSchema>;
