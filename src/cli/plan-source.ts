@@ -89,11 +89,12 @@ export async function renderForPlan(
       ociMaxLayerBytes: 64 << 20,
     };
     const archives = createCheckoutStore(config);
-    const source = cacheDir
+    const git = cacheDir ? await createGitSource(config, log) : undefined;
+    const source = git
       ? sourceBySpec(
-          await createGitSource(config, log),
+          git,
           createOciSource(config, log, archives),
-          createChartSource({ ...config, helmPath: tools.helm }, log, archives),
+          createChartSource({ ...config, helmPath: tools.helm }, log, archives, git),
         )
       : undefined;
     const ports: Ports = {

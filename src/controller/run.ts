@@ -85,6 +85,8 @@ export async function runController(config: ControllerConfig): Promise<void> {
   const clusters = new RemoteClusters(client, { client: { onRequest: metrics.onApiRequest } });
   // one bounded store of unpacked archives (OCI artifacts, charts): one eviction sees them all
   const archives = createCheckoutStore(config);
+  // the chart source reads values from git beside a chart (spec.source.chart.values) through the same git source
+  const git = await createGitSource(config, log);
   const ports: Ports = {
     objects,
     clusters,
@@ -93,9 +95,9 @@ export async function runController(config: ControllerConfig): Promise<void> {
     configMaps: new ConfigMaps(client),
     source: metrics.instrumentSource(
       sourceBySpec(
-        await createGitSource(config, log),
+        git,
         createOciSource(config, log, archives),
-        createChartSource({ ...config, helmPath: config.helmPath }, log, archives),
+        createChartSource({ ...config, helmPath: config.helmPath }, log, archives, git),
       ),
     ),
     log,

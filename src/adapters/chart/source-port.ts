@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFile, rm, stat } from 'node:fs/promises';
+import { cp, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { durationMs, type Spec } from '../../api/packagesync.ts';
@@ -11,6 +11,7 @@ import {
   formatChartRevision,
   type CheckedChartSource,
 } from '../../core/chart/chart-source.ts';
+import { combinedRevision, splitCredentials, VALUES_DIR } from '../../core/chart/values-source.ts';
 import { fail, ok, type Result } from '../../core/failure.ts';
 import { registryAuthFromSecret } from '../../core/oci/credentials.ts';
 import type { FetchedSource, SourcePort } from '../git/source-port.ts';
@@ -36,8 +37,73 @@ export function createChartSource(
   config: ChartSourceConfig,
   log: Logger,
   store: CheckoutStore = createCheckoutStore(config),
+  /** The git source that reads spec.source.chart.values (values beside the chart); without it they are refused. */
+  git?: SourcePort,
 ): SourcePort {
   async function fetch(
+    source: Spec['source'],
+    allCredentials: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<Result<FetchedSource>> {
+    const { chart: credentials, values: valuesCredentials } = splitCredentials(allCredentials);
+    const fetchedChart = await fetchChart(source, credentials, signal);
+    const values = source.chart?.values;
+    if (!fetchedChart.ok || values === undefined) return fetchedChart;
+    return withValues(fetchedChart.value, source, values, valuesCredentials, signal);
+  }
+
+  /**
+   * The chart beside a git repository of values (Argo CD multi-source `$values`): one read-only checkout per
+   * (chart digest, commit) holding the chart and the repository under `$values/`, so spec.helm.valuesFiles
+   * `$values/<path>` resolve inside it as any repository path does, and the revision names both.
+   */
+  async function withValues(
+    chart: FetchedSource,
+    source: Spec['source'],
+    values: NonNullable<NonNullable<Spec['source']['chart']>['values']>,
+    credentials: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<Result<FetchedSource>> {
+    if (!git)
+      return fail(Reason.InvalidSpec, 'spec.source.chart.values is not supported by this command', {
+        terminal: true,
+      });
+    const gitSource = {
+      url: values.url,
+      ...(values.ref ? { ref: values.ref } : {}),
+      path: '.',
+      ...(values.secretRef ? { secretRef: values.secretRef } : {}),
+    };
+    const fetched = await git.fetch(gitSource, credentials, signal, { deferFiles: true });
+    if (!fetched.ok)
+      return {
+        ok: false,
+        failure: { ...fetched.failure, message: `spec.source.chart.values: ${fetched.failure.message}` },
+      };
+    const revision = combinedRevision(chart.revision, fetched.value.revision);
+    const key = createHash('sha256').update(`${chart.commit}\n${fetched.value.commit}`).digest('hex');
+    const base = await store.base(
+      `${source.chart!.repository}\n${source.chart!.name}\nvalues ${values.url}`,
+      allCredentialsIdentity(credentials, chart.checkoutRoot),
+    );
+    const got = await store.checkout(
+      base,
+      key,
+      `${source.chart!.repository} ${source.chart!.name} + ${values.url}`,
+      async (staging) => {
+        await cp(join(chart.checkoutRoot, chart.packagePath), join(staging, chart.packagePath), { recursive: true });
+        await cp(fetched.value.checkoutRoot, join(staging, VALUES_DIR), {
+          recursive: true,
+          filter: (from) => !/[/\\]\.git$/.test(from),
+        });
+        return ok(undefined);
+      },
+    );
+    if (!got.ok) return got;
+    return ok({ ...chart, revision, commit: `sha256:${key}`, checkoutRoot: got.value });
+  }
+
+  async function fetchChart(
     source: Spec['source'],
     credentials: Record<string, string> | undefined,
     signal: AbortSignal,
@@ -135,4 +201,15 @@ export function createChartSource(
   }
 
   return { fetch };
+}
+
+/**
+ * Who reads the combined checkout: the values repository's credentials (hashed by the store) and the chart
+ * checkout it was made from (whose base already carries the chart credentials' identity).
+ */
+function allCredentialsIdentity(
+  credentials: Record<string, string> | undefined,
+  chartCheckout: string,
+): readonly unknown[] {
+  return [chartCheckout, credentials ?? null];
 }
