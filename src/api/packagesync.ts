@@ -220,6 +220,15 @@ export const HelmSchema = z
       description: 'ConfigMap or Secret keys of the same namespace holding values, merged after valuesFiles.',
     }),
     includeCRDs: z.boolean().default(true).meta({ description: "Render the chart's crds/ directory. Default true." }),
+    lookup: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          "Answer the templates' lookup from the target cluster as the PackageSync's identity (its ServiceAccount " +
+          'when it names one), as helm install would; a read the identity may not make fails the render. Such a ' +
+          'package renders on every check (never cached). Default false: lookup answers nothing, as helm template.',
+      }),
   })
   .meta({ description: 'Render the Helm chart at spec.source.path with helm template.' });
 
