@@ -137,8 +137,14 @@ describe('PackageSyncSet: a revision rolled out in waves', () => {
       status: 'True',
       reason: 'RolloutSucceeded',
     });
-    expect((await children(ns, 'web')).map((c) => c.spec.source.ref?.commit)).toEqual([good, good, good]);
-    expect((await get(`/api/v1/namespaces/${ns}/configmaps/c`))?.data).toEqual({ v: '1' });
+    await eventually('every child on the good commit', async () => {
+      const pins = (await children(ns, 'web')).map((c) => c.spec.source.ref?.commit);
+      return pins.length === 3 && pins.every((p) => p === good);
+    });
+    await eventually(
+      'wave three applied',
+      async () => (await get(`/api/v1/namespaces/${ns}/configmaps/c`))?.data?.v === '1',
+    );
 
     // a revision whose dir-b does not even parse: the canary (approved) takes it, wave two fails, budget 0
     const bad = await fx.commit(repo, {
@@ -170,13 +176,67 @@ describe('PackageSyncSet: a revision rolled out in waves', () => {
       status: 'False',
       reason: 'RolloutReverted',
     });
-    // digest-exact: every child pinned to the good commit again, and the canary's object back to its content
-    expect((await children(ns, 'web')).map((c) => c.spec.source.ref?.commit)).toEqual([good, good, good]);
+    // digest-exact: every child pinned to the good commit again (status is written first, the children follow)
+    await eventually('every child back on the good commit', async () =>
+      (await children(ns, 'web')).every((c) => c.spec.source.ref?.commit === good),
+    );
     await eventually(
       'the canary back on the good content',
       async () => (await get(`/api/v1/namespaces/${ns}/configmaps/a`))?.data?.v === '1',
     );
     // wave three never saw the bad revision
     expect(reverted.status!.targets!.find((t) => t.name === 'local/dir-c')!.revision).toBe(`main@sha1:${good}`);
+  });
+});
+
+describe('PackageSyncSet: progress lives in the cluster', () => {
+  it('a controller SIGKILLed during bake resumes it: the bake is neither restarted nor skipped, no finished wave re-runs', async () => {
+    const ns = await fx.namespace('rollout-crash');
+    const { url, sha } = await fx.repo('rollout-crash', {
+      'dir-a/cm.yaml': configMap('a', { v: '1' }),
+      'dir-b/cm.yaml': configMap('b', { v: '1' }),
+    });
+    await clusterSecret(ns, 'local', {});
+    const bakeMs = 15_000;
+    await (
+      await kube()
+    ).request('POST', setsPath(ns), {
+      body: {
+        apiVersion: 'packagesync.io/v1alpha1',
+        kind: 'PackageSyncSet',
+        metadata: { name: 'web', labels: { [SHARD_LABEL]: fx.controller.shard } },
+        spec: {
+          template: { spec: { source: { url, ref: { branch: 'main' } }, interval: '3s', targetNamespace: ns } },
+          generators: { clusters: {}, directories: ['dir-a', 'dir-b'] },
+          rollout: { waves: [{ name: 'first', targets: { count: 1 }, bakeTime: '15s' }, { name: 'second' }] },
+        },
+      },
+    });
+    const baking = await eventually('wave one baking', async () => {
+      const s = await getSet(ns, 'web');
+      return s.status?.phase === 'Baking' && s;
+    });
+    const healthyAt = Date.parse(baking.status!.waves![0]!.healthyAt!);
+    await fx.controller.restart(); // SIGKILL, then a new process
+    const done = await eventually(
+      'the rollout finished by the new process',
+      async () => {
+        const s = await getSet(ns, 'web');
+        return s.status?.phase === 'Succeeded' && s;
+      },
+      { timeoutMs: 90_000 },
+    );
+    const [first, second] = done.status!.waves!;
+    // the bake counted from the recorded moment, across the crash
+    expect(Date.parse(first!.healthyAt!)).toBe(healthyAt);
+    expect(Date.parse(first!.completedAt!)).toBeGreaterThanOrEqual(healthyAt + bakeMs);
+    expect(Date.parse(second!.startedAt!)).toBeGreaterThanOrEqual(healthyAt + bakeMs);
+    // wave one's target was stamped once: its pin's start time is the one recorded before the crash
+    const before = baking.status!.targets!.find((t) => t.name === 'local/dir-a')!;
+    expect(done.status!.targets!.find((t) => t.name === 'local/dir-a')!.startedAt).toBe(before.startedAt);
+    await eventually('both children on the commit', async () => {
+      const pins = (await children(ns, 'web')).map((c) => c.spec.source.ref?.commit);
+      return pins.length === 2 && pins.every((p) => p === sha);
+    });
   });
 });
