@@ -35,6 +35,15 @@ async function clusterSecret(ns: string, name: string, labels: Record<string, st
   });
 }
 
+/** A registered cluster whose API server does not answer (a kubeconfig of this cluster, aimed at a closed port). */
+async function unreachableClusterSecret(ns: string, name: string) {
+  const client = await kube();
+  const text = readFileSync(kubeconfig(), 'utf8').replace(/server: https:\/\/[^\s]+/, 'server: https://127.0.0.1:9');
+  await client.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+    body: { metadata: { name, labels: { 'packagesync.io/secret-type': 'cluster' } }, stringData: { value: text } },
+  });
+}
+
 async function getSet(ns: string, name: string): Promise<PackageSyncSet> {
   return (await kube()).request<PackageSyncSet>('GET', `${setsPath(ns)}/${name}`);
 }
@@ -186,6 +195,45 @@ describe('PackageSyncSet: a revision rolled out in waves', () => {
     );
     // wave three never saw the bad revision
     expect(reverted.status!.targets!.find((t) => t.name === 'local/dir-c')!.revision).toBe(`main@sha1:${good}`);
+  });
+});
+
+describe('PackageSyncSet: an unreachable cluster', () => {
+  it('counts against the budget and is named; with nothing to revert to, the rollout holds', async () => {
+    const ns = await fx.namespace('rollout-unreachable');
+    const { url } = await fx.repo('rollout-unreachable', { 'cm.yaml': configMap('a', { v: '1' }) });
+    await unreachableClusterSecret(ns, 'gone');
+    await (
+      await kube()
+    ).request('POST', setsPath(ns), {
+      body: {
+        apiVersion: 'packagesync.io/v1alpha1',
+        kind: 'PackageSyncSet',
+        metadata: { name: 'web', labels: { [SHARD_LABEL]: fx.controller.shard } },
+        spec: {
+          template: {
+            spec: { source: { url, ref: { branch: 'main' } }, interval: '3s', timeout: '10s', targetNamespace: ns },
+          },
+          generators: { clusters: {} },
+          rollout: { waves: [{ name: 'only' }] },
+        },
+      },
+    });
+    const held = await eventually(
+      'the rollout held on the unreachable cluster',
+      async () => {
+        const s = await getSet(ns, 'web');
+        return s.status?.phase === 'Holding' && s;
+      },
+      { timeoutMs: 90_000 },
+    );
+    expect(held.status!.blockedBy).toMatchObject({ wave: 'only', reason: 'FailureBudgetExceeded' });
+    expect(held.status!.message).toContain('gone (unreachable)');
+    expect(held.status!.message).toContain('nothing to revert to');
+    expect(held.status!.targets).toEqual([
+      expect.objectContaining({ name: 'gone', health: 'Unreachable', reason: 'RemoteClusterUnreachable' }),
+    ]);
+    expect(held.status!.conditions!.find((c) => c.type === 'Stalled')?.status).toBe('True');
   });
 });
 
