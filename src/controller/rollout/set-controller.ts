@@ -172,7 +172,7 @@ export class SetController {
     const children = new Map<string, ChildObservation>();
     for (const t of targets) {
       const child = this.opts.packageSyncs.get(`${namespace}/${t.child}`) as unknown as PackageSync | undefined;
-      if (child && ownedBy(child as never, uid)) children.set(t.name, observationOf(child));
+      if (child) children.set(t.name, ownedBy(child as never, uid) ? observationOf(child) : { conflict: true });
     }
     const gateResults = new Map<string, GateResult>();
     for (const g of gatesToCheck(spec.rollout, set.status))

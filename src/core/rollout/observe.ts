@@ -7,6 +7,8 @@ import { Reason } from '../../api/reasons.ts';
 
 /** What the controller read of one child PackageSync (plain data: status fields, no objects). */
 export interface ChildObservation {
+  /** A PackageSync of the child's name exists and is not this set's: never taken over, the target cannot deploy. */
+  conflict?: boolean;
   /** spec.source.ref.commit of the child as it is in the cluster. */
   pinnedCommit?: string;
   generation?: number;
@@ -53,6 +55,12 @@ export function observeChild(
         }
       : { health: 'Progressing', message };
   if (!child) return progressing('its PackageSync is not created yet');
+  if (child.conflict)
+    return {
+      health: 'Failed',
+      reason: 'ChildNameConflict',
+      message: 'a PackageSync of its child’s name exists and is not this set’s: rename or delete it',
+    };
   // unreachable whatever the revision: the cluster did not answer, the budget counts it (issue 31)
   if (child.ready === 'False' && child.reason === Reason.RemoteClusterUnreachable)
     return { health: 'Unreachable', reason: child.reason, message: child.message ?? '' };

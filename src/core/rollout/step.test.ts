@@ -175,6 +175,27 @@ describe('stepRollout: failure budget and revert', () => {
     expect([...f.pins.keys()]).toEqual(['c000']);
   });
 
+  it('a PackageSync of the child’s name that is not the set’s is never taken over: the target fails, named', () => {
+    const f = new Fleet(secrets(2), rolloutSpec({ waves: [{ name: 'one', failureBudget: 1 }] }));
+    f.step(REV1);
+    f.children.set('c001', { conflict: true, since: 0 });
+    f.behaviour.set('c001', () => 'slow');
+    const r = stepRollout({
+      rollout: f.rollout,
+      status: f.status,
+      generation: 1,
+      targets: f.targets,
+      children: f.children,
+      revision: REV1,
+      now: f.now,
+    });
+    expect(r.status.targets!.find((t) => t.name === 'c001')).toMatchObject({
+      health: 'Failed',
+      reason: 'ChildNameConflict',
+    });
+    expect(r.status.waves![0]!.failed).toBe(1);
+  });
+
   it('a target that stays progressing past the progress deadline counts as failed', () => {
     const f = new Fleet(secrets(2), rolloutSpec({ waves: [{ name: 'one', progressDeadline: '2m' }] }));
     f.behaviour.set('c001', () => 'slow');
