@@ -1,5 +1,6 @@
 /** Wires the real adapters into the engine and runs the manager until SIGTERM/SIGINT. */
 import { createChartSource } from '../adapters/chart/source-port.ts';
+import { createCheckoutStore } from '../adapters/oci/checkout-store.ts';
 import { createOciSource, sourceBySpec } from '../adapters/oci/index.ts';
 import { createSopsDecryptor } from '../adapters/render/sops.ts';
 import { KubeClient } from '../adapters/kube/client.ts';
@@ -83,6 +84,10 @@ export async function runController(config: ControllerConfig): Promise<void> {
     shardEntries: config.inventoryShardEntries,
   });
   const clusters = new RemoteClusters(client, { client: { onRequest: metrics.onApiRequest } });
+  // one bounded store of unpacked archives (OCI artifacts, charts): one eviction sees them all
+  const archives = createCheckoutStore(config);
+  // the chart source reads values from git beside a chart (spec.source.chart.values) through the same git source
+  const git = await createGitSource(config, log);
   const ports: Ports = {
     objects,
     clusters,
@@ -91,9 +96,9 @@ export async function runController(config: ControllerConfig): Promise<void> {
     configMaps: new ConfigMaps(client),
     source: metrics.instrumentSource(
       sourceBySpec(
-        await createGitSource(config, log),
-        createOciSource(config, log),
-        createChartSource({ ...config, helmPath: config.helmPath }, log),
+        git,
+        createOciSource(config, log, archives),
+        createChartSource({ ...config, helmPath: config.helmPath }, log, archives, git),
       ),
     ),
     log,

@@ -36,6 +36,7 @@ function world() {
     pathRevision: 'tree-1',
     tool: 'helm' as const as 'helm' | 'kustomize' | 'plain',
     capabilities: { kubeVersion: 'v1.36.0', apiVersions: ['v1'] },
+    lookup: false,
   };
 }
 type World = ReturnType<typeof world>;
@@ -46,7 +47,7 @@ function packageSync(w: World): PackageSync {
     apiVersion: 'packagesync.io/v1alpha1',
     kind: 'PackageSync',
     metadata: { name: 'web', namespace: NS, uid: w.uid, generation: w.generation, resourceVersion: '7' },
-    spec,
+    spec: w.lookup ? { ...spec, helm: { ...spec.helm, lookup: true } } : spec,
     status: {
       observedGeneration: w.generation,
       lastAppliedRevision: revision,
@@ -192,6 +193,11 @@ describe('the Inputs digest keys every shortcut', () => {
     const now = world();
     change(now);
     expect(await shortcuts(world(), now)).toEqual({ beforeLoad: false, checkpoint: false, renderCache: false });
+  });
+
+  it('spec.helm.lookup on: nothing changed, and still every shortcut refused (what it reads is known only by rendering)', async () => {
+    const looking = () => ({ ...world(), lookup: true });
+    expect(await shortcuts(looking(), looking())).toEqual({ beforeLoad: false, checkpoint: false, renderCache: false });
   });
 
   it('a commit elsewhere in a monorepo: the same Inputs (checkpoint, cache); only the check before loading asks', async () => {
