@@ -27,6 +27,7 @@ import { controllerReadiness, metricsRoutes, probeRoutes, startHttpServers } fro
 import { createMetrics } from '../server/metrics.ts';
 import { webhookRoutes } from '../server/webhook.ts';
 import { NotifyController } from './notify/notify-controller.ts';
+import { SetController } from './rollout/set-controller.ts';
 import { LeaderElector, leaderIdentity } from './leader-election.ts';
 import { Manager } from './manager.ts';
 import { errorText } from '../core/failure.ts';
@@ -191,6 +192,18 @@ export async function runController(config: ControllerConfig): Promise<void> {
   });
   metrics.notifications.observe(() => notify.stats());
   manager.informer.on((event, obj) => notify.onPackageSync(event, obj));
+  // PackageSyncSets (docs/adr/0042): children are PackageSyncs of the same watch; a child's change wakes its set
+  const rollouts = new SetController({
+    client,
+    source: ports.source,
+    readSecret: (ns, name) => secrets.read(ns, name),
+    packageSyncs: manager.informer.cache,
+    log: log.child({ component: 'rollout' }),
+    watchNamespace: config.watchNamespace,
+    labelSelector: config.watchLabelSelector,
+    allowHttp: config.allowInsecureHttp,
+  });
+  manager.informer.on((event, obj) => rollouts.onPackageSync(event, obj));
   let watchSynced = false;
   void manager.informer.synced.then(() => {
     watchSynced = true;
@@ -252,6 +265,12 @@ export async function runController(config: ControllerConfig): Promise<void> {
   const startManager = () => {
     manager.start();
     notify.start();
+    // only where the PackageSyncSet CRD is installed: a cluster without it runs PackageSyncs as before
+    rollouts.served().then(
+      (served) =>
+        served ? rollouts.start() : log.info('PackageSyncSet is not served (CRD not installed): rollouts off'),
+      (e: unknown) => log.error({ err: errorText(e) }, 'could not ask whether PackageSyncSet is served: rollouts off'),
+    );
     log.info(
       {
         server: client.server,
@@ -307,6 +326,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
       manager
         .stop(grace - reserve)
         .then(() => notify.stop())
+        .then(() => rollouts.stop())
         .catch((e: unknown) => log.error({ err: errorText(e) }, 'shutdown'))
         // Release the lease only once nothing is in flight, so the next leader never overlaps with us.
         .then(() => elector?.stop())
