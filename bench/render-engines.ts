@@ -11,13 +11,13 @@
  * process alike) per render, so it means something only on a quiet machine: the 1-minute load average is
  * waited for (bench/lib/machine-load.ts) and printed beside the table.
  */
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createRenderer, type BuildRequest, type Renderer } from '../src/adapters/render/build.ts';
 import { defaultToolPaths } from '../src/config/tool-paths.ts';
+import { bareHelm, bareKustomize, runBare, type BareCommand } from '../test/support/bare-render.ts';
 import { loadCell, waitQuiet } from './lib/machine-load.ts';
 
 const { values: args } = parseArgs({
@@ -32,12 +32,16 @@ const parallel = Number(args.parallel);
 const testdata = resolve(import.meta.dirname, '../test/render/testdata');
 const tools = defaultToolPaths();
 const limits = { timeoutMs: 120_000, maxOutputBytes: 64 << 20, maxFiles: 10_000 };
+// the values a Secret would give the controller (valuesFrom), as a file for the bare binary
+const secretValues = 'database:\n  password: bench\n';
+const secretValuesFile = join(mkdtempSync(join(tmpdir(), 'render-engines-')), 'secret-values.yaml');
+writeFileSync(secretValuesFile, secretValues);
 
 interface Shape {
   tool: 'kustomize' | 'helm';
   request: BuildRequest;
   /** The bare binary's command: what the package costs with nothing around it. */
-  bare: { bin: string; args: string[]; cwd: string };
+  bare: BareCommand;
 }
 
 const kustomizeRoot = join(testdata, 'kustomize-repo');
@@ -53,11 +57,7 @@ const shapes: Shape[] = [
       releaseName: 'web',
       releaseNamespace: 'prod',
     },
-    bare: {
-      bin: tools.kustomize,
-      args: ['build', '--load-restrictor', 'LoadRestrictionsNone', '.'],
-      cwd: join(kustomizeRoot, 'overlays/prod'),
-    },
+    bare: bareKustomize(join(kustomizeRoot, 'overlays/prod')),
   },
   {
     tool: 'helm',
@@ -69,29 +69,13 @@ const shapes: Shape[] = [
       releaseName: 'web',
       releaseNamespace: 'prod',
       capabilities: { kubeVersion: 'v1.36.3', apiVersions: ['networking.k8s.io/v1'] },
-      valuesFrom: ['database:\n  password: bench\n'],
+      valuesFrom: [secretValues],
     },
-    bare: {
-      bin: tools.helm,
-      args: [
-        'template',
-        'web',
-        '.',
-        '--namespace',
-        'prod',
-        '--skip-tests',
-        '--include-crds',
-        '--kube-version',
-        'v1.36.3',
-        '--api-versions',
-        'networking.k8s.io/v1',
-        '--values',
-        join(helmRoot, 'env/prod-values.yaml'),
-        '--set',
-        'database.password=bench',
-      ],
-      cwd: join(helmRoot, 'charts/web'),
-    },
+    bare: bareHelm({
+      chartDir: join(helmRoot, 'charts/web'),
+      capabilities: { kubeVersion: 'v1.36.3', apiVersions: ['networking.k8s.io/v1'] },
+      valuesFiles: [join(helmRoot, 'env/prod-values.yaml'), secretValuesFile],
+    }),
   },
 ];
 
@@ -118,15 +102,9 @@ async function measure(n: number, inFlight: number, one: () => Promise<void>) {
   return { wallMsPerRender: wallMs / n, cpuMsPerRender: ((after.busy - before.busy) * TICK_MS) / n, wallMs };
 }
 
-function bare(shape: Shape): Promise<void> {
-  return new Promise((done, failed) =>
-    execFile(
-      shape.bare.bin,
-      shape.bare.args,
-      { cwd: shape.bare.cwd, maxBuffer: 64 << 20, env: { PATH: '/usr/bin:/bin', HOME: tmpdir() } },
-      (e) => (e ? failed(e) : done()),
-    ),
-  );
+async function bare(shape: Shape): Promise<void> {
+  const run = await runBare(shape.bare);
+  if (!run.ok) throw new Error(run.stderr);
 }
 
 async function viaRenderer(renderer: Renderer, shape: Shape): Promise<void> {

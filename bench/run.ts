@@ -296,7 +296,9 @@ async function main(): Promise<void> {
         const b = big.at(-1)!;
         log(`  floor ${b.floorSeconds.toFixed(1)} s, PackageSync ${b.seconds.toFixed(1)} s`);
         if (b.noop)
-          log(`  no-op: ${b.noop.seconds.toFixed(2)} s, ${b.noop.requests} requests, ${b.noop.writes} writes`);
+          log(
+            `  no-op: ${b.noop.seconds.toFixed(2)} s, ${b.noop.requests} requests, ${b.noop.writes} writes, ${b.noop.renders} renders; the next check: ${b.noop.next?.writes} writes, ${b.noop.next?.renders} renders, ${b.noop.next?.requests} requests`,
+          );
         if (b.inventory) log(`  inventory: ${JSON.stringify(b.inventory)}`);
         if (b.prune)
           log(

@@ -175,6 +175,42 @@ describe('chart sources', () => {
     expect(plan.stdout).not.toContain(PASSWORD);
   });
 
+  it('reads valuesFiles from a git repository beside the chart ($values): a values commit is a new revision, applied', async () => {
+    const ns = await env.namespace('e2e-chart-values');
+    await secret(ns, PASSWORD);
+    const v100 = await publish('app', '1.0.0');
+    const { repo, url, sha } = await env.repo('chart-values', { 'env/prod.yaml': 'greeting: from-git\n' });
+    await createPackageSync(
+      packageSync(ns, 'web', env.controller.shard, {
+        source: {
+          chart: {
+            repository: base,
+            name: 'app',
+            version: '1.0.0',
+            secretRef: { name: 'charts' },
+            insecure: true,
+            values: { url, ref: { branch: 'main' } },
+          },
+        },
+        interval: '1h',
+        retryInterval: '1s',
+        wait: false,
+        helm: { valuesFiles: ['$values/env/prod.yaml'] },
+      }),
+    );
+    await waitReady(ns, 'web', (ps) => ps.status?.lastAppliedRevision === `1.0.0@sha256:${v100}+main@sha1:${sha}`);
+    expect((await get(cmPath(ns, 'web-config')))?.data).toEqual({ version: '1.0.0', greeting: 'from-git' });
+
+    const next = await env.commit(repo, { 'env/prod.yaml': 'greeting: changed-in-git\n' });
+    const client = await kube();
+    await client.request('PATCH', `/apis/packagesync.io/v1alpha1/namespaces/${ns}/packagesyncs/web`, {
+      body: { metadata: { annotations: { [RECONCILE_REQUESTED_AT]: new Date().toISOString() } } },
+      contentType: 'application/merge-patch+json',
+    });
+    await waitReady(ns, 'web', (ps) => ps.status?.lastAppliedRevision === `1.0.0@sha256:${v100}+main@sha1:${next}`);
+    expect((await get(cmPath(ns, 'web-config')))?.data).toEqual({ version: '1.0.0', greeting: 'changed-in-git' });
+  });
+
   // the checks of OCI layers (core/oci/tar-entries.ts) guard chart archives too: helm pull only downloads
   it.each([
     ['a .. entry', 'dotdot', [{ name: '../escape.yaml', content: 'x: 1\n' }]],

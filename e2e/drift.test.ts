@@ -15,7 +15,7 @@ import { conditionOf } from '../src/core/status.ts';
 import { commitFiles } from '../test/support/git/index.ts';
 import { eventReasons, eventually, kube } from './support/cluster.ts';
 import { getPackageSync, httpBase, patchPackageSync, SERVE_METRICS, waitReady } from './support/controller.ts';
-import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
+import { quickSpec, startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { cmPath, configMap, deployment, get, sleep, trigger } from './support/safety.ts';
 
 const root = resolve(import.meta.dirname, '..');
@@ -36,13 +36,6 @@ afterAll(async () => {
   await env?.dispose();
 });
 
-const spec = (url: string, more: Record<string, unknown> = {}) => ({
-  source: { url },
-  interval: '1h', // nothing below may wait for the interval
-  retryInterval: '1s',
-  timeout: '1m',
-  ...more,
-});
 const deployPath = (ns: string, name: string) => `/apis/apps/v1/namespaces/${ns}/deployments/${name}`;
 
 /** Someone else's change: a merge patch as another field manager (what `kubectl edit` and `kubectl patch` send). */
@@ -79,7 +72,7 @@ describe.concurrent('drift', () => {
       'cm.yaml': configMap('settings', { color: 'blue' }),
       'd.yaml': deployment('web', { replicas: 1 }),
     });
-    await env.syncReady(ns, 'ps', spec(url));
+    await env.syncReady(ns, 'ps', quickSpec(url));
 
     // The two edits may be corrected by one check or by two (at most one check per 5 s: the second edit can land
     // after the first check began, and a check reads its objects from the watches in milliseconds): every
@@ -125,7 +118,7 @@ describe.concurrent('drift', () => {
       'cm.yaml': configMap('settings', { color: 'blue', size: 's' }),
       'secret.yaml': 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  password: hunter2\n',
     });
-    await env.syncReady(ns, 'ps', spec(url, { driftPolicy: 'Detect' }));
+    await env.syncReady(ns, 'ps', quickSpec(url, { driftPolicy: 'Detect' }));
 
     const cmVersion = await editAs('someone', cmPath(ns, 'settings'), { data: { color: 'red' } });
     const secretVersion = await editAs('someone', `/api/v1/namespaces/${ns}/secrets/creds`, {
@@ -168,7 +161,7 @@ describe.concurrent('drift', () => {
       ),
     });
     const ignore = [{ paths: ['/spec/replicas'], target: { kind: 'Deployment', name: 'web' } }];
-    await env.syncReady(ns, 'ps', spec(url, { ignore }));
+    await env.syncReady(ns, 'ps', quickSpec(url, { ignore }));
 
     // the HPA's write: the scale subresource, as its own field manager
     const checks = sample(await scrape(), 'packagesync_drift_checks_total') ?? 0;
@@ -202,7 +195,7 @@ describe.concurrent('drift', () => {
       'a.yaml': configMap('a', { n: '1' }),
       'b.yaml': configMap('b', { n: '1' }),
     });
-    await env.syncReady(ns, 'ps', spec(url));
+    await env.syncReady(ns, 'ps', quickSpec(url));
     const sha = await commitFiles(repo, 'main', { 'b.yaml': null }, 'b leaves the package');
     await trigger(ns, 'ps');
     await waitReady(ns, 'ps', (p) => p.status?.lastAppliedRevision === `main@sha1:${sha}`);
@@ -216,7 +209,7 @@ describe.concurrent('drift', () => {
   it('a watch event that changed nothing the package sets writes nothing', async () => {
     const ns = await env.namespace('e2e-drift-noop');
     const { url } = await env.repo('drift-noop', { 'cm.yaml': configMap('settings', { color: 'blue' }) });
-    const ready = await env.syncReady(ns, 'ps', spec(url));
+    const ready = await env.syncReady(ns, 'ps', quickSpec(url));
     await sleep(1_000); // the last status write's echo
     const psVersion = (await getPackageSync(ns, 'ps'))!.metadata.resourceVersion;
     expect(ready).toBeDefined();

@@ -12,26 +12,23 @@ import {
   createPackageSync,
   getPackageSync,
   packageSync,
-  startController,
   waitCondition,
   waitReady,
   type ControllerHandle,
 } from './support/controller.ts';
 import { packageDir, packagesync } from './support/cli.ts';
-import { installCRDs } from './support/crds.ts';
-import { cmPath, configMap, deployment, get, inventoryIds, ready, safetyFixture, trigger } from './support/safety.ts';
+import { cmPath, configMap, deployment, get, inventoryIds, ready, trigger } from './support/safety.ts';
+import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 
 let controller: ControllerHandle;
-let fx: Awaited<ReturnType<typeof safetyFixture>>;
+let fx: GitEnvWithController;
 
 beforeAll(async () => {
-  await installCRDs();
-  fx = await safetyFixture();
-  controller = await startController();
+  fx = await startGitEnv();
+  controller = fx.controller;
 });
 
 afterAll(async () => {
-  await controller?.stop();
   await fx?.dispose();
 });
 

@@ -5,7 +5,8 @@
  * ServiceAccount volume — a TokenRequest token for deploy/'s ServiceAccount, ca.crt and namespace at
  * /var/run/secrets/kubernetes.io/serviceaccount — with KUBERNETES_SERVICE_HOST/_PORT naming the local
  * API server. With deploy/'s RBAC (renamed copies, e2e/support/deploy-rbac.ts) it must win the Lease,
- * reconcile a PackageSync from a git server on loopback, serve metrics and probes, and exit 0 on SIGTERM.
+ * reconcile a PackageSync from a git server on loopback (plain files, and a kustomize overlay rendered by the
+ * render worker inside the container), serve metrics and probes, and exit 0 on SIGTERM.
  * The image must also be the Dockerfile's image: same entrypoint, user, env, workdir and contents.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -29,7 +30,7 @@ import { eventually, uniqueName } from './support/cluster.ts';
 import { createPackageSync, packageSync, SHARD_LABEL, waitReady } from './support/controller.ts';
 import { applyDeployRbac, LEASE, serviceAccountToken, suiteCluster, type DeployRbac } from './support/deploy-rbac.ts';
 import { configMap, startGitEnv, type GitEnv } from './support/git-env.ts';
-import { get } from './support/safety.ts';
+import { get, inventoryIds } from './support/safety.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -333,6 +334,31 @@ describe('the image runs as deploy/ runs it', () => {
     await createPackageSync(packageSync(ns, 'app', shard, { source: { url } }));
     await waitReady(ns, 'app');
     expect((await get(`/api/v1/namespaces/${ns}/configmaps/settings`))?.data?.from).toBe('image');
+
+    // a kustomize package, rendered inside the container by the render worker (the default engine, ADR 0038):
+    // the worker under the image's render-sandbox, reading the checkout in the pod's /tmp, its answer applied
+    const { url: kustomized } = await env.repo('image-kustomize', {
+      'base/cm.yaml': configMap('web', { from: 'base' }),
+      'base/kustomization.yaml': 'resources: [cm.yaml]\n',
+      'overlay/kustomization.yaml': [
+        'resources: [../base]',
+        'namePrefix: prod-',
+        'configMapGenerator:',
+        '  - {name: env, literals: [MODE=prod]}',
+        'patches:',
+        '  - patch: \'{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web"}, "data": {"from": "overlay"}}\'',
+        '',
+      ].join('\n'),
+    });
+    await createPackageSync(packageSync(ns, 'kustomized', shard, { source: { url: kustomized, path: 'overlay' } }));
+    const built = await waitReady(ns, 'kustomized');
+    expect((await get(`/api/v1/namespaces/${ns}/configmaps/prod-web`))?.data?.from).toBe('overlay');
+    const generated = inventoryIds(built).find((id) => id.includes('prod-env-'));
+    expect(generated, 'the generated ConfigMap, its name hashed by kustomize').toMatch(
+      /_prod-env-[a-z0-9]{10}__ConfigMap$/,
+    );
+    // the worker that rendered it is still there, long-lived, in the pod (its launcher execs it in place)
+    expect(sh('runc', ['ps', pod.id])).toMatch(/render-worker/);
 
     const line = await eventually('the pod logs its listeners', async () =>
       pod.logs.find((l) => l.includes('serving metrics and probes')),

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles } from '../test/support/git/index.ts';
 import { kube } from './support/cluster.ts';
 import { waitCondition, waitReady } from './support/controller.ts';
-import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
+import { quickSpec, startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { cmPath, configMap, get, inventoryIds, ready, trigger } from './support/safety.ts';
 
 let fx: GitEnvWithController;
@@ -18,14 +18,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fx?.dispose();
-});
-
-const spec = (url: string, more: Record<string, unknown> = {}) => ({
-  source: { url },
-  interval: '1h',
-  retryInterval: '1s',
-  timeout: '1m',
-  ...more,
 });
 
 const annotated = (annotations: Record<string, string>) =>
@@ -52,7 +44,7 @@ describe('packagesync.io/apply', () => {
       'seed.yaml': seed('1'),
       'plain.yaml': configMap('plain', { v: '1' }),
     });
-    const first = await fx.syncReady(ns, 'inp', spec(url));
+    const first = await fx.syncReady(ns, 'inp', quickSpec(url));
     const created = await get(cmPath(ns, 'seed'));
     expect(created?.data).toEqual({ v: '1' });
     expect(inventoryIds(first)).toEqual([`${ns}_plain__ConfigMap`, `${ns}_seed__ConfigMap`]);
@@ -81,7 +73,7 @@ describe('packagesync.io/apply', () => {
       'flux-off.yaml': fluxIgnored,
       'plain.yaml': configMap('plain', { v: '1' }),
     });
-    const first = await fx.syncReady(ns, 'ign', spec(url));
+    const first = await fx.syncReady(ns, 'ign', quickSpec(url));
     expect(await get(cmPath(ns, 'hands-off'))).toBeUndefined(); // not created, and Ready without it
     expect(await get(cmPath(ns, 'flux-off'))).toBeUndefined();
     expect(inventoryIds(first)).toEqual([`${ns}_plain__ConfigMap`]);
@@ -114,7 +106,7 @@ describe('packagesync.io/apply', () => {
       'typo.yaml': configMap('typo', { v: '1' }, annotated({ 'packagesync.io/apply': 'IfAbsent' })),
       'plain.yaml': configMap('plain', { v: '1' }),
     });
-    await fx.sync(ns, 'bad', spec(url));
+    await fx.sync(ns, 'bad', quickSpec(url));
     const failed = await waitCondition(ns, 'bad', 'Ready', 'False', 'InvalidManifest');
     expect(ready(failed)?.message).toContain(`ConfigMap/${ns}/typo (typo.yaml:1)`);
     expect(ready(failed)?.message).toContain('"IfAbsent" is not one of Merge, IfNotPresent, Ignore');
@@ -130,7 +122,7 @@ describe('packagesync.io/recreate', () => {
   it('a Job whose template changed: refused, naming object, file, field and the opt-in; re-created with it', async () => {
     const ns = await fx.namespace('pol-job');
     const { repo, url } = await fx.repo('pol-job', { 'job.yaml': job('registry.local/once:1') });
-    await fx.syncReady(ns, 'job', spec(url, { wait: false }));
+    await fx.syncReady(ns, 'job', quickSpec(url, { wait: false }));
     const path = `/apis/batch/v1/namespaces/${ns}/jobs/once`;
     const before = await get(path);
 
@@ -162,7 +154,7 @@ describe('packagesync.io/recreate', () => {
       `apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n${Object.keys(annotations).length ? annotated(annotations) : ''}` +
       `spec:\n  selector: {app: web}\n  ports: [{port: 80}]\n${extra}`;
     const { repo, url } = await fx.repo('pol-svc', { 'svc.yaml': service('') });
-    await fx.syncReady(ns, 'svc', spec(url));
+    await fx.syncReady(ns, 'svc', quickSpec(url));
     const path = `/api/v1/namespaces/${ns}/services/web`;
     const before = await get(path);
     expect((before?.spec as { clusterIP?: string }).clusterIP).not.toBe('None');

@@ -10,7 +10,6 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RegistryClient } from '../src/adapters/oci/registry-client.ts';
 import { MediaType } from '../src/core/oci/artifact.ts';
@@ -28,6 +27,7 @@ import {
 import { startGitEnv, type GitEnv } from './support/git-env.ts';
 import { watchStatus } from './support/health.ts';
 import { cmPath, configMap, get } from './support/safety.ts';
+import { tarball } from './support/tarball.ts';
 
 const cli = resolve(import.meta.dirname, '../bin/packagesync.js');
 let env: GitEnv;
@@ -73,31 +73,6 @@ async function push(target: string, files: Record<string, string>, opts: { insec
     { env: { ...process.env, PACKAGESYNC_OCI_CREDS: `${registry.username}:${registry.password}` } },
   );
   return /@(sha256:[0-9a-f]{64})/.exec(stdout)![1]!;
-}
-
-/** A one-entry ustar archive, built by hand: node-tar refuses to write the unsafe entries the tests need. */
-function tarball(entries: { name: string; content?: string; type?: '0' | '1' | '2'; link?: string }[]): Buffer {
-  const blocks: Buffer[] = [];
-  for (const e of entries) {
-    const body = Buffer.from(e.content ?? '');
-    const h = Buffer.alloc(512);
-    h.write(e.name, 0, 100);
-    h.write('0000644\0', 100);
-    h.write('0000000\0', 108);
-    h.write('0000000\0', 116);
-    h.write(`${body.length.toString(8).padStart(11, '0')}\0`, 124);
-    h.write('00000000000\0', 136);
-    h.write('        ', 148);
-    h.write(e.type ?? '0', 156);
-    h.write(e.link ?? '', 157, 100);
-    h.write('ustar\x0000', 257);
-    let sum = 0;
-    for (const b of h) sum += b;
-    h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
-    blocks.push(h, body, Buffer.alloc((512 - (body.length % 512)) % 512));
-  }
-  blocks.push(Buffer.alloc(1024));
-  return gzipSync(Buffer.concat(blocks));
 }
 
 /** Pushes a hand-made artifact (any layer bytes and media type) with the registry client itself. */

@@ -15,6 +15,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FileChange } from '../test/support/git/repo.ts';
+import { chart, cm, hostileCases } from '../test/support/hostile-packages.ts';
 import { packageDir } from './support/cli.ts';
 import { kubeconfig } from './support/cluster.ts';
 import { waitCondition } from './support/controller.ts';
@@ -56,77 +57,20 @@ afterAll(async () => {
   expect(contacts).toEqual([]);
 });
 
-const chart = 'apiVersion: v2\nname: app\nversion: 0.1.0\n';
-const cm = (name: string, body: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\ndata: ${body}\n`;
-
-/** Each hostile package: its files (the package lives at app/), the reason and a phrase its message holds. */
-const refused: [string, () => Record<string, FileChange>, string, string][] = [
+/** Each hostile package (test/support/hostile-packages.ts; it lives at app/): refused, naming what. */
+const refused = hostileCases(
   [
     'a merge key hiding a generator that reads a canary',
-    () => ({ 'app/kustomization.yaml': `<<: {configMapGenerator: [{name: leak, files: [${outside}/canary.txt]}]}\n` }),
-    'RenderRefused',
-    'app/kustomization.yaml uses a merge key (<<)',
-  ],
-  [
     'a remote base on the loopback server',
-    () => ({ 'app/kustomization.yaml': `resources: ["http://127.0.0.1:${port}/base"]\n` }),
-    'RenderRefused',
-    'remote bases are refused',
-  ],
-  [
     'a git:: base on the loopback server',
-    () => ({ 'app/kustomization.yaml': `resources: ["git::http://127.0.0.1:${port}/r.git"]\n` }),
-    'RenderRefused',
-    'remote bases are refused',
-  ],
-  [
     'a generator file URL that also exists as a path',
-    () => ({
-      'app/kustomization.yaml': `configMapGenerator: [{name: x, files: ["http://127.0.0.1:${port}/x"]}]\n`,
-      [`app/http:/127.0.0.1:${port}/x`]: 'local\n',
-    }),
-    'RenderRefused',
-    'remote files are refused',
-  ],
-  [
     'a kustomization that is a symlink to a file outside the checkout',
-    () => ({ 'app/kustomization.yaml': { symlink: join(outside, 'kustomization.yaml') } }),
-    'RenderRefused',
-    'app/kustomization.yaml is a symlink that resolves outside the repository',
-  ],
-  [
     'a chart schema $ref to the loopback server',
-    () => ({
-      'app/Chart.yaml': chart,
-      'app/values.schema.json': JSON.stringify({ $ref: `http://127.0.0.1:${port}/schema.json` }),
-      'app/templates/cm.yaml': cm('x', '{a: b}'),
-    }),
-    'RenderRefused',
-    'app/values.schema.json: $ref',
-  ],
-  [
     'a chart schema $ref to a canary file',
-    () => ({
-      'app/Chart.yaml': chart,
-      'app/values.schema.json': JSON.stringify({ properties: { a: { $ref: `file://${outside}/canary.txt` } } }),
-      'app/templates/cm.yaml': cm('x', '{a: b}'),
-    }),
-    'RenderRefused',
-    'points outside the chart',
-  ],
-  [
     '.Files.Get through a directory link whose name shares the chart prefix',
-    () => ({
-      'app/Chart.yaml': chart,
-      'app/templates/cm.yaml': cm('x', '{leak: {{ .Files.Get "extra/leak.txt" | quote }}}'),
-      'app/extra': { symlink: '../app-files' },
-      'app-files/leak.txt': { symlink: homeCanary },
-    }),
-    'RenderRefused',
-    'app-files/leak.txt is a symlink that points outside the repository',
   ],
-];
+  () => ({ port, outside, leak: join(outside, 'canary.txt'), homeCanary }),
+).map(([name, files, said]) => [name, files, 'RenderRefused', said] as const);
 
 /** Memory-hostile packages: each must fail, under the pod's limit. */
 const heavy: [string, () => Record<string, FileChange>, string, RegExp][] = [

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FileChange } from '../test/support/git/repo.ts';
+import { chart, cm, hostileCases } from '../test/support/hostile-packages.ts';
 import { waitCondition } from './support/controller.ts';
 import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 
@@ -44,44 +45,16 @@ afterAll(async () => {
   expect(contacts).toEqual([]);
 });
 
-const chart = 'apiVersion: v2\nname: app\nversion: 0.1.0\n';
-const cm = (name: string, body: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\ndata: ${body}\n`;
-
-const refused: [string, () => Record<string, FileChange>, string][] = [
+const refused = hostileCases(
   [
     'a remote base on the loopback server',
-    () => ({ 'app/kustomization.yaml': `resources: ["http://127.0.0.1:${port}/base"]\n` }),
-    'remote bases are refused',
-  ],
-  ['a ../ escape', () => ({ 'app/kustomization.yaml': 'resources: ["../../../outside"]\n' }), 'outside the repository'],
-  [
+    'a ../ escape',
     'a resource symlinked out of the checkout',
-    () => ({
-      'app/kustomization.yaml': 'resources: [leak.yaml]\n',
-      'app/leak.yaml': { symlink: join(outside, 'canary.txt') },
-    }),
-    'outside the repository',
-  ],
-  [
     'an exec KRM function',
-    () => ({
-      'app/kustomization.yaml': 'transformers: [fn.yaml]\n',
-      'app/fn.yaml':
-        'apiVersion: x/v1\nkind: Run\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/function: |\n      exec: {path: /bin/sh}\n',
-    }),
-    'KRM function',
-  ],
-  [
     '.Files.Get through a link out of the chart',
-    () => ({
-      'app/Chart.yaml': chart,
-      'app/templates/cm.yaml': cm('x', '{leak: {{ .Files.Get "extra/canary.txt" | quote }}}'),
-      'app/extra': { symlink: outside },
-    }),
-    'points outside the repository',
   ],
-];
+  () => ({ port, outside, leak: join(outside, 'canary.txt') }),
+);
 
 const failing: [string, () => Record<string, FileChange>, RegExp][] = [
   [

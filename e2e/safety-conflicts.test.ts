@@ -15,7 +15,7 @@ import {
   waitCondition,
   waitReady,
 } from './support/controller.ts';
-import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
+import { quickSpec, startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { cmPath, configMap, deployment, get, inventoryIds, ready, sleep, trigger } from './support/safety.ts';
 
 let fx: GitEnvWithController;
@@ -26,14 +26,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fx?.dispose();
-});
-
-const spec = (url: string, more: Record<string, unknown> = {}) => ({
-  source: { url },
-  interval: '1h',
-  retryInterval: '1s',
-  timeout: '1m',
-  ...more,
 });
 
 describe('ownership', () => {
@@ -47,10 +39,10 @@ describe('ownership', () => {
       'shared.yaml': configMap('shared', { from: 'b' }),
       'b.yaml': configMap('b-only', { k: 'v' }),
     });
-    const firstReady = await fx.syncReady(ns, 'first', spec(a.url, { interval: '2s' }));
+    const firstReady = await fx.syncReady(ns, 'first', quickSpec(a.url, { interval: '2s' }));
     const before = await get(cmPath(ns, 'shared'));
 
-    await fx.sync(ns, 'second', spec(b.url, { interval: '2s' }));
+    await fx.sync(ns, 'second', quickSpec(b.url, { interval: '2s' }));
     const second = await waitCondition(ns, 'second', 'Ready', 'False', 'OwnershipConflict');
     expect(ready(second)?.message).toContain(`ConfigMap/${ns}/shared belongs to PackageSync ${ns}/first`);
     expect(second.status?.conditions?.find((c) => c.type === 'Stalled')?.status).toBe('True');
@@ -74,7 +66,7 @@ describe('ownership', () => {
   it('an object in the inventory that another PackageSync took over is a conflict, not taken back', async () => {
     const ns = await fx.namespace('own-taken');
     const { url } = await fx.repo('own-taken', { 'x.yaml': configMap('x', { v: '1' }) });
-    await fx.syncReady(ns, 'mine', spec(url));
+    await fx.syncReady(ns, 'mine', quickSpec(url));
     // what a PackageSync applying the same object at the same moment leaves behind: its labels, its data
     await (
       await kube()
@@ -99,8 +91,8 @@ describe('ownership', () => {
     const left = await fx.repo('race-left', files('left'));
     const right = await fx.repo('race-right', files('right'));
     await Promise.all([
-      createPackageSync(packageSync(ns, 'left', fx.controller.shard, spec(left.url, { interval: '2s' }))),
-      createPackageSync(packageSync(ns, 'right', fx.controller.shard, spec(right.url, { interval: '2s' }))),
+      createPackageSync(packageSync(ns, 'left', fx.controller.shard, quickSpec(left.url, { interval: '2s' }))),
+      createPackageSync(packageSync(ns, 'right', fx.controller.shard, quickSpec(right.url, { interval: '2s' }))),
     ]);
     const settled = async () => {
       const [l, r] = await Promise.all([getPackageSync(ns, 'left'), getPackageSync(ns, 'right')]);
@@ -132,7 +124,7 @@ describe('field managers', () => {
   it('a field someone else set before the package sets it → ApplyConflict naming the manager; spec.force takes it', async () => {
     const ns = await fx.namespace('fm-edit');
     const { repo, url } = await fx.repo('fm-edit', { 'cm.yaml': configMap('settings', { color: 'blue', size: 's' }) });
-    await fx.syncReady(ns, 'edit', spec(url));
+    await fx.syncReady(ns, 'edit', quickSpec(url));
     // kubectl edit: GET, change, PUT (an Update) with field manager kubectl-edit. color is ours since the last
     // apply: drift, taken back (docs/adr/0022); extra was never ours
     const client = await kube();
@@ -170,7 +162,7 @@ describe('field managers', () => {
   it("leaves alone a field another controller owns that the package omits (an HPA's replicas)", async () => {
     const ns = await fx.namespace('fm-hpa');
     const { repo, url } = await fx.repo('fm-hpa', { 'd.yaml': deployment('scaled') });
-    await fx.syncReady(ns, 'hpa', spec(url));
+    await fx.syncReady(ns, 'hpa', quickSpec(url));
     const path = `/apis/apps/v1/namespaces/${ns}/deployments/scaled`;
     await (
       await kube()
@@ -198,7 +190,7 @@ describe('immutable fields', () => {
   it('a changed Deployment selector → ImmutableFieldChange; with spec.force deleted, awaited and recreated', async () => {
     const ns = await fx.namespace('imm-deploy');
     const { repo, url } = await fx.repo('imm-deploy', { 'd.yaml': deployment('web') });
-    await fx.syncReady(ns, 'imm', spec(url));
+    await fx.syncReady(ns, 'imm', quickSpec(url));
     const path = `/apis/apps/v1/namespaces/${ns}/deployments/web`;
     const before = await get(path);
     const sha = await commitFiles(repo, 'main', { 'd.yaml': deployment('web', { selector: 'web-v2' }) }, 'selector');
@@ -220,7 +212,7 @@ describe('immutable fields', () => {
     const job = (image: string) =>
       `apiVersion: batch/v1\nkind: Job\nmetadata: {name: once}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: c, image: "${image}"}]\n`;
     const { repo, url } = await fx.repo('imm-job', { 'job.yaml': job('registry.local/once:1') });
-    await fx.syncReady(ns, 'job', spec(url, { wait: false }));
+    await fx.syncReady(ns, 'job', quickSpec(url, { wait: false }));
     await commitFiles(repo, 'main', { 'job.yaml': job('registry.local/once:2') }, 'v2');
     await trigger(ns, 'job');
     const failed = await waitCondition(ns, 'job', 'Ready', 'False', 'ImmutableFieldChange');
@@ -236,7 +228,7 @@ describe('refused prunes', () => {
       'keep.yaml': configMap('keep', { k: 'v' }),
       'held.yaml': configMap('held', { k: 'v' }),
     });
-    const first = await fx.syncReady(ns, 'fin', spec(url));
+    const first = await fx.syncReady(ns, 'fin', quickSpec(url));
     // another controller guards the object with a finalizer it never removes
     await (
       await kube()

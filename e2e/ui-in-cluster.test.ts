@@ -3,14 +3,19 @@
  * against the real control plane: no token, no access; a ServiceAccount token signed in through the form acts as
  * that ServiceAccount (its Role allows suspend: done, an Event names it); another sent as a bearer header, as an
  * auth proxy would, is refused with the API server's message; each sees only the namespaces RBAC lets it list;
- * an auth proxy's X-Remote-User is believed only from the identity --ui-auth-proxy-identity names.
+ * an auth proxy's X-Remote-User is believed only from the identity --ui-auth-proxy-identity names; behind the
+ * proxy, the Plan of a PackageSync with a ServiceAccount runs for a user RBAC allows `create packagesyncs/plan`
+ * (as the controller impersonating the ServiceAccount: the CLI's own text) and is refused, in the API server's
+ * words, for one it does not (docs/adr/0046).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getPackageSync, startController, type ControllerHandle } from './support/controller.ts';
+import { getPackageSync } from './support/controller.ts';
+import { packagesync } from './support/cli.ts';
+import { configMap, startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { installCRDs } from './support/crds.ts';
 import { eventually, kube, kubectl, trackNamespaces, uniqueName } from './support/cluster.ts';
 import {
@@ -31,13 +36,16 @@ let tmp: string;
 let ns: string;
 let other: string;
 let url: string;
-let controller: ControllerHandle;
+let env: GitEnvWithController;
 let browser: Browser;
 let operatorToken: string;
 let readerToken: string;
 let proxyToken: string;
 const viewersGroup = uniqueName('e2e-uic-viewers');
 const proxyRole = uniqueName('e2e-uic-proxy');
+/** Behind the proxy: alice may plan (a Role over packagesyncs/plan), bob only reads (the viewers group). */
+const alice = `${uniqueName('alice')}@example.com`;
+const bob = `${uniqueName('bob')}@example.com`;
 
 const ready = [
   condition('Ready', 'True', 'ReconciliationSucceeded', 'Applied revision main@sha1:1'),
@@ -89,9 +97,10 @@ beforeAll(async () => {
   });
   const port = await freePort();
   url = `http://127.0.0.1:${port}/`;
-  controller = await startController({
+  env = await startGitEnv({
     args: ['--ui-address', `127.0.0.1:${port}`, '--ui-auth-proxy-identity', `system:serviceaccount:${ns}:proxy`],
   });
+  await plannedPackage(client);
   await eventually(
     'the controller serves the UI',
     () =>
@@ -104,9 +113,48 @@ beforeAll(async () => {
   browser = await launchChromium();
 });
 
+/**
+ * PackageSync `planned` in ns: a ConfigMap from a real git repo, applied as ServiceAccount `deployer` (a Role over
+ * ConfigMaps); alice's Role allows `create` on packagesyncs/plan, nothing else.
+ */
+async function plannedPackage(client: Awaited<ReturnType<typeof kube>>): Promise<void> {
+  const repo = await env.repo('uic-planned', { 'cm.yaml': configMap('planned', { color: 'green' }) });
+  await createWithStatus(ns, { name: 'planned', url: repo.url, serviceAccountName: 'deployer', conditions: ready });
+  await client.request('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, {
+    body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'deployer' } },
+  });
+  const role = (name: string, rules: object[], subject: object) =>
+    Promise.all([
+      client.request('POST', `${rbac}/namespaces/${ns}/roles`, {
+        body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name }, rules },
+      }),
+      client.request('POST', `${rbac}/namespaces/${ns}/rolebindings`, {
+        body: {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: { name },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+          subjects: [subject],
+        },
+      }),
+    ]);
+  await Promise.all([
+    role('deployer', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['*'] }], {
+      kind: 'ServiceAccount',
+      name: 'deployer',
+      namespace: ns,
+    }),
+    role('planner', [{ apiGroups: ['packagesync.io'], resources: ['packagesyncs/plan'], verbs: ['create'] }], {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'User',
+      name: alice,
+    }),
+  ]);
+}
+
 afterAll(async () => {
   await browser?.close();
-  await controller?.stop();
+  await env?.dispose();
   const client = await kube();
   await client.request('DELETE', `${rbac}/clusterrolebindings/${proxyRole}`).catch(() => undefined);
   await client.request('DELETE', `${rbac}/clusterroles/${proxyRole}`).catch(() => undefined);
@@ -165,7 +213,7 @@ describe('in-cluster UI: each request acts as its own token', () => {
     await page.getByLabel('Bearer token').fill(operatorToken);
     await page.getByRole('button', { name: 'Sign in' }).click();
     // RBAC lets it list in ns only: the PackageSync in the other namespace (and every other test's) stays hidden
-    await poll(() => rowNames(page)).toEqual(['api', 'web']);
+    await poll(() => rowNames(page)).toEqual(['api', 'planned', 'web']);
     expect(await page.locator('.who').textContent()).toContain(`system:serviceaccount:${ns}:operator`);
     await page.goto(`${url}#/ps/${ns}/api`);
     await page.getByRole('button', { name: 'Suspend' }).click();
@@ -217,7 +265,7 @@ describe('in-cluster UI behind an auth proxy', () => {
     expect(await whoami(headers)).toMatchObject({ status: 200, body: { user: 'alice@example.com' } });
     const fleet = await fetch(`${url}api/packagesyncs?namespace=${ns}`, { headers });
     const names = ((await fleet.json()) as { items: { name: string }[] }).items.map((r) => r.name);
-    expect(names).toEqual(['api', 'web']);
+    expect(names).toEqual(['api', 'planned', 'web']);
     const refused = await fetch(`${url}api/packagesyncs?namespace=${other}`, { headers });
     expect(((await refused.json()) as { items: unknown[] }).items).toEqual([]);
   });
@@ -228,5 +276,33 @@ describe('in-cluster UI behind an auth proxy', () => {
     expect((res.body as { message: string }).message).toBe(
       `X-Remote-User is believed only from system:serviceaccount:${ns}:proxy, not from system:serviceaccount:${ns}:reader`,
     );
+  });
+  const asProxied = (user: string) => ({
+    authorization: `Bearer ${proxyToken}`,
+    'x-remote-user': user,
+    'x-remote-group': viewersGroup,
+  });
+
+  it("plans as the PackageSync's ServiceAccount for a proxied user RBAC allows packagesyncs/plan, the CLI's text", async () => {
+    const page = await open(`#/ps/${ns}/planned`, asProxied(alice));
+    await page.getByRole('button', { name: 'Plan the newest commit' }).click();
+    const shown = page.locator('pre.plan');
+    await shown.waitFor({ timeout: 120_000 });
+    // the server's own identity impersonating deployer: the same plan the controller's kubeconfig gets from the CLI
+    const cli = await packagesync('plan', 'planned', '-n', ns, '--allow-insecure-http');
+    expect(cli.code, cli.stderr).toBe(1);
+    expect(cli.stdout).toContain(`system:serviceaccount:${ns}:deployer`);
+    expect(await shown.textContent()).toBe(cli.stdout);
+    expect(await page.locator('#h-plan ~ div[aria-live] p').first().textContent()).toBe('exit 1: changes');
+  });
+
+  it("refuses the plan, in the API server's words, to a proxied user RBAC does not allow it", async () => {
+    const page = await open(`#/ps/${ns}/planned`, asProxied(bob));
+    await page.getByRole('button', { name: 'Plan the newest commit' }).click();
+    const refusal = page.locator('#h-plan ~ div[aria-live] p.alert');
+    await poll(() => refusal.textContent()).toContain(
+      `User "${bob}" cannot create resource "packagesyncs/plan" in API group "packagesync.io" in the namespace "${ns}"`,
+    );
+    expect(await page.locator('pre.plan').count()).toBe(0);
   });
 });

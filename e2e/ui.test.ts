@@ -189,9 +189,17 @@ describe('the fleet page', () => {
     await poll(() => rowNames(all)).toEqual(['elsewhere']);
     await all.getByLabel(/^Namespace/).selectOption(ns);
     await all.getByLabel('Sort by').selectOption('state');
-    await expect
-      .poll(() => rowNames(all))
-      .toEqual(['api', 'web', 'rolling', 'broken-build', 'held', 'hostile', 'no-route', 'paused']);
+    // the test's poll, not expect.poll's default second: a re-read on a loaded machine takes longer
+    await poll(() => rowNames(all)).toEqual([
+      'api',
+      'web',
+      'rolling',
+      'broken-build',
+      'held',
+      'hostile',
+      'no-route',
+      'paused',
+    ]);
     await all.screenshot({ path: join(docs, 'ui-fleet.png') });
     await all.close();
   });
@@ -354,9 +362,33 @@ describe('live', () => {
     await poll(() => badge.textContent()).toBe('Stalled');
     const written = Date.now();
     await writeStatus(ns, 'broken-build', { conditions: ready('Applied revision main@sha1:4') });
-    await badge.filter({ hasText: 'Ready' }).waitFor({ timeout: 5_000 });
+    // that it arrives is asserted; how fast is bench/ui-fleet.ts's to measure (a loaded machine is not the feature)
+    await poll(() => badge.textContent()).toBe('Ready');
     const seconds = (Date.now() - written) / 1000;
     console.log(`ui live: status write → page shows it in ${seconds.toFixed(3)} s`);
+    await page.close();
+  });
+
+  it('re-reads what it shows when its event stream opens: a write before the stream is connected is not lost', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    // the page's event stream is held until the write has reached the server's watch (and gone to no stream)
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route('**/api/watch', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(`${allowed.url}#/ps/${ns}/no-route`);
+    const badge = page.locator('h1 .badge');
+    await poll(() => badge.textContent()).toBe('Failed');
+    await writeStatus(ns, 'no-route', { conditions: ready('Applied revision main@sha1:5') });
+    const fleetState = async () => {
+      const res = await fetch(`${allowed.url}api/packagesyncs?q=no-route`);
+      return ((await res.json()) as { items: { name: string; state: string }[] }).items[0]?.state;
+    };
+    await poll(fleetState).toBe('Ready');
+    release();
+    await poll(() => badge.textContent()).toBe('Ready');
     await page.close();
   });
 });
@@ -414,7 +446,12 @@ describe('security', () => {
       });
       expect(status).toBe(421);
     } finally {
-      child.kill('SIGINT');
+      // waited for: a server left running past the file would still hold its watch when the next file starts
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGINT');
+        await exited;
+      }
     }
   });
 });

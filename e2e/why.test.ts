@@ -8,20 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitCondition } from './support/controller.ts';
 import { packagesync } from './support/cli.ts';
 import { kubectl } from './support/cluster.ts';
-import {
-  condition,
-  configMap,
-  deployment,
-  readyAt,
-  startHealthEnv,
-  stalledOnHealth,
-  watchStatus,
-  type HealthEnv,
-} from './support/health.ts';
+import { condition, configMap, deployment, readyAt, stalledOnHealth, watchStatus } from './support/health.ts';
+import { startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 
-let env: HealthEnv;
+let env: GitEnvWithController;
 beforeAll(async () => {
-  env = await startHealthEnv();
+  env = await startGitEnv();
 });
 afterAll(async () => {
   await env?.dispose();

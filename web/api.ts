@@ -44,14 +44,40 @@ export class ApiError extends Error {}
 /** Fired when the server (in the cluster) wants a token: the app shows the sign-in form. */
 export const SIGN_IN_EVENT = 'packagesync-sign-in';
 
-async function json<T>(res: Response): Promise<T> {
-  const body = (await res.json().catch(() => ({ message: res.statusText }))) as T & {
-    message?: string;
+type Answer<T> = { ok: boolean; status: number; body: Partial<T> & { message?: string; error?: string } };
+
+/**
+ * The one way the page asks the server: JSON back (or the status text when there is none), the CSRF token and
+ * the session cookie on everything but a GET (the server checks the token against its cookie), and a 401 that
+ * asks for a token shows the sign-in form.
+ */
+async function call<T>(path: string, method: 'GET' | 'POST' | 'DELETE' = 'GET', body?: unknown): Promise<Answer<T>> {
+  const res = await fetch(
+    path,
+    method === 'GET'
+      ? undefined
+      : {
+          method,
+          headers: {
+            'x-packagesync-csrf': csrfToken,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          credentials: 'same-origin',
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        },
+  );
+  const parsed = (await res.json().catch(() => ({ message: res.statusText }))) as Answer<T>['body'] & {
     signIn?: boolean;
   };
-  if (res.status === 401 && body.signIn) window.dispatchEvent(new CustomEvent(SIGN_IN_EVENT));
-  if (!res.ok) throw new ApiError(body.message ?? `${res.status}`);
-  return body;
+  if (res.status === 401 && parsed.signIn) window.dispatchEvent(new CustomEvent(SIGN_IN_EVENT));
+  return { ok: res.ok, status: res.status, body: parsed };
+}
+
+/** A read: its body, or an ApiError with the server's message. */
+async function get<T>(path: string): Promise<T> {
+  const answer = await call<T>(path);
+  if (!answer.ok) throw new ApiError(answer.body.message ?? `${answer.status}`);
+  return answer.body as T;
 }
 
 export interface WhoAmI {
@@ -60,27 +86,17 @@ export interface WhoAmI {
   signOut: boolean;
 }
 
-export const whoAmI = () => fetch('/api/whoami').then((r) => json<WhoAmI>(r));
+export const whoAmI = () => get<WhoAmI>('/api/whoami');
 
 /** The sign-in form's token, checked by the API server; kept by the browser as an HttpOnly cookie. */
-export async function signIn(token: string): Promise<ActionResult> {
-  const res = await fetch('/api/session', {
-    method: 'POST',
-    headers: { 'x-packagesync-csrf': csrfToken, 'content-type': 'application/json' },
-    credentials: 'same-origin',
-    body: JSON.stringify({ token }),
-  });
-  return (await res.json().catch(() => ({ ok: false, message: res.statusText }))) as ActionResult;
-}
+export const signIn = (token: string): Promise<ActionResult> =>
+  call<ActionResult>('/api/session', 'POST', { token }).then(actionResult);
 
-export const signOut = () =>
-  fetch('/api/session', { method: 'DELETE', headers: { 'x-packagesync-csrf': csrfToken }, credentials: 'same-origin' });
+export const signOut = () => call<ActionResult>('/api/session', 'DELETE');
 
-export const getFleet = (query: URLSearchParams) =>
-  fetch(`/api/packagesyncs?${query.toString()}`).then((r) => json<FleetPage>(r));
+export const getFleet = (query: URLSearchParams) => get<FleetPage>(`/api/packagesyncs?${query.toString()}`);
 
-export const getPackageSync = (namespace: string, name: string) =>
-  fetch(psPath(namespace, name)).then((r) => json<PackageSyncDetail>(r));
+export const getPackageSync = (namespace: string, name: string) => get<PackageSyncDetail>(psPath(namespace, name));
 
 export interface ObjectRefParams {
   group: string;
@@ -90,36 +106,33 @@ export interface ObjectRefParams {
 }
 
 export const getObject = (namespace: string, name: string, ref: ObjectRefParams) =>
-  fetch(`${psPath(namespace, name)}/object?${new URLSearchParams({ ...ref }).toString()}`).then((r) =>
-    json<ObjectDetail>(r),
-  );
+  get<ObjectDetail>(`${psPath(namespace, name)}/object?${new URLSearchParams({ ...ref }).toString()}`);
+
+/** An action's answer, a refusal (the API server's message) too, as ok and a message. */
+const actionResult = ({ ok, body }: Answer<ActionResult>): ActionResult => ({
+  ok: ok && body.ok !== false,
+  message: body.message ?? '',
+});
 
 /** Always answers: a refusal (the API server's message) comes back as ok: false. */
-export async function act(namespace: string, name: string, action: Action, revision?: string): Promise<ActionResult> {
+export function act(namespace: string, name: string, action: Action, revision?: string): Promise<ActionResult> {
   const query = revision ? `?${new URLSearchParams({ revision }).toString()}` : '';
-  const res = await fetch(`${psPath(namespace, name)}/${action}${query}`, {
-    method: 'POST',
-    headers: { 'x-packagesync-csrf': csrfToken },
-    credentials: 'same-origin',
-  });
-  const body = (await res.json().catch(() => ({ ok: false, message: res.statusText }))) as ActionResult;
-  return res.ok ? body : { ok: false, message: body.message };
+  return call<ActionResult>(`${psPath(namespace, name)}/${action}${query}`, 'POST').then(actionResult);
 }
 
 /** `packagesync plan` run by the server with the viewer's credentials: its text, or its JSON document. */
 export async function plan(namespace: string, name: string, output: 'text' | 'json'): Promise<PlanResult> {
-  const res = await fetch(`${psPath(namespace, name)}/plan?output=${output}`, {
-    method: 'POST',
-    headers: { 'x-packagesync-csrf': csrfToken },
-    credentials: 'same-origin',
-  });
-  const body = (await res.json().catch(() => ({ exitCode: -1, output: '', error: res.statusText }))) as PlanResult & {
-    message?: string;
-  };
-  return res.ok ? body : { exitCode: -1, output: '', error: body.error ?? body.message ?? res.statusText };
+  const { ok, body } = await call<PlanResult>(`${psPath(namespace, name)}/plan?output=${output}`, 'POST');
+  if (ok) return body as PlanResult;
+  return { exitCode: -1, output: '', error: body.error ?? body.message ?? 'the plan did not run' };
 }
 
-type Listener = (change: ChangeEvent) => void;
+/**
+ * A PackageSync changed; undefined: the stream (re)connected, so anything may have changed since the view last
+ * read it — a write between a page's first read and its stream's opening (or during a reconnect) sends no event
+ * this page hears.
+ */
+type Listener = (change: ChangeEvent | undefined) => void;
 const listeners = new Set<Listener>();
 let source: EventSource | undefined;
 
@@ -128,6 +141,7 @@ export function onChange(listener: Listener): () => void {
   listeners.add(listener);
   if (!source) {
     source = new EventSource('/api/watch');
+    source.onopen = () => listeners.forEach((l) => l(undefined));
     source.onmessage = (e: MessageEvent<string>) => {
       const change = JSON.parse(e.data) as ChangeEvent;
       listeners.forEach((l) => l(change));

@@ -51,16 +51,8 @@ export function Fleet() {
   return (
     <main>
       <h1>PackageSyncs</h1>
-      {data?.refused && (
-        <p class="alert" role="alert">
-          {data.refused}
-        </p>
-      )}
-      {error && (
-        <p class="alert" role="alert">
-          {error}
-        </p>
-      )}
+      <Alert message={data?.refused} />
+      <Alert message={error} />
       <ul class="counts" aria-label="PackageSyncs by state">
         {FLEET_STATES.map((s) => (
           <li key={s}>
@@ -76,56 +68,27 @@ export function Fleet() {
         ))}
       </ul>
       <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Namespace{' '}
-          <select value={filter.namespace} onChange={(e) => set({ namespace: e.currentTarget.value })}>
-            <option value="">all</option>
-            {data?.namespaces.map((n) => (
-              <option key={n} value={n}>
-                {n}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          State{' '}
-          <select value={filter.state} onChange={(e) => set({ state: e.currentTarget.value as FleetState | '' })}>
-            <option value="">all</option>
-            {FLEET_STATES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Search{' '}
-          <input
-            type="search"
-            value={filter.q}
-            placeholder="name, reason, message, URL"
-            onInput={(e) => set({ q: e.currentTarget.value })}
-          />
-        </label>
-        <label>
-          Labels{' '}
-          <input
-            type="search"
-            value={filter.label}
-            placeholder="team=a,env!=prod"
-            onInput={(e) => set({ label: e.currentTarget.value })}
-          />
-        </label>
-        <label>
-          Sort by{' '}
-          <select value={filter.sort} onChange={(e) => set({ sort: e.currentTarget.value as Filter['sort'] })}>
-            {FLEET_SORTS.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Choice
+          label="Namespace"
+          value={filter.namespace}
+          options={data?.namespaces ?? []}
+          all
+          onChange={(namespace) => set({ namespace })}
+        />
+        <Choice label="State" value={filter.state} options={FLEET_STATES} all onChange={(state) => set({ state })} />
+        <SearchField
+          label="Search"
+          value={filter.q}
+          placeholder="name, reason, message, URL"
+          onInput={(q) => set({ q })}
+        />
+        <SearchField
+          label="Labels"
+          value={filter.label}
+          placeholder="team=a,env!=prod"
+          onInput={(label) => set({ label })}
+        />
+        <Choice label="Sort by" value={filter.sort} options={FLEET_SORTS} onChange={(sort) => sort && set({ sort })} />
         <label>
           <input type="checkbox" checked={filter.desc} onChange={(e) => set({ desc: e.currentTarget.checked })} />{' '}
           descending
@@ -165,24 +128,67 @@ export function Fleet() {
         </tbody>
       </table>
       <nav class="pager" aria-label="Pages">
-        <button
-          type="button"
-          disabled={filter.page <= 1}
-          onClick={() => setFilter({ ...filter, page: filter.page - 1 })}
-        >
-          Previous
-        </button>
+        <PageButton label="Previous" to={filter.page - 1} pages={pages} go={(page) => setFilter({ ...filter, page })} />
         <span>
           Page {filter.page} of {pages}
         </span>
-        <button
-          type="button"
-          disabled={filter.page >= pages}
-          onClick={() => setFilter({ ...filter, page: filter.page + 1 })}
-        >
-          Next
-        </button>
+        <PageButton label="Next" to={filter.page + 1} pages={pages} go={(page) => setFilter({ ...filter, page })} />
       </nav>
     </main>
+  );
+}
+
+function Alert({ message }: { message: string | undefined }) {
+  return message ? (
+    <p class="alert" role="alert">
+      {message}
+    </p>
+  ) : null;
+}
+
+/** A labelled select of the filter form; `all` offers "all" (the empty value) first. */
+function Choice<T extends string>(props: {
+  label: string;
+  value: T | '';
+  options: readonly T[];
+  all?: boolean;
+  onChange: (value: T | '') => void;
+}) {
+  return (
+    <label>
+      {props.label}{' '}
+      <select value={props.value} onChange={(e) => props.onChange(e.currentTarget.value as T | '')}>
+        {props.all && <option value="">all</option>}
+        {props.options.map((o) => (
+          <option key={o} value={o}>
+            {o}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** A labelled search box of the filter form: every keystroke is a new query (the server filters). */
+function SearchField(props: { label: string; value: string; placeholder: string; onInput: (value: string) => void }) {
+  return (
+    <label>
+      {props.label}{' '}
+      <input
+        type="search"
+        value={props.value}
+        placeholder={props.placeholder}
+        onInput={(e) => props.onInput(e.currentTarget.value)}
+      />
+    </label>
+  );
+}
+
+/** Previous / Next: disabled where there is no such page. */
+function PageButton(props: { label: string; to: number; pages: number; go: (page: number) => void }) {
+  return (
+    <button type="button" disabled={props.to < 1 || props.to > props.pages} onClick={() => props.go(props.to)}>
+      {props.label}
+    </button>
   );
 }

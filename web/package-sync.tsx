@@ -25,7 +25,7 @@ export function PackageSyncPage({ namespace, name }: { namespace: string; name: 
       );
     void load();
     const reload = throttle(() => void load(), 100);
-    return onChange((c) => c.namespace === namespace && c.name === name && reload());
+    return onChange((c) => (!c || (c.namespace === namespace && c.name === name)) && reload());
   }, [namespace, name]);
 
   const run = async (action: Action, revision?: string) => {

@@ -21,7 +21,7 @@ import { dropFinalizers, type BenchContext } from './fleet.ts';
 import { applyFloor } from './floor.ts';
 import { memoryOf, packageSyncRequests, scrape, startPackageSync, waitServing, type Proc } from './procs.ts';
 import { createAll, isReady, packageSyncOf, PS_PATH, watchUntil } from './units.ts';
-import { sumCounter } from './cluster.ts';
+import { metricValue, sumCounter } from './cluster.ts';
 
 export interface BigResult {
   n: number;
@@ -55,6 +55,15 @@ export interface NoopResult {
   requests: number;
   /** API server delta over the same window (includes other components' background traffic). */
   apiserver: VerbCounts;
+  /**
+   * Reconciles in the window that rendered the package: those that did not stop at an unchanged check
+   * (packagesync_unchanged_checks_total, before loading or before rendering). The first periodic check after an
+   * apply renders once, to find the package settled and keep its checkpoint (ADR 0031); every later one renders
+   * nothing.
+   */
+  renders?: number;
+  /** The periodic check after that one: what the fleet's checks cost at rest (no render, no write). */
+  next?: Omit<NoopResult, 'next'>;
 }
 
 /** The resync interval of the big PackageSync: the no-op measurement waits for one. */
@@ -109,8 +118,14 @@ export async function runBig(ctx: BenchContext, n: number, noop: boolean): Promi
   }
 }
 
-/** Waits for the next periodic reconcile and reports what it cost. */
+/** Waits for the next two periodic reconciles and reports what each cost. */
 async function measureNoop(ctx: BenchContext, proc: Proc): Promise<NoopResult> {
+  const first = await measurePeriodic(ctx, proc);
+  return { ...first, next: await measurePeriodic(ctx, proc) };
+}
+
+/** Waits for the next periodic reconcile and reports what it cost. */
+async function measurePeriodic(ctx: BenchContext, proc: Proc): Promise<Omit<NoopResult, 'next'>> {
   const text = await scrape(proc);
   const done = count(text);
   const clientBefore = packageSyncRequests(text);
@@ -119,12 +134,15 @@ async function measureNoop(ctx: BenchContext, proc: Proc): Promise<NoopResult> {
   const after = await reconcilesReach(proc, done + 1, (RESYNC + 120) * 1000);
   const apiAfter = await apiserverRequests(ctx.harness.client);
   const client = diff(packageSyncRequests(after), clientBefore);
+  const stoppedEarly =
+    metricValue(after, 'packagesync_unchanged_checks_total') - metricValue(text, 'packagesync_unchanged_checks_total');
   return {
     seconds: durationSum(after) - durationBefore,
     client,
     writes: writes(client),
     requests: total(client),
     apiserver: diff(apiAfter, apiBefore, { GET: 1 }),
+    renders: count(after) - done - stoppedEarly,
   };
 }
 

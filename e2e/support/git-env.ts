@@ -139,6 +139,19 @@ export async function startGitEnv(
   };
 }
 
+/**
+ * The spec most e2e PackageSyncs start from: the package at `url`, an interval no test waits for (1h: what a test
+ * sees happens because it asked), a failure retried after 1 s, and a minute's budget per reconcile. `more` adds to
+ * it or replaces any of it.
+ */
+export const quickSpec = (url: string, more: Record<string, unknown> = {}) => ({
+  source: { url },
+  interval: '1h',
+  retryInterval: '1s',
+  timeout: '1m',
+  ...more,
+});
+
 export const configMap = (name: string, data: Record<string, string>) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n${Object.entries(data)
     .map(([k, v]) => `  ${k}: "${v}"`)

@@ -4,17 +4,11 @@
  */
 import type { PackageSync } from '../../src/api/packagesync.ts';
 import { conditionOf } from '../../src/core/status.ts';
-import { getPackageSync, type ControllerHandle, type ControllerOptions } from './controller.ts';
-import { startGitEnv, type GitEnv } from './git-env.ts';
+import { getPackageSync } from './controller.ts';
 
 /** The label the kwok failure stages select on; its value picks the failure. */
 export const POD_FAILURE = 'e2e.packagesync.io/pod-failure';
 export type PodFailure = 'ImagePullBackOff' | 'CrashLoopBackOff' | 'Error' | 'NotReady';
-
-/** @deprecated startGitEnv (git-env.ts) with controller options is the same env; kept for other branches. */
-export type HealthEnv = GitEnv & { controller: ControllerHandle };
-/** @deprecated see HealthEnv. */
-export const startHealthEnv = (opts: ControllerOptions = {}): Promise<HealthEnv> => startGitEnv(opts);
 
 interface WorkloadOptions {
   replicas?: number;

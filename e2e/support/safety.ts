@@ -3,7 +3,6 @@ import type { PackageSync } from '../../src/api/packagesync.ts';
 import { conditionOf } from '../../src/core/status.ts';
 import { get, type Live } from './cluster.ts';
 import { patchPackageSync } from './controller.ts';
-import { startGitEnv, type GitEnv } from './git-env.ts';
 
 export { get, type Live };
 
@@ -29,9 +28,6 @@ export function deployment(name: string, opts: { replicas?: number; image?: stri
     '',
   ].join('\n');
 }
-
-/** @deprecated startGitEnv(false) (git-env.ts) is the same server, repos and namespaces; kept for other branches. */
-export const safetyFixture = (): Promise<GitEnv> => startGitEnv(false, { crds: false });
 
 let triggers = 0;
 /** Asks for a reconcile now (the trigger annotation), as `packagesync reconcile` does. */

@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 
 /**
  * A gzip ustar archive built by hand: node-tar and `helm package` refuse to write the unsafe entries (`..`,
- * links out) the hostile-archive tests need. (e2e/oci-source.test.ts has its own copy of this.)
+ * absolute paths, links out) the hostile-archive tests need (e2e/chart-source, e2e/oci-source).
  */
 export function tarball(entries: { name: string; content?: string; type?: '0' | '1' | '2'; link?: string }[]): Buffer {
   const blocks: Buffer[] = [];

@@ -45,6 +45,8 @@ export interface Fixture {
   suspend?: boolean;
   url?: string;
   labels?: Record<string, string>;
+  /** spec.serviceAccountName: the identity its reconcile (and plan) acts as. */
+  serviceAccountName?: string;
   conditions: Condition[];
   status?: Partial<NonNullable<PackageSync['status']>>;
 }
@@ -57,7 +59,11 @@ export async function createWithStatus(namespace: string, f: Fixture): Promise<v
       apiVersion: 'packagesync.io/v1alpha1',
       kind: 'PackageSync',
       metadata: { name: f.name, namespace, ...(f.labels ? { labels: f.labels } : {}) },
-      spec: { source: { url: f.url ?? `https://git.example.com/${f.name}.git` }, suspend: f.suspend ?? false },
+      spec: {
+        source: { url: f.url ?? `https://git.example.com/${f.name}.git` },
+        suspend: f.suspend ?? false,
+        ...(f.serviceAccountName ? { serviceAccountName: f.serviceAccountName } : {}),
+      },
     },
   });
   await writeStatus(namespace, f.name, { observedGeneration: 1, conditions: f.conditions, ...f.status });

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"text/template"
 
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart"
@@ -31,6 +32,8 @@ type helmRequest struct {
 	// Values layers in order, later ones win: a file of the checkout (Path) or text the controller gives
 	// (valuesFrom, inline values), named by Name in messages.
 	Values []valuesLayer `json:"values,omitempty"`
+	// spec.helm.lookup: `lookup` asks the controller (lookup.go); off, it answers nothing, as `helm template`
+	Lookup bool `json:"lookup,omitempty"`
 }
 
 type valuesLayer struct {
@@ -45,11 +48,16 @@ type valuesLayer struct {
 // the manifest then each hook as "---\n# Source: …", test hooks dropped (--skip-tests). What the command does
 // for flags the controller never passes (--show-only, --output-dir, post-renderers, --dependency-update, remote
 // charts) is left out. Its output equals the binary's for the same chart and values.
-func helmTemplate(req helmRequest) ([]byte, error) {
+func helmTemplate(req helmRequest, ask *lookupChannel) ([]byte, error) {
 	if err := confined(req.Root, req.Chart); err != nil {
 		return nil, err
 	}
-	client := action.NewInstall(action.NewConfiguration())
+	cfg := action.NewConfiguration()
+	if req.Lookup {
+		// the engine's template funcs are overridden by the configuration's custom ones (engine.initFunMap)
+		cfg.CustomTemplateFuncs = template.FuncMap{"lookup": ask.lookup}
+	}
+	client := action.NewInstall(cfg)
 	if req.KubeVersion != "" {
 		kv, err := common.ParseKubeVersion(req.KubeVersion)
 		if err != nil {

@@ -11,6 +11,8 @@
 //	          {"id":2,"op":"helm","maxOutputBytes":N,"helm":{"root":…,"chart":…,"releaseName":…,"namespace":…,"values":[…]}}
 //	          {"id":3,"op":"version"}
 //	Response: {"id":1,"ok":true,"yaml":"..."} or {"id":1,"ok":false,"kind":"failed"|"too-large"|"panic","error":"..."}
+//	Mid-render, with "lookup":true in a helm request: {"id":2,"lookup":{"apiVersion":…,"kind":…,"namespace":…,"name":…}}
+//	          answered by {"id":2,"op":"lookup-answer","answer":{"object":{…}} | {"code":403,"reason":…,"message":…}}
 //
 // A panic in a library is answered as that render's error (kind "panic"), then the worker exits: the
 // library's state may be half-written, and the controller starts a fresh worker and retries once.
@@ -38,6 +40,8 @@ type request struct {
 	MaxOutputBytes int               `json:"maxOutputBytes,omitempty"`
 	Kustomize      *kustomizeRequest `json:"kustomize,omitempty"`
 	Helm           *helmRequest      `json:"helm,omitempty"`
+	// the controller's answer to a lookup frame (op "lookup-answer"), read mid-render (lookup.go)
+	Answer *lookupAnswer `json:"answer,omitempty"`
 }
 
 type response struct {
@@ -47,6 +51,8 @@ type response struct {
 	Kind     string            `json:"kind,omitempty"`
 	Error    string            `json:"error,omitempty"`
 	Versions map[string]string `json:"versions,omitempty"`
+	// a question to the controller mid-render (lookup.go), not an answer
+	Lookup *lookupQuery `json:"lookup,omitempty"`
 }
 
 func main() {
@@ -80,7 +86,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "render-worker: %v\n", err)
 			os.Exit(2)
 		}
-		res := serve(req)
+		res := serve(req, &lookupChannel{in: in, out: out, id: req.ID})
 		if err := writeFrame(out, res); err != nil {
 			fmt.Fprintf(os.Stderr, "render-worker: %v\n", err)
 			os.Exit(2)
@@ -93,7 +99,7 @@ func main() {
 	}
 }
 
-func serve(req request) (res response) {
+func serve(req request, ask *lookupChannel) (res response) {
 	res.ID = req.ID
 	defer func() {
 		if r := recover(); r != nil {
@@ -108,7 +114,7 @@ func serve(req request) (res response) {
 	case req.Op == "kustomize" && req.Kustomize != nil:
 		yaml, err = kustomizeBuild(*req.Kustomize)
 	case req.Op == "helm" && req.Helm != nil:
-		yaml, err = helmTemplate(*req.Helm)
+		yaml, err = helmTemplate(*req.Helm, ask)
 	default:
 		return response{ID: req.ID, Kind: "failed", Error: fmt.Sprintf("unknown op %q", req.Op)}
 	}

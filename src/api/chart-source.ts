@@ -11,7 +11,7 @@ const name = nameField();
 export const ChartSourceSchema = z.object({
   repository: z.string().max(2048).meta({
     description:
-      'The chart repository: https://host/path (its index.yaml), http:// only with insecure on a loopback host. oci:// is not supported yet.',
+      'The chart repository: https://host/path (its index.yaml), or an OCI registry oci://host/path (the chart is <path>/<name>); plain http only with insecure on a loopback host.',
   }),
   name: z.string().max(253).meta({ description: 'The chart name in the repository (Flux chart, Argo CD chart).' }),
   version: z.string().max(255).optional().meta({
@@ -20,15 +20,15 @@ export const ChartSourceSchema = z.object({
   }),
   secretRef: z.object({ name }).optional().meta({
     description:
-      'A Secret in the same namespace with the repository credentials: username and password; ca.crt optional.',
+      'A Secret in the same namespace with the repository credentials: username and password, or for oci:// a .dockerconfigjson (kubernetes.io/dockerconfigjson); ca.crt optional.',
   }),
   certSecretRef: z.object({ name }).optional().meta({
     description: 'A Secret in the same namespace whose ca.crt is the CA the repository certificate must chain to.',
   }),
-  insecure: z
-    .boolean()
-    .optional()
-    .meta({ description: 'Plain http instead of https: accepted only for a loopback host (tests).' }),
+  insecure: z.boolean().optional().meta({
+    description:
+      'Plain http instead of https (for oci://: helm --plain-http): accepted only for a loopback host (tests).',
+  }),
 });
 
 export type ChartSource = z.infer<typeof ChartSourceSchema>;

@@ -96,9 +96,27 @@ export const SourceSchema = z
     verify: SourceVerifySchema.optional(),
     oci: OciSourceSchema.optional().meta({ description: 'An OCI artifact as the source, instead of url (git).' }),
     // issue 33: a chart from a Helm chart repository (src/api/chart-source.ts, docs/adr/0041)
-    chart: ChartSourceSchema.optional().meta({
-      description: 'A Helm chart from a chart repository as the source, instead of url (git) or oci.',
-    }),
+    chart: ChartSourceSchema.extend({
+      // Argo CD multi-source `ref: values` beside a chart source (docs/adr/0041): spec.helm.valuesFiles entries
+      // starting with $values/ are read from this repository at its own ref
+      values: z
+        .object({
+          url: z.string().max(2048).meta({ description: 'Git URL of the repository holding values files.' }),
+          ref: GitRefSchema.optional(),
+          secretRef: z.object({ name }).optional().meta({
+            description: 'A Secret in the same namespace with git credentials, as spec.source.secretRef.',
+          }),
+        })
+        .optional()
+        .meta({
+          description:
+            'A git repository beside the chart (Argo CD multi-source $values): spec.helm.valuesFiles entries $values/<path> are read from it at its ref.',
+        }),
+    })
+      .optional()
+      .meta({
+        description: 'A Helm chart from a chart repository as the source, instead of url (git) or oci.',
+      }),
   })
   .refine((s) => [s.url, s.oci, s.chart].filter((x) => x !== undefined).length === 1, {
     message: 'set exactly one of url (git), oci and chart',
@@ -202,6 +220,15 @@ export const HelmSchema = z
       description: 'ConfigMap or Secret keys of the same namespace holding values, merged after valuesFiles.',
     }),
     includeCRDs: z.boolean().default(true).meta({ description: "Render the chart's crds/ directory. Default true." }),
+    lookup: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          "Answer the templates' lookup from the target cluster as the PackageSync's identity (its ServiceAccount " +
+          'when it names one), as helm install would; a read the identity may not make fails the render. Such a ' +
+          'package renders on every check (never cached). Default false: lookup answers nothing, as helm template.',
+      }),
   })
   .meta({ description: 'Render the Helm chart at spec.source.path with helm template.' });
 

@@ -14,6 +14,7 @@ import { ConfigMaps } from '../adapters/kube/configmaps.ts';
 import { Secrets } from '../adapters/kube/secrets.ts';
 import { createGitSource } from '../adapters/git/source-port.ts';
 import { createChartSource } from '../adapters/chart/source-port.ts';
+import { createCheckoutStore } from '../adapters/oci/checkout-store.ts';
 import { createOciSource, sourceBySpec } from '../adapters/oci/index.ts';
 import { createRenderer } from '../adapters/render/build.ts';
 import { createSopsDecryptor } from '../adapters/render/sops.ts';
@@ -87,11 +88,13 @@ export async function renderForPlan(
       maxTotalBytes: 64 << 20,
       ociMaxLayerBytes: 64 << 20,
     };
-    const source = cacheDir
+    const archives = createCheckoutStore(config);
+    const git = cacheDir ? await createGitSource(config, log) : undefined;
+    const source = git
       ? sourceBySpec(
-          await createGitSource(config, log),
-          createOciSource(config, log),
-          createChartSource({ ...config, helmPath: tools.helm }, log),
+          git,
+          createOciSource(config, log, archives),
+          createChartSource({ ...config, helmPath: tools.helm }, log, archives, git),
         )
       : undefined;
     const ports: Ports = {

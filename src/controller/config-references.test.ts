@@ -65,6 +65,15 @@ describe('referencesOf', () => {
       },
       ['Secret/team-a/login', 'Secret/team-a/ca'],
     ],
+    // the git credentials of values beside a chart ($values) too
+    [
+      {
+        source: {
+          chart: { repository: 'https://c', name: 'app', values: { url: 'https://g', secretRef: { name: 'git' } } },
+        },
+      },
+      ['Secret/team-a/git'],
+    ],
     [{ helm: { valuesFrom: [{ kind: 'Job', name: 'x' }] }, decryption: { secretRef: { name: '' } } }, []],
     // malformed entries are the reconcile's to report, not the watch's
     [{ postBuild: { substituteFrom: [{ kind: 'Deployment', name: 'x' }, { kind: 'Secret' }, null] } }, []],

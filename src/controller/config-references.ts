@@ -25,7 +25,7 @@ export function referencesOf(ps: PackageSync): string[] {
     source?: {
       secretRef?: NamedRef;
       oci?: { secretRef?: NamedRef; certSecretRef?: NamedRef };
-      chart?: { secretRef?: NamedRef; certSecretRef?: NamedRef };
+      chart?: { secretRef?: NamedRef; certSecretRef?: NamedRef; values?: { secretRef?: NamedRef } };
       verify?: { secretRef?: NamedRef };
     };
     postBuild?: { substituteFrom?: unknown };
@@ -51,6 +51,7 @@ export function referencesOf(ps: PackageSync): string[] {
   secret(spec.source?.oci?.certSecretRef);
   secret(spec.source?.chart?.secretRef);
   secret(spec.source?.chart?.certSecretRef);
+  secret(spec.source?.chart?.values?.secretRef);
   secret(spec.source?.verify?.secretRef);
   secret(spec.kubeConfig?.secretRef);
   either(spec.postBuild?.substituteFrom);

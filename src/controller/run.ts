@@ -1,6 +1,7 @@
 /** Wires the real adapters into the engine and runs the manager until SIGTERM/SIGINT. */
 import { readFileSync } from 'node:fs';
 import { createChartSource } from '../adapters/chart/source-port.ts';
+import { createCheckoutStore } from '../adapters/oci/checkout-store.ts';
 import { createOciSource, sourceBySpec } from '../adapters/oci/index.ts';
 import { createSopsDecryptor } from '../adapters/render/sops.ts';
 import { KubeClient } from '../adapters/kube/client.ts';
@@ -28,6 +29,7 @@ import { controllerReadiness, metricsRoutes, probeRoutes, startHttpServers } fro
 import { createMetrics } from '../server/metrics.ts';
 import { webhookRoutes } from '../server/webhook.ts';
 import { NotifyController } from './notify/notify-controller.ts';
+import { SetController } from './rollout/set-controller.ts';
 import { LeaderElector, leaderIdentity } from './leader-election.ts';
 import { Manager } from './manager.ts';
 import { errorText } from '../core/failure.ts';
@@ -87,6 +89,10 @@ export async function runController(config: ControllerConfig): Promise<void> {
   const tracing = config.otlpTracesEndpoint
     ? otlpTracing(config.otlpTracesEndpoint, { version: packageVersion() })
     : undefined;
+  // one bounded store of unpacked archives (OCI artifacts, charts): one eviction sees them all
+  const archives = createCheckoutStore(config);
+  // the chart source reads values from git beside a chart (spec.source.chart.values) through the same git source
+  const git = await createGitSource(config, log);
   const ports: Ports = {
     ...(tracing ? { tracing } : {}),
     objects,
@@ -96,9 +102,9 @@ export async function runController(config: ControllerConfig): Promise<void> {
     configMaps: new ConfigMaps(client),
     source: metrics.instrumentSource(
       sourceBySpec(
-        await createGitSource(config, log),
-        createOciSource(config, log),
-        createChartSource({ ...config, helmPath: config.helmPath }, log),
+        git,
+        createOciSource(config, log, archives),
+        createChartSource({ ...config, helmPath: config.helmPath }, log, archives, git),
       ),
     ),
     log,
@@ -192,6 +198,18 @@ export async function runController(config: ControllerConfig): Promise<void> {
   });
   metrics.notifications.observe(() => notify.stats());
   manager.informer.on((event, obj) => notify.onPackageSync(event, obj));
+  // PackageSyncSets (docs/adr/0042): children are PackageSyncs of the same watch; a child's change wakes its set
+  const rollouts = new SetController({
+    client,
+    source: ports.source,
+    readSecret: (ns, name) => secrets.read(ns, name),
+    packageSyncs: manager.informer.cache,
+    log: log.child({ component: 'rollout' }),
+    watchNamespace: config.watchNamespace,
+    labelSelector: config.watchLabelSelector,
+    allowHttp: config.allowInsecureHttp,
+  });
+  manager.informer.on((event, obj) => rollouts.onPackageSync(event, obj));
   let watchSynced = false;
   void manager.informer.synced.then(() => {
     watchSynced = true;
@@ -253,6 +271,12 @@ export async function runController(config: ControllerConfig): Promise<void> {
   const startManager = () => {
     manager.start();
     notify.start();
+    // only where the PackageSyncSet CRD is installed: a cluster without it runs PackageSyncs as before
+    rollouts.served().then(
+      (served) =>
+        served ? rollouts.start() : log.info('PackageSyncSet is not served (CRD not installed): rollouts off'),
+      (e: unknown) => log.error({ err: errorText(e) }, 'could not ask whether PackageSyncSet is served: rollouts off'),
+    );
     log.info(
       {
         server: client.server,
@@ -308,6 +332,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
       manager
         .stop(grace - reserve)
         .then(() => notify.stop())
+        .then(() => rollouts.stop())
         // the last reconciles' spans leave before the process does
         .then(() => tracing?.shutdown())
         .catch((e: unknown) => log.error({ err: errorText(e) }, 'shutdown'))

@@ -36,8 +36,12 @@ export interface ReconcileInputs {
   decryption: string | null;
   /** Which build turns the package into objects: plain files, kustomize or helm. */
   tool: 'plain' | 'kustomize' | 'helm';
-  /** A Helm package's spec.helm.valuesFrom contents (as a digest) and the cluster's capabilities. */
-  helm: { valuesFrom: string; kubeVersion: string; apiVersions: readonly string[] } | null;
+  /**
+   * A Helm package's spec.helm.valuesFrom contents (as a digest) and the cluster's capabilities; with
+   * spec.helm.lookup, a value no two reads share: what the templates will look up is only known by rendering
+   * them, so no shortcut ever holds for such a package (docs/adr/0038).
+   */
+  helm: { valuesFrom: string; kubeVersion: string; apiVersions: readonly string[]; lookup?: string } | null;
 }
 
 /** One digest of every input: equal digests, equal inputs. */

@@ -3,7 +3,8 @@
  * - independent objects apply concurrently (bounded, in apply order, back-off on 429 in the client);
  * - an object starts once what it needs is there: its Namespace applied, its CRD applied, Established
  *   and served by discovery, each object its depends-on names applied and Current (kpt's semantics;
- *   one outside the package is only waited on), all within the reconcile's budget (the signal);
+ *   one outside the package is only waited on), all within the reconcile's budget (the signal). This file
+ *   decides the order; the waits themselves are the health wait's (wait.ts: untilServed, untilCurrent);
  * - a failed object holds back only its dependents, reported as skipped naming it; everything else
  *   carries on, and every failure of the run is returned at once, in apply order.
  * The caller prunes nothing when anything failed.
@@ -12,9 +13,8 @@ import PQueue from 'p-queue';
 import { Reason } from '../api/reasons.ts';
 import { applyFailure, fieldConflicts } from '../adapters/kube/objects.ts';
 import type { Objects } from './ports.ts';
-import { isNotFound } from '../adapters/kube/client.ts';
 import { fail, ok, type Failure, type Result } from '../core/failure.ts';
-import { healthWith, notFoundHealth, type Health, type HealthRules } from '../core/health/index.ts';
+import type { Health, HealthRules } from '../core/health/index.ts';
 import type { Change } from '../core/plan/changeset.ts';
 import { describeObject, type DependencyGraph } from '../core/plan/graph.ts';
 import { ApplySchedule } from '../core/plan/schedule.ts';
@@ -22,6 +22,8 @@ import { decideRefusedCreate } from '../core/plan/create-only.ts';
 import type { Owner } from '../core/plan/ownership.ts';
 import { describeRef, refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
 import { withSourceFile } from '../core/render/locate.ts';
+import { sleep } from './health-source.ts';
+import { untilCurrent, untilServed } from './wait.ts';
 
 export interface ApplyResult {
   /** created / configured / unchanged, per object handled before the apply ended. */
@@ -59,8 +61,6 @@ export interface ApplyOptions {
   /** The reconcile's budget: a dependency not Current when it fires fails its dependents. */
   signal: AbortSignal;
   concurrency: number;
-  /** Budget for a new CRD to become Established. */
-  establishTimeoutMs?: number;
   /** Live copies read before the apply (refKey →), for the health of objects that need no apply. */
   live?: ReadonlyMap<string, KubeObject>;
   /** refKey → source file, for messages. */
@@ -88,6 +88,8 @@ export async function applyGraph(
   const failed: { node: number; failure: Failure }[] = [];
   const externals = new Map<string, Promise<Health | undefined>>();
   const where = (i: number) => describeObject(graph.nodes[i]!.ref, opts.sources);
+  // what an object waits for before its dependents go: the health wait's (wait.ts), within the same budget
+  const waits = { signal: opts.signal, ...(opts.healthRules ? { healthRules: opts.healthRules } : {}) };
 
   const ownFailure = new Set<number>();
   const record = (i: number, own: Failure) => {
@@ -113,7 +115,7 @@ export async function applyGraph(
     const node = graph.nodes[i]!;
     for (const ext of node.external) {
       const key = refKey(ext);
-      if (!externals.has(key)) externals.set(key, untilCurrent(objects, ext, undefined, opts));
+      if (!externals.has(key)) externals.set(key, untilCurrent(objects, ext, undefined, waits));
       const unhealthy = await externals.get(key)!;
       if (unhealthy) {
         const message = `${where(i)} skipped: it depends on ${describeRef(ext)} (outside the package), which is not Current: ${unhealthy.message}`;
@@ -131,15 +133,14 @@ export async function applyGraph(
       if (applied && !applied.ok) return record(i, applied.failure);
       current = result.stored.get(node.key);
       if (isCrd(node.object)) {
-        const established = await waitEstablished(objects, [node.object], opts);
-        const served = established.ok ? await waitServed(objects, [node.object], opts) : established;
+        const served = await untilServed(objects, node.object, waits);
         if (!served.ok) return record(i, served.failure);
       }
     }
     schedule.applied(i);
     if (!schedule.needsHealth(i)) return;
     pump(); // what needs it only applied goes ahead while its depends-on dependents wait for health
-    const unhealthy = await untilCurrent(objects, node.ref, current, opts);
+    const unhealthy = await untilCurrent(objects, node.ref, current, waits);
     if (!unhealthy) return schedule.healthy(i);
     record(i, {
       reason: Reason.HealthCheckFailed,
@@ -185,47 +186,6 @@ function cancelled(ref: ObjectRef): Failure {
     object: ref,
     terminal: false,
   };
-}
-
-/**
- * Polls the object until kstatus says Current (undefined) or Failed, or the budget ends (its health then).
- * The copy the apply returned goes first: an object Current at once costs no read.
- */
-async function untilCurrent(
-  objects: Objects,
-  ref: ObjectRef,
-  first: KubeObject | undefined,
-  opts: ApplyOptions,
-): Promise<Health | undefined> {
-  let copy = first;
-  let health: Health = copy ? healthWith(copy, opts.healthRules) : notFoundHealth();
-  for (let pause = 250; ; pause = Math.min(pause * 1.5, 2_000)) {
-    if (health.status === 'Current') return undefined;
-    if (health.status === 'Failed') return health;
-    if (opts.signal.aborted) return { ...health, message: `${health.message} (when the reconcile's time ran out)` };
-    await sleep(pause, opts.signal);
-    try {
-      copy = await objects.get(ref, { signal: opts.signal });
-    } catch (e) {
-      if (opts.signal.aborted) continue;
-      throw e;
-    }
-    health = copy ? healthWith(copy, opts.healthRules) : notFoundHealth();
-  }
-}
-
-/** A pause that ends early when the reconcile is aborted (its time ran out, shutdown): every wait loop here. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }
 
 async function applyOne(
@@ -329,58 +289,5 @@ async function recreate(objects: Objects, obj: KubeObject, opts: ApplyOptions): 
     return ok(res.object);
   } catch (e) {
     return { ok: false, failure: applyFailure(obj, e) };
-  }
-}
-
-async function waitEstablished(objects: Objects, crds: KubeObject[], opts: ApplyOptions): Promise<Result<void>> {
-  const deadline = Date.now() + (opts.establishTimeoutMs ?? 30_000);
-  for (const crd of crds) {
-    const ref = refOf(crd);
-    for (;;) {
-      let live: KubeObject | undefined;
-      try {
-        live = await objects.get(ref, { signal: opts.signal });
-      } catch (e) {
-        if (!isNotFound(e)) return { ok: false, failure: applyFailure(crd, e) };
-      }
-      const conditions =
-        (live?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
-      if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline || opts.signal.aborted) {
-        return fail(
-          Reason.ApplyFailed,
-          `${describeRef(ref)} was applied but did not become Established; its custom resources were not applied`,
-          { object: ref },
-        );
-      }
-      await sleep(100, opts.signal);
-    }
-  }
-  return ok(undefined);
-}
-
-/**
- * Established is not the end: the API server's discovery documents lag a moment behind it. Refresh our
- * discovery until every new CRD's kind is served, so the next wave's custom resources find their REST
- * mapping instead of failing with UnknownKind and a back-off.
- */
-async function waitServed(objects: Objects, crds: KubeObject[], opts: ApplyOptions): Promise<Result<void>> {
-  const deadline = Date.now() + (opts.establishTimeoutMs ?? 30_000);
-  const kinds = crds.map((crd) => {
-    const spec = (crd.spec ?? {}) as { group?: string; names?: { kind?: string } };
-    return { crd, group: spec.group ?? '', kind: spec.names?.kind ?? '' };
-  });
-  for (;;) {
-    await objects.discovery.refresh();
-    const missing = kinds.find((k) => objects.discovery.isNamespaced(k.group, k.kind) === undefined);
-    if (!missing) return ok(undefined);
-    if (Date.now() > deadline || opts.signal.aborted) {
-      return fail(
-        Reason.ApplyFailed,
-        `${describeRef(refOf(missing.crd))} is Established but the API server does not serve kind ${missing.kind} yet; its custom resources were not applied`,
-        { object: refOf(missing.crd) },
-      );
-    }
-    await sleep(100, opts.signal);
   }
 }

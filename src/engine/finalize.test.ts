@@ -1,11 +1,13 @@
 // A teardown leaves through the run context like every reconcile (docs/adr/0037): a live read that fails there
 // is a Warning event and a log line, the finalizer stays, and it is tried again soon (it returned
 // `{failed: true}` with neither).
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { memoryWorld } from '../../test/engine/memory-ports.ts';
 import { FINALIZER, type PackageSync } from '../api/packagesync.ts';
 import { TEARDOWN_RETRY_MS } from '../core/exit.ts';
 import { finalize } from './finalize.ts';
-import type { Ports } from './ports.ts';
+import type { PackageObjects, Ports } from './ports.ts';
 import { Run } from './run.ts';
 
 const deleting = (): PackageSync =>
@@ -24,34 +26,22 @@ const deleting = (): PackageSync =>
     status: { inventory: { entries: [{ id: 'apps_web__ConfigMap', v: 'v1' }] } },
   }) as unknown as PackageSync;
 
-function portsWhere(listOwned: () => Promise<unknown[]>) {
-  const events: string[] = [];
+/** The memory ports (test/engine/memory-ports.ts), the package's live read answered by `listOwned`. */
+function portsWhere(listOwned: PackageObjects['listOwned']) {
+  const w = memoryWorld();
   const logs: string[] = [];
   const finalizers: boolean[] = [];
-  const mapping = { group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespaced: true };
-  const objects = {
-    owner: { name: 'web', namespace: 'apps' },
-    discovery: { mapping: async () => mapping },
-    liveCache: undefined,
-    listOwned,
-    delete: async () => ({ gone: true, finalizers: [] }),
-    get: async () => undefined,
-    forPackage: () => objects,
+  const { objects, packageSyncs } = w.ports;
+  const forPackage = objects.forPackage.bind(objects);
+  objects.forPackage = (owner, serviceAccount) => ({ ...forPackage(owner, serviceAccount), listOwned });
+  const setFinalizer = packageSyncs.setFinalizer.bind(packageSyncs);
+  packageSyncs.setFinalizer = async (ps, finalizer, present) => {
+    finalizers.push(present);
+    return setFinalizer(ps, finalizer, present);
   };
-  const ports = {
-    objects,
-    packageSyncs: {
-      event: async (_ps: PackageSync, type: string, reason: string, message: string) => {
-        events.push(`${type} ${reason}: ${message}`);
-      },
-      setFinalizer: async (ps: PackageSync, _f: string, present: boolean) => {
-        finalizers.push(present);
-        return ps;
-      },
-    },
-    log: { info: (_o: unknown, message: string) => logs.push(message), debug: () => undefined },
-  } as unknown as Ports;
-  return { ports, events, logs, finalizers };
+  const log = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line).msg) });
+  const ports: Ports = { ...w.ports, log };
+  return { ports, events: w.packageSyncs.events, logs, finalizers };
 }
 
 describe('finalize: the teardown goes through the one exit', () => {

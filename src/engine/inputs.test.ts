@@ -2,12 +2,13 @@
 // one input (or in an input added to core/inputs.ts later) is refused by the check before loading, the settled
 // checkpoint and the render cache alike; the same inputs are answered by each.
 import { describe, expect, it } from 'vitest';
+import { memoryWorld } from '../../test/engine/memory-ports.ts';
 import type { PackageSync } from '../api/packagesync.ts';
 import { cacheKey, type BuildRequest } from '../adapters/render/build.ts';
 import { inputsDigest, type ReconcileInputs } from '../core/inputs.ts';
 import { parseSpec } from '../core/spec.ts';
 import { readInputs, type Inputs } from './inputs.ts';
-import type { Ports } from './ports.ts';
+import type { FetchedSource, Ports, SourcePort } from './ports.ts';
 import { SettledCheckpoints, rememberSettled, unchangedSinceSettled } from './settled-checkpoints.ts';
 import { settledFacts, unchangedBeforeLoading } from './unchanged-check.ts';
 
@@ -36,6 +37,7 @@ function world() {
     pathRevision: 'tree-1',
     tool: 'helm' as const as 'helm' | 'kustomize' | 'plain',
     capabilities: { kubeVersion: 'v1.36.0', apiVersions: ['v1'] },
+    lookup: false,
   };
 }
 type World = ReturnType<typeof world>;
@@ -46,7 +48,7 @@ function packageSync(w: World): PackageSync {
     apiVersion: 'packagesync.io/v1alpha1',
     kind: 'PackageSync',
     metadata: { name: 'web', namespace: NS, uid: w.uid, generation: w.generation, resourceVersion: '7' },
-    spec,
+    spec: w.lookup ? { ...spec, helm: { ...spec.helm, lookup: true } } : spec,
     status: {
       observedGeneration: w.generation,
       lastAppliedRevision: revision,
@@ -58,16 +60,14 @@ function packageSync(w: World): PackageSync {
 
 /** Ports over the world: only what the Inputs step and the shortcuts read. */
 function portsOf(w: World, memory: SettledCheckpoints): Ports {
-  const discovery = { capabilities: async () => w.capabilities };
-  const liveCache = { held: () => undefined, places: async () => [] };
-  const objects = {
-    discovery,
-    liveCache,
-    cluster: undefined,
-    get: async () => undefined,
-    forPackage: () => objects,
-  };
-  const fetched = () => ({
+  // the memory ports (test/engine/memory-ports.ts), with the world's source, secrets, tool and capabilities
+  const m = memoryWorld();
+  m.cluster.capabilities = w.capabilities;
+  for (const [name, data] of w.secrets) m.secrets.set(name, data);
+  for (const [name, data] of w.configMaps) m.configMaps.set(name, data);
+  m.packageSyncs.peekStored = () => packageSync(w);
+  m.render.toolFor = async () => w.tool;
+  const fetched = (): FetchedSource => ({
     revision: `main@sha1:${w.commit}`,
     commit: w.commit,
     files: [],
@@ -77,19 +77,11 @@ function portsOf(w: World, memory: SettledCheckpoints): Ports {
     // the package read the same at the settled commit while what it reads is unchanged
     samePackageAt: async () => w.pathRevision === 'tree-1',
   });
-  return {
-    objects,
-    packageSyncs: { peekStored: () => packageSync(w) },
-    secrets: { read: async (_ns: string, name: string) => w.secrets.get(name) },
-    configMaps: { read: async (_ns: string, name: string) => w.configMaps.get(name) },
-    source: {
-      fetch: async () => ({ ok: true, value: fetched() }),
-      resolve: async () => ({ ok: true, value: w.commit }),
-    },
-    render: { toolFor: async () => w.tool },
-    checkpoints: memory,
-    log: { debug: () => undefined },
-  } as unknown as Ports;
+  const source: SourcePort = {
+    fetch: async () => ({ ok: true, value: fetched() }),
+    resolve: async () => ({ ok: true, value: w.commit }),
+  };
+  return { ...m.ports, source, checkpoints: memory };
 }
 
 async function inputsOf(w: World, memory = new SettledCheckpoints()): Promise<Inputs> {
@@ -192,6 +184,11 @@ describe('the Inputs digest keys every shortcut', () => {
     const now = world();
     change(now);
     expect(await shortcuts(world(), now)).toEqual({ beforeLoad: false, checkpoint: false, renderCache: false });
+  });
+
+  it('spec.helm.lookup on: nothing changed, and still every shortcut refused (what it reads is known only by rendering)', async () => {
+    const looking = () => ({ ...world(), lookup: true });
+    expect(await shortcuts(looking(), looking())).toEqual({ beforeLoad: false, checkpoint: false, renderCache: false });
   });
 
   it('a commit elsewhere in a monorepo: the same Inputs (checkpoint, cache); only the check before loading asks', async () => {

@@ -7,6 +7,7 @@
  * without fetching) and compares it; the settled checkpoint sums it with the live copies it judged; the render
  * cache is keyed by it. The revision a run reports is the one its Inputs worked out (package-revision.ts).
  */
+import { randomUUID } from 'node:crypto';
 import type { PackageSync, Spec } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
 import type { BuildTool } from '../adapters/render/build.ts';
@@ -134,6 +135,7 @@ function recordOf(
           valuesFrom: valueDigest(read.helm.valuesFrom),
           kubeVersion: read.helm.capabilities.kubeVersion,
           apiVersions: read.helm.capabilities.apiVersions,
+          ...(c.spec.helm?.lookup ? { lookup: randomUUID() } : {}),
         }
       : null,
   };

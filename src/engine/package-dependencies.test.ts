@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { memoryWorld } from '../../test/engine/memory-ports.ts';
 import type { PackageSync } from '../api/packagesync.ts';
 import { parseSpec } from '../core/spec.ts';
 import { dependenciesReady } from './package-dependencies.ts';
@@ -18,10 +19,9 @@ const pks = (namespace: string, name: string, ready: boolean): PackageSync =>
 
 /** The stored PackageSyncs, as the port reads them. */
 function ports(stored: PackageSync[]): Ports {
-  const byKey = new Map(stored.map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p]));
-  return {
-    packageSyncs: { getStored: async (ns: string, name: string) => byKey.get(`${ns}/${name}`) },
-  } as unknown as Ports;
+  const w = memoryWorld();
+  for (const p of stored) w.packageSyncs.put(p);
+  return w.ports;
 }
 
 async function messageFor(dependsOn: { name: string; namespace?: string }[], stored: PackageSync[]) {

@@ -12,6 +12,7 @@ import { plainPackage, readObjects, type RenderedPackage, type Substitution } fr
 import type { LocatedObject } from '../core/render/manifests.ts';
 import { substitutionStep } from '../core/render/substitute.ts';
 import { cipherDigest, decryptionKeys, decryptObjects, holdsEncrypted } from './decrypt-step.ts';
+import { helmLookup } from './helm-lookup.ts';
 import { readHelmInputs, type HelmInputs } from './inputs.ts';
 import { renderBuiltForCluster } from './package-plan.ts';
 import type { FetchedSource, PackageObjects, Ports } from './ports.ts';
@@ -147,6 +148,8 @@ async function buildObjects(
     ...(input.substitution ? { substitution: input.substitution } : {}),
     // Flux's DecryptSources: encrypted secretGenerator files/envs and patches, decrypted before the build
     ...(keys && ports.decryptor ? { decrypt: { decryptor: ports.decryptor, keys } } : {}),
+    // spec.helm.lookup: the templates' lookup reads the cluster as this run's identity (engine/helm-lookup.ts)
+    ...(tool === 'helm' && spec.helm?.lookup ? { lookup: helmLookup(input.objects) } : {}),
     signal: input.signal,
   });
 }

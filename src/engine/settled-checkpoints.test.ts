@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { PackageSync } from '../api/packagesync.ts';
-import type { PackageObjects } from './ports.ts';
+import { memoryWorld } from '../../test/engine/memory-ports.ts';
+import type { ClusterDiscovery, PackageObjects } from './ports.ts';
 import type { ResourceMapping } from '../adapters/kube/discovery.ts';
-import type { WatchedPlace } from '../adapters/kube/live-cache.ts';
+import type { LiveCache, WatchedPlace } from '../adapters/kube/live-cache.ts';
 import { refKey, type KubeObject, type ObjectRef } from '../core/object.ts';
 import {
   mayUseCheckpoint,
@@ -27,7 +28,9 @@ const ps = (uid: string, ready = true, generation = 2, revision = 'main@sha1:abc
     },
   }) as unknown as PackageSync;
 
-const watched = { liveCache: {} } as unknown as PackageObjects;
+/** The package's objects read through the controller's watches (the memory ports'), and read without them. */
+const watched: PackageObjects = memoryWorld().ports.objects.forPackage({ namespace: 'apps', name: 'web' });
+const unwatched: PackageObjects = { ...watched, liveCache: undefined };
 const inputs = (p: PackageSync): CheckpointInputs => ({
   ps: p,
   inputs: { digest: 'inputs-digest', revision: 'main@sha1:abc' },
@@ -53,7 +56,7 @@ describe('mayUseCheckpoint', () => {
   it('only for a Ready PackageSync at the revision it applied, read through the watches, not asked for', () => {
     expect(mayUseCheckpoint(memory, watched, undefined, inputs(ps('u1')))).toBe(true);
     expect(mayUseCheckpoint(undefined, watched, undefined, inputs(ps('u1')))).toBe(false);
-    expect(mayUseCheckpoint(memory, {} as PackageObjects, undefined, inputs(ps('u1')))).toBe(false);
+    expect(mayUseCheckpoint(memory, unwatched, undefined, inputs(ps('u1')))).toBe(false);
     expect(mayUseCheckpoint(memory, watched, '2026-11-24T00:00:00Z', inputs(ps('u1')))).toBe(false);
     expect(mayUseCheckpoint(memory, watched, undefined, inputs(ps('u1', false)))).toBe(false);
     expect(mayUseCheckpoint(memory, watched, undefined, inputs(ps('u1', true, 3)))).toBe(false);
@@ -65,23 +68,26 @@ describe('mayUseCheckpoint', () => {
 describe('settledCopies and sameCopies: the check before loading compares the copies where they were found', () => {
   // the controller's watches, as a map of namespace/name → copy; a LiveCache port over it
   const held = new Map<string, KubeObject>();
-  const liveCache = {
+  const liveCache: LiveCache = {
+    ...watched.liveCache!,
     places: async (m: ResourceMapping, namespace: string, refs: readonly ObjectRef[]) =>
       refs.every((r) => held.has(`${namespace}/${r.name}`))
         ? refs.map((r) => ({ watch: `owned|${m.kind}`, namespace, name: r.name }))
         : undefined,
     held: (p: WatchedPlace) => held.get(`${p.namespace}/${p.name}`),
   };
-  const discovery = {
+  const discovery: ClusterDiscovery = {
+    ...watched.discovery,
     mapping: async (group: string, kind: string) => ({
       group,
       kind,
       version: 'v1',
       resource: 'configmaps',
       namespaced: true,
+      verbs: ['list'],
     }),
   };
-  const objects = { discovery, liveCache } as unknown as PackageObjects;
+  const objects: PackageObjects = { ...watched, discovery, liveCache };
   const inventory = [{ id: 'apps_web__ConfigMap', v: 'v1' }];
   const cm = (resourceVersion: string, uid = 'c1') =>
     ({
@@ -104,7 +110,7 @@ describe('settledCopies and sameCopies: the check before loading compares the co
     expect(sameCopies(objects, copies)).toBe(false);
     held.delete('apps/web'); // deleted, or its watch stopped
     expect(sameCopies(objects, copies)).toBe(false);
-    expect(sameCopies({ discovery } as unknown as PackageObjects, copies)).toBe(false);
+    expect(sameCopies({ ...objects, liveCache: undefined }, copies)).toBe(false);
   });
 
   it('keeps nothing when a watch does not hold every object, or the check judged no copy of one', async () => {

@@ -4,6 +4,7 @@
  */
 import type { PackageSync, Spec } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
+import { VALUES_CREDENTIALS_PREFIX } from '../core/chart/values-source.ts';
 import { fail, ok, type Result } from '../core/failure.ts';
 import { readOciCredentials } from './oci-credentials.ts';
 import type { Ports } from './ports.ts';
@@ -14,7 +15,21 @@ export async function readCredentials(
   ports: Ports,
 ): Promise<Result<Record<string, string> | undefined>> {
   if (spec.source.oci) return readOciCredentials(ps, spec.source.oci, ports);
-  if (spec.source.chart) return readOciCredentials(ps, spec.source.chart, ports, 'chart');
+  if (spec.source.chart) {
+    const chart = await readOciCredentials(ps, spec.source.chart, ports, 'chart');
+    const values = spec.source.chart.values?.secretRef;
+    if (!chart.ok || !values) return chart;
+    // the git credentials of the values repository ride in the same record under VALUES_CREDENTIALS_PREFIX
+    // (adapters/chart/source-port.ts splits them): one record per source, as every SourcePort takes it
+    const data = await ports.secrets.read(ps.metadata.namespace, values.name);
+    if (!data)
+      return fail(
+        Reason.AuthSecretNotFound,
+        `Secret ${ps.metadata.namespace}/${values.name} named in spec.source.chart.values.secretRef does not exist`,
+      );
+    const prefixed = Object.fromEntries(Object.entries(data).map(([k, v]) => [`${VALUES_CREDENTIALS_PREFIX}${k}`, v]));
+    return ok({ ...chart.value, ...prefixed });
+  }
   const ref = spec.source.secretRef;
   if (!ref) return ok(undefined);
   const data = await ports.secrets.read(ps.metadata.namespace, ref.name);

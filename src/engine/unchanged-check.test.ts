@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { memoryWorld } from '../../test/engine/memory-ports.ts';
 import type { PackageSync, Spec } from '../api/packagesync.ts';
 import type { Ports } from './ports.ts';
 import { SettledCheckpoints } from './settled-checkpoints.ts';
@@ -21,12 +22,10 @@ const seen = {
   inventory: [],
   live: new Map(),
 };
-// the controller's watches (an empty inventory asks them nothing)
-const objects = { liveCache: {}, discovery: {} };
-const withResolve = {
-  source: { fetch: async () => undefined, resolve: async () => undefined },
-  objects,
-} as unknown as Ports;
+// the memory ports: a source that resolves a ref without fetching, the controller's watches (an empty inventory
+// asks them nothing)
+const withResolve: Ports = memoryWorld().ports;
+const { objects } = withResolve;
 
 describe('settledFacts: what lets the next check stop before loading', () => {
   it('kept for a git source acting as the controller, with its resourceVersion, Inputs and commit', async () => {
@@ -52,9 +51,11 @@ describe('settledFacts: what lets the next check stop before loading', () => {
     // an inventory in shards: read with the PackageSync
     expect(await settledFacts(ps({ inventory: { shards: [] } }), git, seen, 1, withResolve)).toBeUndefined();
     // a source port that cannot resolve without fetching
-    expect(await settledFacts(ps(), git, seen, 1, { source: {}, objects } as unknown as Ports)).toBeUndefined();
+    const { resolve: _resolve, ...fetchOnly } = withResolve.source;
+    expect(await settledFacts(ps(), git, seen, 1, { ...withResolve, source: fetchOnly })).toBeUndefined();
     // a PackageSync whose objects the controller's watches do not hold
-    expect(await settledFacts(ps(), git, seen, 1, { ...withResolve, objects: {} } as Ports)).toBeUndefined();
+    const unwatched = { ...objects, liveCache: undefined };
+    expect(await settledFacts(ps(), git, seen, 1, { ...withResolve, objects: unwatched })).toBeUndefined();
   });
 });
 

@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { memoryWorld } from '../../test/engine/memory-ports.ts';
 import { available, deployment, starting } from '../../test/support/workloads.ts';
 import { compileHealthChecks, type CauseLink } from '../core/health/index.ts';
 import { refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
 import type { HealthSource } from './health-source.ts';
-import { waitUntilHealthy } from './wait.ts';
+import { untilCurrent, untilServed, waitUntilHealthy } from './wait.ts';
 
 const gadget = (ready: 'True' | 'False'): KubeObject => ({
   apiVersion: 'example.com/v1',
@@ -155,5 +156,108 @@ describe('waitUntilHealthy with spec.healthCheckExprs', () => {
     expect(causes.at(-1)).toEqual([
       expect.objectContaining({ kind: 'Gadget.example.com', name: 'g', reason: 'HealthCheckExprFailed' }),
     ]);
+  });
+});
+
+// The apply's waits between an object and its dependents (apply.ts), on in-memory objects and a fake clock: what
+// ends them is the object's state or the budget's abort, never a pause running out.
+describe('the waits of the apply: untilCurrent, untilServed', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const crd: KubeObject = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'gadgets.example.com' },
+    spec: { group: 'example.com', names: { kind: 'Gadget' } },
+  };
+  const established = { conditions: [{ type: 'Established', status: 'True' }] };
+  const rules = () => {
+    const compiled = compileHealthChecks([
+      {
+        apiVersion: 'example.com/v1',
+        kind: 'Gadget',
+        current: 'false',
+        failed: "status.conditions.exists(e, e.reason == 'Backend')",
+      },
+    ]);
+    if (!compiled.ok) throw new Error(compiled.failure.message);
+    return compiled.value;
+  };
+
+  it('untilCurrent: a copy Current at once costs no read; one never Current ends when the budget is aborted', async () => {
+    vi.useFakeTimers();
+    const w = memoryWorld();
+    let reads = 0;
+    const objects = { ...w.ports.objects, get: async () => (reads++, deployment('web', starting)) };
+    const budget = new AbortController();
+    expect(await untilCurrent(objects, refOf(gadget('True')), gadget('True'), { signal: budget.signal })).toBe(
+      undefined,
+    );
+    expect(reads).toBe(0);
+    const waiting = untilCurrent(objects, refOf(deployment('web', {})), deployment('web', starting), {
+      signal: budget.signal,
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    const readsBefore = reads;
+    expect(readsBefore).toBeGreaterThan(0);
+    budget.abort(); // asleep between two reads: the pause ends now, not when its timer would
+    const health = await waiting;
+    expect(health?.status).toBe('InProgress');
+    expect(health?.message).toContain("when the reconcile's time ran out");
+    expect(reads).toBe(readsBefore);
+  });
+
+  it('untilCurrent: a Failed object ends the wait with its health', async () => {
+    const w = memoryWorld();
+    const health = await untilCurrent(w.ports.objects, refOf(gadget('False')), gadget('False'), {
+      signal: new AbortController().signal,
+      healthRules: rules(),
+    });
+    expect(health?.status).toBe('Failed');
+  });
+
+  it('untilServed: ok once the CRD is Established and discovery serves its kind', async () => {
+    const w = memoryWorld();
+    w.cluster.put({ ...crd, status: established });
+    let refreshed = 0;
+    const discovery = {
+      ...w.ports.objects.discovery,
+      refresh: async () => void refreshed++,
+      isNamespaced: (group: string, kind: string) => (group === 'example.com' && kind === 'Gadget') || undefined,
+    };
+    const objects = { ...w.ports.objects, discovery };
+    expect(await untilServed(objects, crd, { signal: new AbortController().signal })).toEqual({
+      ok: true,
+      value: undefined,
+    });
+    expect(refreshed).toBe(1);
+  });
+
+  it('untilServed: a CRD not Established when the budget is aborted fails ApplyFailed naming it, at once', async () => {
+    vi.useFakeTimers();
+    const w = memoryWorld();
+    w.cluster.put(crd);
+    const budget = new AbortController();
+    const waiting = untilServed(w.ports.objects, crd, { signal: budget.signal });
+    await vi.advanceTimersByTimeAsync(500);
+    budget.abort();
+    const served = await waiting;
+    expect(served.ok).toBe(false);
+    if (served.ok) return;
+    expect(served.failure.reason).toBe('ApplyFailed');
+    expect(served.failure.message).toContain('gadgets.example.com');
+    expect(served.failure.message).toContain('did not become Established');
+  });
+
+  it('untilServed: Established but never served fails naming the kind', async () => {
+    const w = memoryWorld();
+    w.cluster.put({ ...crd, status: established });
+    const budget = new AbortController();
+    budget.abort();
+    const served = await untilServed(w.ports.objects, crd, { signal: budget.signal });
+    expect(served.ok).toBe(false);
+    if (!served.ok) expect(served.failure.message).toContain('does not serve kind Gadget');
   });
 });

@@ -8,12 +8,20 @@
  * - HealthCheckFailed: an object turned Failed (fail fast: waiting longer cannot help), or time ran out
  *   (every object still not Current is named, with its cause);
  * - Superseded: the signal fired (a newer revision arrived, or shutdown); the caller starts over.
+ *
+ * Below it, the waits the apply makes between one object and its dependents (a CRD until served, a depends-on
+ * dependency until Current): the same judgement of health, on one object, before the package's wait.
  */
 import { Reason } from '../api/reasons.ts';
-import type { PackageObjects } from './ports.ts';
+import { isNotFound } from '../adapters/kube/client.ts';
+import { applyFailure } from '../adapters/kube/objects.ts';
+import type { Objects, PackageObjects } from './ports.ts';
 import { fail, ok, type Result } from '../core/failure.ts';
 import {
   freshestCopy,
+  healthWith,
+  notFoundHealth,
+  type Health,
   healthCause,
   healthFailure,
   judgeHealth,
@@ -24,8 +32,8 @@ import {
   type HealthSummary,
   type ObjectHealth,
 } from '../core/health/index.ts';
-import { refKey, refOf, type KubeObject } from '../core/object.ts';
-import { listSource, type HealthSource } from './health-source.ts';
+import { describeRef, refKey, refOf, type KubeObject, type ObjectRef } from '../core/object.ts';
+import { listSource, sleep, type HealthSource } from './health-source.ts';
 
 /** A watch event can lag the apply by a moment: until then, the copy the apply returned stands in. */
 const WATCH_LAG_GRACE_MS = 5_000;
@@ -122,4 +130,105 @@ function causeOf(summary: HealthSummary, round: Round, rules: HealthRules | unde
   const copy = round.copies[round.list.indexOf(summary.first)];
   // a kind judged by a spec.healthCheckExprs rule is not explained by its Pods: the rule's verdict is the cause
   return healthCause(summary.first, copy && !rules?.ruleFor(copy) ? copy : undefined, round.children);
+}
+
+/*
+ * The waits of the apply (step 5a, apply.ts): before an object's dependents are applied, a new CRD must be
+ * Established and served (its custom resources need their REST mapping), and an object a depends-on names must be
+ * Current (kpt's semantics). They wait on one object at a time within the reconcile's budget, read with GETs as the
+ * package's identity, and every pause ends at once when the budget is aborted (time out, shutdown, newer revision).
+ */
+
+/** What the apply's waits take from it: the reconcile's budget, and spec.healthCheckExprs compiled. */
+export interface ApplyWaitOptions {
+  signal: AbortSignal;
+  healthRules?: HealthRules;
+}
+
+/**
+ * A new CRD's own limit to become Established, then again to be served, within the budget: an API server that
+ * never establishes it fails its custom resources in 30 s instead of holding the whole of spec.timeout.
+ */
+const CRD_SERVED_TIMEOUT_MS = 30_000;
+
+/**
+ * Polls the object until kstatus says Current (undefined) or Failed, or the budget ends (its health then).
+ * The copy the apply returned goes first: an object Current at once costs no read.
+ */
+export async function untilCurrent(
+  objects: Objects,
+  ref: ObjectRef,
+  first: KubeObject | undefined,
+  opts: ApplyWaitOptions,
+): Promise<Health | undefined> {
+  let copy = first;
+  let health: Health = copy ? healthWith(copy, opts.healthRules) : notFoundHealth();
+  for (let pause = 250; ; pause = Math.min(pause * 1.5, 2_000)) {
+    if (health.status === 'Current') return undefined;
+    if (health.status === 'Failed') return health;
+    if (opts.signal.aborted) return { ...health, message: `${health.message} (when the reconcile's time ran out)` };
+    await sleep(pause, opts.signal);
+    if (opts.signal.aborted) continue; // woken by the abort: no read that is cancelled anyway
+    try {
+      copy = await objects.get(ref, { signal: opts.signal });
+    } catch (e) {
+      if (opts.signal.aborted) continue;
+      throw e;
+    }
+    health = copy ? healthWith(copy, opts.healthRules) : notFoundHealth();
+  }
+}
+
+/** A CRD just applied: ok once it is Established and discovery serves its kind; ApplyFailed naming it otherwise. */
+export async function untilServed(objects: Objects, crd: KubeObject, opts: ApplyWaitOptions): Promise<Result<void>> {
+  const established = await untilEstablished(objects, crd, opts);
+  return established.ok ? untilDiscovered(objects, crd, opts) : established;
+}
+
+async function untilEstablished(objects: Objects, crd: KubeObject, opts: ApplyWaitOptions): Promise<Result<void>> {
+  const deadline = Date.now() + CRD_SERVED_TIMEOUT_MS;
+  const ref = refOf(crd);
+  for (;;) {
+    let live: KubeObject | undefined;
+    try {
+      live = await objects.get(ref, { signal: opts.signal });
+    } catch (e) {
+      if (!isNotFound(e)) return { ok: false, failure: applyFailure(crd, e) };
+    }
+    const conditions =
+      (live?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
+    if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) return ok(undefined);
+    if (Date.now() > deadline || opts.signal.aborted) {
+      return fail(
+        Reason.ApplyFailed,
+        `${describeRef(ref)} was applied but did not become Established; its custom resources were not applied`,
+        { object: ref },
+      );
+    }
+    await sleep(100, opts.signal);
+  }
+}
+
+/**
+ * Established is not the end: the API server's discovery documents lag a moment behind it. Refresh our
+ * discovery until the new CRD's kind is served, so the custom resources after it find their REST mapping
+ * instead of failing with UnknownKind and a back-off.
+ */
+async function untilDiscovered(objects: Objects, crd: KubeObject, opts: ApplyWaitOptions): Promise<Result<void>> {
+  const deadline = Date.now() + CRD_SERVED_TIMEOUT_MS;
+  const spec = (crd.spec ?? {}) as { group?: string; names?: { kind?: string } };
+  const group = spec.group ?? '';
+  const kind = spec.names?.kind ?? '';
+  for (;;) {
+    await objects.discovery.refresh();
+    if (objects.discovery.isNamespaced(group, kind) !== undefined) return ok(undefined);
+    if (Date.now() > deadline || opts.signal.aborted) {
+      return fail(
+        Reason.ApplyFailed,
+        `${describeRef(refOf(crd))} is Established but the API server does not serve kind ${kind} yet; its custom resources were not applied`,
+        { object: refOf(crd) },
+      );
+    }
+    await sleep(100, opts.signal);
+  }
 }

@@ -80,7 +80,11 @@ describe('deploy/', () => {
     const k = parse(read('deploy/kustomization.yaml')) as { resources: string[] };
     expect([...k.resources].sort()).toEqual(['../crds', ...files].sort());
     expect(parse(read('crds/Kustomization'))).toMatchObject({
-      resources: ['packagesync.io_packagesyncs.yaml', 'packagesync.io_notifiers.yaml'],
+      resources: [
+        'packagesync.io_packagesyncs.yaml',
+        'packagesync.io_notifiers.yaml',
+        'packagesync.io_packagesyncsets.yaml',
+      ],
     });
   });
 
@@ -182,6 +186,15 @@ describe('deploy/', () => {
       expect(controller.some((r) => grants(r, 'patch', 'packagesync.io', 'notifiers/status'))).toBe(true);
       expect(controller.some((r) => grants(r, 'update', '', 'configmaps'))).toBe(true);
       expect(controller.some((r) => grants(r, 'update', 'packagesync.io', 'notifiers'))).toBe(false);
+      // PackageSyncSets (docs/adr/0042): watched, status written; their children created and deleted; the set
+      // itself (its spec, its approval annotation) is the user's: never written by the controller
+      expect(controller.some((r) => grants(r, 'watch', 'packagesync.io', 'packagesyncsets'))).toBe(true);
+      expect(controller.some((r) => grants(r, 'update', 'packagesync.io', 'packagesyncsets/status'))).toBe(true);
+      expect(controller.some((r) => grants(r, 'update', 'packagesync.io', 'packagesyncsets/finalizers'))).toBe(true);
+      expect(controller.some((r) => grants(r, 'update', 'packagesync.io', 'packagesyncsets'))).toBe(false);
+      expect(controller.some((r) => grants(r, 'patch', 'packagesync.io', 'packagesyncsets'))).toBe(false);
+      for (const verb of ['create', 'patch', 'delete'])
+        expect(controller.some((r) => grants(r, verb, 'packagesync.io', 'packagesyncs'))).toBe(true);
       expect(clusterRole('packagesync-git-credentials').rules).toEqual([
         { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get'] },
       ]);

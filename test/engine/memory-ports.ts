@@ -22,6 +22,8 @@ import type {
   SourcePort,
 } from '../../src/engine/ports.ts';
 import type { SourceFile } from '../../src/core/render/types.ts';
+import { plainPackage, readObjects } from '../../src/core/render/index.ts';
+import type { BuildRequest, BuildTool, Renderer } from '../../src/adapters/render/build.ts';
 
 const MAPPINGS: ResourceMapping[] = [
   { group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespaced: true, verbs: ['list'] },
@@ -38,6 +40,8 @@ export class MemoryCluster {
   readonly refuse = new Set<string>();
   /** The controller's watches over this cluster (made once: every view of the controller shares them). */
   liveCache: LiveCache | undefined;
+  /** What discovery says the cluster serves (a Helm render's capabilities). */
+  capabilities = { kubeVersion: 'v1.36.0', apiVersions: ['v1'] };
   private version = 100;
 
   put(obj: KubeObject): KubeObject {
@@ -63,7 +67,7 @@ function packageObjects(cluster: MemoryCluster, owner: Owner): PackageObjects {
     isNamespaced: (group: string, kind: string) =>
       MAPPINGS.find((m) => m.group === group && m.kind === kind)?.namespaced,
     refresh: async () => undefined,
-    capabilities: async () => ({ kubeVersion: 'v1.36.0', apiVersions: ['v1'] }),
+    capabilities: async () => ({ ...cluster.capabilities }),
     listable: async () => MAPPINGS,
   };
   const inScope = (m: ResourceMapping, namespace: string) =>
@@ -195,11 +199,31 @@ export class MemorySource {
   }
 }
 
+/**
+ * The render tools: a package is the tool `tool` says (plain by default; `helm` or `kustomize` as a checkout with a
+ * Chart.yaml or a kustomization would be), and its build reads the files as plain manifests. Counts the builds: a
+ * shortcut taken runs none.
+ */
+export class MemoryRenderer implements Renderer {
+  tool: BuildTool = 'plain';
+  readonly builds: BuildRequest[] = [];
+
+  toolFor = async () => this.tool;
+  build = async (req: BuildRequest) => {
+    this.builds.push(req);
+    const objects = readObjects(req.files, req.substitution);
+    return objects.ok ? ok({ tool: this.tool, objects: objects.value, what: plainPackage(req.files.length) }) : objects;
+  };
+  stats = () => ({ toolRuns: this.builds.length, toolSeconds: 0, cacheHits: 0 });
+  close = () => undefined;
+}
+
 /** Everything a reconcile reads and writes, in memory. */
 export function memoryWorld() {
   const cluster = new MemoryCluster();
   const packageSyncs = new MemoryPackageSyncs();
   const source = new MemorySource();
+  const render = new MemoryRenderer();
   const secrets = new Map<string, Record<string, string>>();
   const configMaps = new Map<string, Record<string, string>>();
   const stops: string[] = [];
@@ -212,9 +236,10 @@ export function memoryWorld() {
     secrets: { read: async (_ns: string, name: string) => secrets.get(name) },
     configMaps: { read: async (_ns: string, name: string) => configMaps.get(name) },
     log: pino({ level: 'silent' }),
+    render,
     checkpoints,
     observe: { unchangedCheck: (stopped) => void stops.push(stopped) },
   };
-  return { ports, cluster, packageSyncs, source, secrets, configMaps, stops, checkpoints };
+  return { ports, cluster, packageSyncs, source, render, secrets, configMaps, stops, checkpoints };
 }
 export type MemoryWorld = ReturnType<typeof memoryWorld>;

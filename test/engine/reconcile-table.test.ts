@@ -1,7 +1,7 @@
 // The engine's decisions, in milliseconds (issue 30): reconcile() over in-memory ports (memory-ports.ts), one row
 // per decision — what status it writes, which events, what it applies and deletes, when it runs again. The e2e
 // suite proves what Kubernetes does with them; this table proves the engine decides as it should.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { FINALIZER, RECONCILE_REQUESTED_AT, type PackageSync } from '../../src/api/packagesync.ts';
 import { INVALID_SPEC_RETRY_MS, TEARDOWN_RETRY_MS } from '../../src/core/exit.ts';
 import { reconcile, type ControllerSettings, type RunContext } from '../../src/engine/reconcile.ts';
@@ -29,14 +29,21 @@ function world(spec: Record<string, unknown> = {}, files: Record<string, string>
   return w;
 }
 
+afterEach(() => {
+  flags = settings;
+});
+
 const stored = (w: MemoryWorld) => w.packageSyncs.stored.get(`${NS}/web`)!;
 const ready = (w: MemoryWorld) => stored(w).status?.conditions?.find((c) => c.type === 'Ready');
 function edit(w: MemoryWorld, f: (ps: PackageSync) => PackageSync) {
   w.packageSyncs.put(f(stored(w)));
 }
 
+/** The controller's settings of the next run (a flag changed between two runs: a restart with it). */
+let flags: ControllerSettings = settings;
+
 async function run(w: MemoryWorld, context: Partial<RunContext> = {}) {
-  return reconcile(NS, 'web', w.ports, settings, { signal: new AbortController().signal, ...context });
+  return reconcile(NS, 'web', w.ports, flags, { signal: new AbortController().signal, ...context });
 }
 
 /** Applied, then found settled (its checkpoint and facts kept): the next periodic check may stop early. */
@@ -52,11 +59,19 @@ async function settled(
   await run(w);
   w.stops.length = 0;
   w.source.fetches = 0;
+  w.render.builds.length = 0;
   w.cluster.applied.length = 0;
   w.packageSyncs.statusWrites.length = 0;
   w.packageSyncs.events.length = 0;
   return w;
 }
+
+/** A Helm package: values from a Secret, and the cluster's capabilities, in its Inputs. */
+const helmSpec = { helm: { valuesFrom: [{ kind: 'Secret', name: 'values', valuesKey: 'values.yaml' }] } };
+const helmPackage = (w: MemoryWorld) => {
+  w.render.tool = 'helm';
+  w.secrets.set('values', { 'values.yaml': 'replicas: 1\n' });
+};
 
 describe('reconcile(): decisions before any work', () => {
   it('an invalid spec: InvalidSpec with its event, nothing fetched, looked at again after a minute', async () => {
@@ -97,6 +112,15 @@ describe('reconcile(): the shortcuts of a settled package, keyed by its Inputs',
     expect(await run(w)).toEqual({ failed: false, requeueAfterMs: 600_000 });
     expect(w.stops).toEqual(['before-load']);
     expect(w.source.fetches).toBe(0);
+    expect(w.render.builds).toEqual([]);
+    expect(w.packageSyncs.statusWrites).toEqual([]);
+  });
+
+  it('a Helm package (valuesFrom, capabilities) takes the same shortcut: nothing fetched, rendered or written', async () => {
+    const w = await settled(helmSpec, undefined, helmPackage);
+    expect(await run(w)).toEqual({ failed: false, requeueAfterMs: 600_000 });
+    expect(w.stops).toEqual(['before-load']);
+    expect(w.render.builds).toEqual([]);
     expect(w.packageSyncs.statusWrites).toEqual([]);
   });
 
@@ -106,15 +130,18 @@ describe('reconcile(): the shortcuts of a settled package, keyed by its Inputs',
     w.source.samePackage = true;
     await run(w);
     expect(w.stops).toEqual(['before-render']);
+    expect(w.render.builds).toEqual([]);
     expect(w.cluster.applied).toEqual([]);
   });
 
-  // the Secret and ConfigMap the spec names exist from the start
+  // the Secrets and ConfigMap the spec names exist from the start
   const prepared = (w: MemoryWorld) => {
     w.secrets.set('git-auth', { password: 'one' });
     w.secrets.set('age', { 'identity.agekey': 'AGE-SECRET-KEY-1ONE' });
     w.configMaps.set('vars', { COLOR: 'blue' });
+    w.secrets.set('values', { 'values.yaml': 'replicas: 1\n' });
   };
+  const postBuild = { postBuild: { substituteFrom: [{ kind: 'ConfigMap', name: 'vars' }] } };
 
   it.each<[string, Record<string, unknown>, (w: MemoryWorld) => void]>([
     ['the spec (generation)', {}, (w) => edit(w, (ps) => ({ ...ps, metadata: { ...ps.metadata, generation: 2 } }))],
@@ -131,15 +158,42 @@ describe('reconcile(): the shortcuts of a settled package, keyed by its Inputs',
         w.source.tree = 'tree-2';
       },
     ],
-    [
-      'a postBuild variable',
-      { postBuild: { substituteFrom: [{ kind: 'ConfigMap', name: 'vars' }] } },
-      (w) => w.configMaps.set('vars', { COLOR: 'green' }),
-    ],
+    ['a postBuild variable', postBuild, (w) => w.configMaps.set('vars', { COLOR: 'green' })],
     [
       'the decryption keys',
       { decryption: { provider: 'sops', secretRef: { name: 'age' } } },
       (w) => w.secrets.set('age', { 'identity.agekey': 'AGE-SECRET-KEY-1OTHER' }),
+    ],
+    [
+      'the uid (deleted and re-created under the same name)',
+      {},
+      (w) => edit(w, (ps) => ({ ...ps, metadata: { ...ps.metadata, uid: 'u2' } })),
+    ],
+    [
+      "the controller's default ServiceAccount (the identity)",
+      {},
+      () => (flags = { ...settings, defaultServiceAccount: 'deployer' }),
+    ],
+    [
+      'strict substitution (--strict-substitutions)',
+      postBuild,
+      () => (flags = { ...settings, strictSubstitutions: false }),
+    ],
+    // the tool follows from the checkout at the commit and the spec, never alone: a commit adds a kustomization
+    [
+      'the build tool',
+      {},
+      (w) => {
+        w.render.tool = 'kustomize';
+        w.source.commit = 'b'.repeat(40);
+        w.source.tree = 'tree-2';
+      },
+    ],
+    ['a Helm valuesFrom value', helmSpec, (w) => w.secrets.set('values', { 'values.yaml': 'replicas: 2\n' })],
+    [
+      "the cluster's capabilities (a Helm package)",
+      helmSpec,
+      (w) => (w.cluster.capabilities = { kubeVersion: 'v1.37.0', apiVersions: ['v1'] }),
     ],
     [
       'a live object (not an input: what the plan compares)',
@@ -147,7 +201,7 @@ describe('reconcile(): the shortcuts of a settled package, keyed by its Inputs',
       (w) => w.cluster.put({ ...w.cluster.objects.get(key('a'))! }),
     ],
   ])('only %s changed: no shortcut, the full check decides', async (_what, spec, change) => {
-    const w = await settled(spec, undefined, prepared);
+    const w = await settled(spec, undefined, (w) => (prepared(w), spec === helmSpec && helmPackage(w)));
     // the check right after settling stops early: what follows is refused by the change alone
     await run(w);
     expect(w.stops).toEqual(['before-load']);
@@ -157,6 +211,7 @@ describe('reconcile(): the shortcuts of a settled package, keyed by its Inputs',
     await run(w);
     expect(w.stops).toEqual([]);
     expect(w.source.fetches).toBe(1);
+    expect(w.render.builds).toHaveLength(1);
   });
 
   it('a requested reconcile: no shortcut, the ref asked again, the request answered in status', async () => {

@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import { createRenderer, type BuildRequest } from '../../src/adapters/render/build.ts';
 import { defaultToolPaths } from '../../src/config/tool-paths.ts';
 import { parseManifestFile } from '../../src/core/render/parse.ts';
+import { bareHelm } from '../support/bare-render.ts';
 
 const testdata = join(import.meta.dirname, 'testdata');
 const tools = defaultToolPaths();
@@ -123,31 +124,16 @@ describe('helm charts render as helm template renders them', () => {
     writeFileSync(valuesFile, secretValues);
     const inline = join(scratch, 'inline.yaml');
     writeFileSync(inline, 'tag: "1.27.3"\n');
-    const upstream = execFileSync(
-      tools.helm,
-      [
-        'template',
-        'web',
-        '.',
-        '--namespace',
-        'prod',
-        '--skip-tests',
-        '--include-crds',
-        '--kube-version',
-        'v1.36.3',
-        '--api-versions',
-        'networking.k8s.io/v1',
-        '--api-versions',
-        'networking.k8s.io/v1/Ingress',
-        '--values',
-        join(root, 'env/prod-values.yaml'),
-        '--values',
-        valuesFile,
-        '--values',
-        inline,
-      ],
-      { encoding: 'utf8', cwd: join(root, 'charts/web'), env: { PATH: '/usr/bin:/bin', HOME: scratch } },
-    );
+    const bare = bareHelm({
+      chartDir: join(root, 'charts/web'),
+      capabilities,
+      valuesFiles: [join(root, 'env/prod-values.yaml'), valuesFile, inline],
+    });
+    const upstream = execFileSync(bare.bin, bare.args, {
+      encoding: 'utf8',
+      cwd: bare.cwd,
+      env: { PATH: '/usr/bin:/bin', HOME: scratch },
+    });
     const built = await renderer.build(
       request(root, 'charts/web', {
         spec: { helm: { valuesFiles: ['env/prod-values.yaml'], values: { tag: '1.27.3' }, includeCRDs: true } },

@@ -3,9 +3,10 @@
 // pinned binaries (kustomize build / helm template, the subprocess path): the same text, not only the same
 // objects. Both paths get the same checks and the same inputs (spec.kustomize edits, values layers,
 // capabilities); both run under the kernel sandbox.
+import { readdirSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HelmSpec, KustomizeSpec } from '../../src/api/packagesync.ts';
 import { helmTemplate, type HelmCapabilities } from '../../src/adapters/render/helm.ts';
@@ -13,6 +14,7 @@ import { kustomizeBuild } from '../../src/adapters/render/kustomize.ts';
 import { RenderWorkerPool } from '../../src/adapters/render/worker-pool.ts';
 import { helmInWorker, kustomizeInWorker } from '../../src/adapters/render/worker-render.ts';
 import { defaultToolPaths } from '../../src/config/tool-paths.ts';
+import { bareHelm, bareKustomize, runBare } from '../support/bare-render.ts';
 
 const testdata = join(import.meta.dirname, 'testdata');
 const tools = defaultToolPaths();
@@ -263,5 +265,97 @@ describe('the render worker renders byte-identical to the pinned binaries', () =
     expect(worker.value).toContain('lookup: "{}"');
     expect(worker.value).toContain('outside: ""');
     expect(worker.value).toContain('banner: "banner from .Files\\n"');
+  });
+});
+
+/**
+ * Public packages as their repositories hold them (testdata/public/SOURCES.md: podinfo, Flux's
+ * kustomize-helm example, kustomize's own examples): every kustomization and chart found there renders
+ * through the worker byte-identical to the pinned binary run bare on the package as committed (the upstream
+ * tool's own output), and to the subprocess path on what the controller builds (origin annotations added).
+ */
+const publicDir = join(testdata, 'public');
+const publicPackages = readdirSync(publicDir, { recursive: true, withFileTypes: true })
+  .filter((e) => e.isFile() && (e.name === 'kustomization.yaml' || e.name === 'Chart.yaml'))
+  .map((e) => {
+    const [repo = '', ...rest] = relative(publicDir, e.parentPath).split('/');
+    return [
+      `${repo}: ${rest.join('/')}`,
+      repo,
+      rest.join('/'),
+      e.name === 'Chart.yaml' ? 'helm' : 'kustomize',
+    ] as const;
+  })
+  .sort(([a], [b]) => a.localeCompare(b));
+
+describe('public packages render byte-identical through the worker and through the pinned binaries', () => {
+  it('finds every vendored kustomization and chart', () => {
+    expect(publicPackages.filter(([, , , tool]) => tool === 'kustomize').length).toBeGreaterThanOrEqual(20);
+    expect(publicPackages.map(([name]) => name)).toContain('stefanprodan-podinfo: charts/podinfo');
+  });
+
+  it.each(publicPackages)('%s', async (_, repo, path, tool) => {
+    const root = join(scratch, 'testdata/public', repo);
+    const common = { checkoutRoot: root, packagePath: path, spec: undefined, limits };
+    const home = join(scratch, 'home');
+    await mkdir(home, { recursive: true });
+    if (tool === 'kustomize') {
+      const bare = await runBare(bareKustomize(join(root, path)), home);
+      // the package as committed, straight to the worker: exactly what `kustomize build` was given
+      const asCommitted = await pool.render(
+        { op: 'kustomize', kustomize: { root, dir: join(root, path), replace: {} } },
+        { timeoutMs: limits.timeoutMs, maxOutputBytes: limits.maxOutputBytes },
+      );
+      expect(bare.ok).toBe(true);
+      expect(bare.stdout.length).toBeGreaterThan(0);
+      expect(asCommitted).toEqual({ ok: true, yaml: bare.stdout });
+      const binary = await kustomizeBuild({ ...common, bin: tools.kustomize, scratchDir: scratch });
+      const worker = await kustomizeInWorker({ ...common, pool });
+      if (!binary.ok) throw new Error(binary.failure.message);
+      if (!worker.ok) throw new Error(worker.failure.message);
+      expect(worker.value.stdout).toBe(binary.value.stdout);
+      return;
+    }
+    const release = { releaseName: 'web', namespace: 'prod', valuesFrom: [], capabilities: undefined };
+    const bare = await runBare(bareHelm({ chartDir: join(root, path) }), home);
+    const binary = await helmTemplate({ ...common, ...release, bin: tools.helm, scratchDir: scratch });
+    const worker = await helmInWorker({ ...common, ...release, pool });
+    if (!binary.ok) throw new Error(binary.failure.message);
+    if (!worker.ok) throw new Error(worker.failure.message);
+    expect(bare.ok).toBe(true);
+    expect(worker.value).toBe(bare.stdout);
+    expect(worker.value).toBe(binary.value);
+  });
+
+  it("podinfo with its production values and a cluster's capabilities, on all three", async () => {
+    const root = join(scratch, 'testdata/public/stefanprodan-podinfo');
+    const chartDir = join(root, 'charts/podinfo');
+    const common = {
+      checkoutRoot: root,
+      packagePath: 'charts/podinfo',
+      spec: { valuesFiles: ['charts/podinfo/values-prod.yaml'], includeCRDs: true },
+      releaseName: 'frontend',
+      namespace: 'apps',
+      valuesFrom: [],
+      capabilities: caps,
+      limits,
+    };
+    const bare = await runBare(
+      bareHelm({
+        chartDir,
+        releaseName: 'frontend',
+        namespace: 'apps',
+        capabilities: caps,
+        valuesFiles: [join(chartDir, 'values-prod.yaml')],
+      }),
+      scratch,
+    );
+    const binary = await helmTemplate({ ...common, bin: tools.helm, scratchDir: scratch });
+    const worker = await helmInWorker({ ...common, pool });
+    if (!binary.ok) throw new Error(binary.failure.message);
+    if (!worker.ok) throw new Error(worker.failure.message);
+    expect(worker.value).toContain('name: frontend-podinfo');
+    expect(worker.value).toBe(bare.stdout);
+    expect(worker.value).toBe(binary.value);
   });
 });

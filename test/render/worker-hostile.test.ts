@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRenderer, type BuildRequest, type RenderToolsConfig } from '../../src/adapters/render/build.ts';
 import { RenderWorkerPool, type WorkerOutcome } from '../../src/adapters/render/worker-pool.ts';
 import { defaultToolPaths } from '../../src/config/tool-paths.ts';
+import { chart, cm, hostileCases, type HostileFile } from '../support/hostile-packages.ts';
 
 const CANARY = `worker-canary-${randomBytes(6).toString('hex')}`;
 const tools = defaultToolPaths();
@@ -64,12 +65,12 @@ afterAll(async () => {
   expect(contacts).toEqual([]);
 });
 
-async function repo(files: Record<string, string | { link: string }>): Promise<string> {
+async function repo(files: Record<string, HostileFile>): Promise<string> {
   const root = join(checkouts, `case-${++n}`);
   for (const [path, content] of Object.entries(files)) {
     await mkdir(dirname(join(root, path)), { recursive: true });
     if (typeof content === 'string') await writeFile(join(root, path), content);
-    else await symlink(content.link, join(root, path));
+    else await symlink(content.symlink, join(root, path));
   }
   return root;
 }
@@ -84,59 +85,19 @@ const request = (root: string, extra: Partial<BuildRequest> = {}): BuildRequest 
   ...extra,
 });
 
-const chart = 'apiVersion: v2\nname: app\nversion: 0.1.0\n';
-const cm = (name: string, data: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\ndata: ${data}\n`;
-
 describe('(1) the checks refuse the same packages, with the same message, on both engines', () => {
-  const cases: [string, () => Record<string, string | { link: string }>, string][] = [
+  const cases = hostileCases(
     [
-      'a remote base',
-      () => ({ 'app/kustomization.yaml': `resources: ["http://127.0.0.1:${port}/base"]\n` }),
-      'remote bases are refused',
-    ],
-    [
-      'a git:: base',
-      () => ({ 'app/kustomization.yaml': `resources: ["git::http://127.0.0.1:${port}/r.git"]\n` }),
-      'remote bases are refused',
-    ],
-    ['a ../ escape', () => ({ 'app/kustomization.yaml': 'resources: [../../../outside]\n' }), 'outside the repository'],
-    [
+      'a remote base on the loopback server',
+      'a git:: base on the loopback server',
+      'a ../ escape',
       'a resource symlinked out of the checkout',
-      () => ({
-        'app/kustomization.yaml': 'resources: [leak.yaml]\n',
-        'app/leak.yaml': { link: join(outside, 'secret.yaml') },
-      }),
-      'outside the repository',
-    ],
-    [
       'an exec KRM function',
-      () => ({
-        'app/kustomization.yaml': 'transformers: [fn.yaml]\n',
-        'app/fn.yaml':
-          'apiVersion: x/v1\nkind: Run\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/function: |\n      exec: {path: /bin/sh}\n',
-      }),
-      'KRM function',
-    ],
-    [
       '.Files.Get through a link out of the chart',
-      () => ({
-        'app/Chart.yaml': chart,
-        'app/templates/cm.yaml': cm('x', '{leak: {{ .Files.Get "extra/canary.txt" | quote }}}'),
-        'app/extra': { link: outside },
-      }),
-      'points outside the repository',
-    ],
-    [
       'a chart schema $ref to the loopback server',
-      () => ({
-        'app/Chart.yaml': chart,
-        'app/values.schema.json': JSON.stringify({ $ref: `http://127.0.0.1:${port}/schema.json` }),
-        'app/templates/cm.yaml': cm('x', '{a: b}'),
-      }),
-      '$ref',
     ],
-  ];
+    () => ({ port, outside, leak: join(outside, 'secret.yaml') }),
+  );
   it.each(cases)('%s', async (_, files, said) => {
     const root = await repo(files());
     const [viaSubprocess, viaWorker] = await Promise.all([
@@ -215,7 +176,7 @@ describe('(2) below the checks, the worker and the kernel still confine', () => 
   it('a symlink out: the root-confined filesystem refuses it', async () => {
     const root = await repo({
       'app/kustomization.yaml': 'resources: [leak.yaml]\n',
-      'app/leak.yaml': { link: join(outside, 'secret.yaml') },
+      'app/leak.yaml': { symlink: join(outside, 'secret.yaml') },
     });
     const o = failed(await direct({ op: 'kustomize', kustomize: { root, dir: join(root, 'app') } }));
     expect(o.error).toContain('outside the repository');

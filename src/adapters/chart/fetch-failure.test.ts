@@ -47,4 +47,28 @@ describe('a failed helm fetch as a condition', () => {
       failure: { reason: 'SourceTimeout' },
     });
   });
+
+  // what the pinned helm says for OCI charts (seen running helm v4 against the test registry)
+  it.each([
+    'Error: could not locate a version matching provided version string >=3.0.0',
+    'Error: GET "https://127.0.0.1:1/v2/charts/nope/tags/list": response status code 404: name unknown: repository name not known to registry',
+  ])('an OCI chart with no matching tag is RefNotFound: %s', (stderr) => {
+    expect(describeHelmFetchFailure(what, { ok: false, kind: 'exit', exitCode: 1, stderr }, '/bin/helm')).toMatchObject(
+      {
+        ok: false,
+        failure: { reason: 'RefNotFound' },
+      },
+    );
+  });
+
+  it('an OCI registry refusing the login is AuthenticationFailed', () => {
+    const stderr =
+      'Error: failed to perform "FetchReference" on source: GET "https://127.0.0.1:1/v2/charts/app/tags/list": response status code 401: unauthorized: authentication required';
+    expect(describeHelmFetchFailure(what, { ok: false, kind: 'exit', exitCode: 1, stderr }, '/bin/helm')).toMatchObject(
+      {
+        ok: false,
+        failure: { reason: 'AuthenticationFailed' },
+      },
+    );
+  });
 });

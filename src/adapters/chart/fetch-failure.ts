@@ -43,7 +43,7 @@ export function describeHelmFetchFailure<T>(
       `${what}: the repository refused the credentials: fix the Secret named by spec.source.chart.secretRef`,
     );
   if (
-    /no chart version found|no chart name found|chart "[^"]*" (version "[^"]*" )?not found|not found in [^ ]+ repository/i.test(
+    /no chart version found|no chart name found|chart "[^"]*" (version "[^"]*" )?not found|not found in [^ ]+ repository|could not locate a version matching|name unknown|manifest unknown/i.test(
       stderr,
     )
   )

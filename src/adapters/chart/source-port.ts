@@ -1,5 +1,5 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { cp, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { durationMs, type Spec } from '../../api/packagesync.ts';
@@ -9,71 +9,101 @@ import {
   chartAuthFromSecret,
   checkChartSource,
   formatChartRevision,
-  repositoriesFile,
-  versionFromArchive,
   type CheckedChartSource,
 } from '../../core/chart/chart-source.ts';
+import { combinedRevision, splitCredentials, VALUES_DIR } from '../../core/chart/values-source.ts';
 import { fail, ok, type Result } from '../../core/failure.ts';
-import { loadFingerprintKey } from '../git/auth.ts';
-import { exists, makeReadOnly, removeTree, STAGING_PREFIX } from '../git/cache.ts';
-import { chooseEvictions, listCache } from '../git/evict.ts';
+import { registryAuthFromSecret } from '../../core/oci/credentials.ts';
 import type { FetchedSource, SourcePort } from '../git/source-port.ts';
+import { createCheckoutStore, type CheckoutStore } from '../oci/checkout-store.ts';
 import { unpackLayer } from '../oci/extract.ts';
-import { makeToolHome, runTool, type ToolOutcome } from '../render/run-tool.ts';
-import { describeHelmFetchFailure } from './fetch-failure.ts';
+import { makeToolHome } from '../render/run-tool.ts';
+import { buildDependencies } from './dependencies.ts';
+import { pullFromIndex, pullFromRegistry, type PullContext, type Pulled } from './helm-pull.ts';
 
 /**
  * The engine's SourcePort for spec.source.chart (docs/adr/0041): the pinned helm resolves the version and pulls
- * the archive (`helm repo update`, `helm pull <repo>/<chart> --version=<range>`) in a private HOME whose
- * repositories.yaml alone carries the credentials, under render-sandbox with TCP to the repository's port only.
- * The archive is hashed (the revision: `<version>@sha256:<hex>`), its entries checked, and unpacked once per
- * digest into the git cache root (`<root>/<key>/checkouts/<hex>`, so the git cache's bounds cover it). The
- * package is the chart directory inside: rendered as a chart in git is (spec.helm).
+ * the archive (helm-pull.ts: from an HTTP repository's index, or an OCI registry's tags) in a private HOME
+ * whose repositories.yaml / registry config alone carries the credentials, under render-sandbox with TCP to
+ * the repository's port only. The archive is hashed (the revision: `<version>@sha256:<hex>`, for OCI the
+ * manifest digest), its entries checked, and unpacked once per digest into the shared checkout store (inside
+ * the git cache root, so its bounds cover it). The package is the chart directory inside: rendered as a chart
+ * in git is (spec.helm).
  */
 export type ChartSourceConfig = Pick<ControllerConfig, 'gitCacheDir' | 'gitTimeout' | 'ociMaxLayerBytes'> &
   Partial<Pick<ControllerConfig, 'gitCacheMaxBytes' | 'gitCacheMaxAge'>> & { helmPath: string };
 
-/** A checkout used this recently may be in use (a render reading it): eviction never removes it. */
-const IN_USE_MS = 5 * 60_000;
-const EVICTION_EVERY_MS = 30_000;
-
-/** The repository's name inside the run's private repositories.yaml. */
-const ALIAS = 'source';
-/** What a fetch over the network may read besides its HOME: name resolution and the system CA bundle. */
-const NETWORK_READS = [
-  '/etc/resolv.conf',
-  '/etc/hosts',
-  '/etc/nsswitch.conf',
-  '/etc/ssl',
-  '/etc/pki',
-  '/etc/ca-certificates',
-  '/usr/share/ca-certificates',
-];
-
-export function createChartSource(config: ChartSourceConfig, log: Logger): SourcePort {
-  const root = config.gitCacheDir;
-  const inFlight = new Map<string, Promise<Result<void>>>();
-  let fingerprintKey: Promise<Buffer> | undefined;
-  let lastEviction = 0;
-  /** Cache bases holding chart checkouts (this process's; a restart leaves older ones to the git eviction). */
-  const chartBases = new Set<string>();
-
-  async function cacheBase(chart: CheckedChartSource, auth: { username?: string; password?: string }): Promise<string> {
-    // a tenant whose credentials cannot read a private chart must not get another tenant's copy of it
-    const key = await (fingerprintKey ??= loadFingerprintKey(root));
-    const who =
-      auth.username !== undefined
-        ? createHmac('sha256', key)
-            .update(JSON.stringify([auth.username, auth.password]))
-            .digest('hex')
-        : 'anonymous';
-    return join(
-      root,
-      createHash('sha256').update(`${chart.repository}\n${chart.name}\n${who}`).digest('hex').slice(0, 32),
-    );
+export function createChartSource(
+  config: ChartSourceConfig,
+  log: Logger,
+  store: CheckoutStore = createCheckoutStore(config),
+  /** The git source that reads spec.source.chart.values (values beside the chart); without it they are refused. */
+  git?: SourcePort,
+): SourcePort {
+  async function fetch(
+    source: Spec['source'],
+    allCredentials: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<Result<FetchedSource>> {
+    const { chart: credentials, values: valuesCredentials } = splitCredentials(allCredentials);
+    const fetchedChart = await fetchChart(source, credentials, signal);
+    const values = source.chart?.values;
+    if (!fetchedChart.ok || values === undefined) return fetchedChart;
+    return withValues(fetchedChart.value, source, values, valuesCredentials, signal);
   }
 
-  async function fetch(
+  /**
+   * The chart beside a git repository of values (Argo CD multi-source `$values`): one read-only checkout per
+   * (chart digest, commit) holding the chart and the repository under `$values/`, so spec.helm.valuesFiles
+   * `$values/<path>` resolve inside it as any repository path does, and the revision names both.
+   */
+  async function withValues(
+    chart: FetchedSource,
+    source: Spec['source'],
+    values: NonNullable<NonNullable<Spec['source']['chart']>['values']>,
+    credentials: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<Result<FetchedSource>> {
+    if (!git)
+      return fail(Reason.InvalidSpec, 'spec.source.chart.values is not supported by this command', {
+        terminal: true,
+      });
+    const gitSource = {
+      url: values.url,
+      ...(values.ref ? { ref: values.ref } : {}),
+      path: '.',
+      ...(values.secretRef ? { secretRef: values.secretRef } : {}),
+    };
+    const fetched = await git.fetch(gitSource, credentials, signal, { deferFiles: true });
+    if (!fetched.ok)
+      return {
+        ok: false,
+        failure: { ...fetched.failure, message: `spec.source.chart.values: ${fetched.failure.message}` },
+      };
+    const revision = combinedRevision(chart.revision, fetched.value.revision);
+    const key = createHash('sha256').update(`${chart.commit}\n${fetched.value.commit}`).digest('hex');
+    const base = await store.base(
+      `${source.chart!.repository}\n${source.chart!.name}\nvalues ${values.url}`,
+      allCredentialsIdentity(credentials, chart.checkoutRoot),
+    );
+    const got = await store.checkout(
+      base,
+      key,
+      `${source.chart!.repository} ${source.chart!.name} + ${values.url}`,
+      async (staging) => {
+        await cp(join(chart.checkoutRoot, chart.packagePath), join(staging, chart.packagePath), { recursive: true });
+        await cp(fetched.value.checkoutRoot, join(staging, VALUES_DIR), {
+          recursive: true,
+          filter: (from) => !/[/\\]\.git$/.test(from),
+        });
+        return ok(undefined);
+      },
+    );
+    if (!got.ok) return got;
+    return ok({ ...chart, revision, commit: `sha256:${key}`, checkoutRoot: got.value });
+  }
+
+  async function fetchChart(
     source: Spec['source'],
     credentials: Record<string, string> | undefined,
     signal: AbortSignal,
@@ -89,32 +119,60 @@ export function createChartSource(config: ChartSourceConfig, log: Logger): Sourc
     if (!checked.ok) return checked;
     const chart = checked.value;
     const secretName = source.chart.secretRef?.name ?? source.chart.certSecretRef?.name ?? '';
-    const auth = chartAuthFromSecret(credentials, secretName);
-    if (!auth.ok) return auth;
 
     const home = await makeToolHome();
     try {
-      const pulled = await pull(chart, auth.value, home, signal);
+      const ctx: PullContext = {
+        helmPath: config.helmPath,
+        home,
+        timeoutMs: durationMs(config.gitTimeout),
+        maxArchiveBytes: config.ociMaxLayerBytes,
+        signal,
+      };
+      let pulled: Result<Pulled>;
+      let identity: readonly unknown[] | undefined;
+      if (chart.kind === 'oci') {
+        const auth = registryAuthFromSecret(credentials, chart.host, secretName);
+        if (!auth.ok) return auth;
+        const a = auth.value;
+        identity =
+          a?.username !== undefined || a?.identityToken !== undefined
+            ? [a.username, a.password, a.identityToken]
+            : undefined;
+        pulled = await pullFromRegistry(ctx, chart, a);
+      } else {
+        const auth = chartAuthFromSecret(credentials, secretName);
+        if (!auth.ok) return auth;
+        identity = auth.value.username !== undefined ? [auth.value.username, auth.value.password] : undefined;
+        pulled = await pullFromIndex(ctx, chart, auth.value);
+      }
       if (!pulled.ok) return pulled;
-      const { file, version } = pulled.value;
-      const digestHex = createHash('sha256')
+      const { file, version, manifestDigestHex, indexDigestHex } = pulled.value;
+      const archiveHex = createHash('sha256')
         .update(await readFile(file))
         .digest('hex');
-      const revision = formatChartRevision(version, digestHex);
-      const base = await cacheBase(chart, auth.value);
-      chartBases.add(base);
-      const dir = join(base, 'checkouts', digestHex);
-      let unpacked = inFlight.get(dir);
-      if (!unpacked) {
-        unpacked = materialise(file, base, dir, chart).finally(() => inFlight.delete(dir));
-        inFlight.set(dir, unpacked);
-      }
-      const got = await unpacked;
+      if (indexDigestHex !== undefined && indexDigestHex !== archiveHex)
+        return fail(
+          Reason.ArtifactDigestMismatch,
+          `chart ${chart.name} ${version} from ${chart.repository}: the archive hashes to sha256:${archiveHex} but the repository's index.yaml says sha256:${indexDigestHex}: nothing was applied; the archive was changed behind its index (publish it again with helm repo index)`,
+          { terminal: true },
+        );
+      const revisionHex = manifestDigestHex ?? archiveHex;
+      const revision = formatChartRevision(version, revisionHex);
+      // a tenant whose credentials cannot read a private chart must not get another tenant's copy of it
+      const base = await store.base(`${chart.repository}\n${chart.name}`, identity);
+      // dependencies are fetched once with the chart (Chart.lock pins them; without one, the ranges are resolved
+      // when this chart digest is first fetched), into the same read-only checkout
+      const got = await store.checkout(base, archiveHex, `${chart.repository} ${chart.name}`, async (staging) => {
+        const unpacked = await unpackChart(file, staging, chart);
+        if (!unpacked.ok) return unpacked;
+        return buildDependencies(ctx, chart, join(staging, chart.name), config.ociMaxLayerBytes * 4, [
+          ...(source.chart?.insecure === true ? ['--plain-http'] : []),
+        ]);
+      });
       if (!got.ok)
         return { ok: false, failure: { ...got.failure, message: `${got.failure.message} (revision ${revision})` } };
-      // the eviction of the git cache reads a checkout's mtime as its last use
-      const now = new Date();
-      await utimes(dir, now, now).catch(() => undefined);
+      const dir = got.value;
       if (!(await stat(join(dir, chart.name, 'Chart.yaml')).catch(() => undefined))?.isFile())
         return fail(
           Reason.RenderFailed,
@@ -122,129 +180,36 @@ export function createChartSource(config: ChartSourceConfig, log: Logger): Sourc
           { terminal: true },
         );
       log.debug({ repository: chart.repository, chart: chart.name, revision }, 'chart source fetched');
-      scheduleEviction();
-      return ok({ revision, commit: `sha256:${digestHex}`, files: [], checkoutRoot: dir, packagePath: chart.name });
+      return ok({ revision, commit: `sha256:${revisionHex}`, files: [], checkoutRoot: dir, packagePath: chart.name });
     } finally {
       await rm(home, { recursive: true, force: true });
     }
   }
 
-  /** `helm repo update` then `helm pull`, in the private HOME: the archive's path and the version helm chose. */
-  async function pull(
-    chart: CheckedChartSource,
-    auth: { username?: string; password?: string; ca?: string },
-    home: string,
-    signal: AbortSignal,
-  ): Promise<Result<{ file: string; version: string }>> {
-    const helmDir = join(home, 'config', 'helm');
-    let caFile: string | undefined;
-    if (auth.ca !== undefined) {
-      caFile = join(helmDir, 'ca.crt');
-      await writeFile(caFile, auth.ca, { mode: 0o600 });
-    }
-    await writeFile(
-      join(helmDir, 'repositories.yaml'),
-      repositoriesFile(ALIAS, chart.repository, { ...auth, ...(caFile ? { caFile } : {}) }),
-      { mode: 0o600 },
-    );
-    const destination = join(home, 'pulled');
-    await mkdir(destination, { mode: 0o700 });
-    const timeoutMs = durationMs(config.gitTimeout);
-    const run = (args: string[]): Promise<ToolOutcome> =>
-      runTool({
-        bin: config.helmPath,
-        args,
-        cwd: '',
-        home,
-        connect: [chart.port],
-        reads: NETWORK_READS,
-        timeoutMs,
-        maxOutputBytes: 1 << 20,
-        signal,
-        hidePaths: [],
-        stdoutOnFailure: true,
-      });
-    const what = `fetching chart ${chart.name} ${chart.version} from ${chart.repository}`;
-    const updated = await run(['repo', 'update', ALIAS]);
-    if (!updated.ok) return describeHelmFetchFailure(what, updated, config.helmPath);
-    const pulled = await run([
-      'pull',
-      `${ALIAS}/${chart.name}`,
-      `--version=${chart.version}`,
-      '--destination',
-      destination,
-    ]);
-    if (!pulled.ok) return describeHelmFetchFailure(what, pulled, config.helmPath);
-    const files = (await readdir(destination)).filter((f) => f.endsWith('.tgz'));
-    const version = files.length === 1 ? versionFromArchive(files[0]!, chart.name) : undefined;
-    if (version === undefined)
+  /** The archive's entries checked, then unpacked into the store's staging directory. */
+  async function unpackChart(file: string, staging: string, chart: CheckedChartSource): Promise<Result<void>> {
+    try {
+      return await unpackLayer(file, staging, `chart ${chart.name}`, config.ociMaxLayerBytes * 4);
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
       return fail(
-        Reason.FetchFailed,
-        `${what}: helm pulled ${files.length} archives, not one named ${chart.name}-<version>.tgz`,
-      );
-    const file = join(destination, files[0]!);
-    const size = (await stat(file)).size;
-    if (size > config.ociMaxLayerBytes)
-      return fail(
-        Reason.ArtifactTooLarge,
-        `${what}: the archive of ${version} is ${size} bytes, over the controller's --oci-max-layer-bytes ${config.ociMaxLayerBytes}`,
+        Reason.ArtifactMediaTypeUnsupported,
+        `chart ${chart.name} from ${chart.repository}: the archive is not a readable gzip tarball (${typeof code === 'string' ? code : 'unreadable'})`,
         { terminal: true },
       );
-    return ok({ file, version });
-  }
-
-  async function materialise(
-    file: string,
-    base: string,
-    dir: string,
-    chart: CheckedChartSource,
-  ): Promise<Result<void>> {
-    if (await exists(dir)) return ok(undefined);
-    const checkouts = join(base, 'checkouts');
-    await mkdir(checkouts, { recursive: true });
-    await writeFile(join(base, 'url'), `${chart.repository} ${chart.name}\n`);
-    const staging = join(checkouts, `${STAGING_PREFIX}${randomBytes(6).toString('hex')}`);
-    try {
-      await mkdir(staging, { recursive: true });
-      let unpacked: Result<void>;
-      try {
-        unpacked = await unpackLayer(file, staging, `chart ${chart.name}`, config.ociMaxLayerBytes * 4);
-      } catch (err) {
-        const code = (err as { code?: unknown }).code;
-        return fail(
-          Reason.ArtifactMediaTypeUnsupported,
-          `chart ${chart.name} from ${chart.repository}: the archive is not a readable gzip tarball (${typeof code === 'string' ? code : 'unreadable'})`,
-          { terminal: true },
-        );
-      }
-      if (!unpacked.ok) return unpacked;
-      await makeReadOnly(staging);
-      try {
-        await rename(staging, dir);
-      } catch (err) {
-        if (!(await exists(dir))) throw err; // else: another process unpacked the same digest first
-      }
-      return ok(undefined);
-    } finally {
-      if (await exists(staging)) await removeTree(staging);
     }
-  }
-
-  /** The git cache's own eviction rules, over the chart checkouts (as the OCI source does for its own). */
-  function scheduleEviction(): void {
-    if (config.gitCacheMaxBytes === undefined || Date.now() - lastEviction < EVICTION_EVERY_MS) return;
-    lastEviction = Date.now();
-    const policy = {
-      maxBytes: config.gitCacheMaxBytes,
-      maxIdleMs: config.gitCacheMaxAge === undefined ? Number.MAX_SAFE_INTEGER : durationMs(config.gitCacheMaxAge),
-      minIdleMs: IN_USE_MS,
-    };
-    void (async () => {
-      const all = await listCache(root, new Map());
-      const charts = all.filter((e) => e.kind === 'checkout' && chartBases.has(e.base));
-      for (const entry of chooseEvictions(charts, policy, Date.now())) await removeTree(entry.path);
-    })().catch(() => undefined);
   }
 
   return { fetch };
+}
+
+/**
+ * Who reads the combined checkout: the values repository's credentials (hashed by the store) and the chart
+ * checkout it was made from (whose base already carries the chart credentials' identity).
+ */
+function allCredentialsIdentity(
+  credentials: Record<string, string> | undefined,
+  chartCheckout: string,
+): readonly unknown[] {
+  return [chartCheckout, credentials ?? null];
 }

@@ -18,6 +18,7 @@ import { findKustomization } from './kustomize-check.ts';
 import { kustomizeBuild } from './kustomize.ts';
 import { runTool } from './run-tool.ts';
 import { RenderWorkerPool } from './worker-pool.ts';
+import type { HelmLookup } from './worker-lookup.ts';
 import { helmInWorker, kustomizeInWorker } from './worker-render.ts';
 import type { SourceDecryption } from './decrypt-sources.ts';
 import type { ToolLimits } from './tool-failure.ts';
@@ -85,6 +86,11 @@ export interface BuildRequest {
    * (adapters/render/decrypt-sources.ts). A build that decrypted any is never cached: its output holds plaintext.
    */
   decrypt?: SourceDecryption;
+  /**
+   * spec.helm.lookup on: Helm's `lookup` asks this (the target cluster, as the PackageSync's identity). Only the
+   * render worker can ask mid-render; a render that asks is never cached (what it read may change any time).
+   */
+  lookup?: HelmLookup;
   signal?: AbortSignal;
 }
 
@@ -222,8 +228,17 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
     }
     const checkoutRoot = await realpath(req.checkoutRoot);
     const engine: RenderEngine = pool?.covers(checkoutRoot) ? 'worker' : 'subprocess';
+    const lookup = tool === 'helm' ? req.lookup : undefined;
+    if (lookup && engine !== 'worker')
+      return fail(
+        Reason.RenderFailed,
+        `spec.helm.lookup needs the render worker (helm template cannot ask the cluster): run the controller with --render-engine=worker, or set spec.helm.lookup to false`,
+        { terminal: true },
+      );
     const key =
-      req.commit === undefined ? undefined : cacheKey(tool, req, config, await toolVersions(tool, req, engine), engine);
+      req.commit === undefined || lookup
+        ? undefined
+        : cacheKey(tool, req, config, await toolVersions(tool, req, engine), engine);
     const hit = key === undefined ? undefined : cache.get(key);
     let stdout: string;
     let decryptedSources: Built['decryptedSources'];
@@ -255,7 +270,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
         engine === 'worker' && pool
           ? tool === 'kustomize'
             ? await kustomizeInWorker({ ...common, spec: req.spec.kustomize, pool, ...decrypt })
-            : await helmInWorker({ ...helmInput, pool })
+            : await helmInWorker({ ...helmInput, pool, lookup })
           : tool === 'kustomize'
             ? await kustomizeBuild({
                 ...common,

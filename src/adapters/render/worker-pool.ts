@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { isInside } from '../../core/inside.ts';
 import { toolEnv } from './run-tool.ts';
 import { renderSandbox, type RenderSandbox } from './sandbox.ts';
+import type { HelmLookup, LookupAnswer, LookupQuery } from './worker-lookup.ts';
 
 /**
  * A pool of long-lived render workers (hack/render-worker: kustomize and Helm as libraries), each under the
@@ -42,6 +43,8 @@ export type WorkerJob =
         kubeVersion?: string;
         apiVersions?: string[];
         values?: { path?: string; name?: string; text?: string }[];
+        /** spec.helm.lookup: the template's `lookup` asks the render's HelmLookup (RenderLimits.lookup). */
+        lookup?: boolean;
       };
     };
 
@@ -61,6 +64,8 @@ export interface RenderLimits {
   timeoutMs: number;
   maxOutputBytes: number;
   signal?: AbortSignal;
+  /** Answers the render's lookup frames (a helm job with lookup on). */
+  lookup?: HelmLookup;
 }
 
 export interface WorkerPoolStats {
@@ -207,6 +212,8 @@ class Worker {
   private stderr = '';
   private nextId = 1;
   private pending: ((a: Answer) => void) | undefined;
+  /** The render in flight: its id and who answers its lookups. */
+  private current: { id: number; lookup?: HelmLookup; signal?: AbortSignal } | undefined;
   private frameLimit = 0;
   private spawnError: 'sandbox-missing' | undefined;
   /** Why it ended, when it ended between renders. */
@@ -258,6 +265,7 @@ class Worker {
         clearTimeout(timer);
         limits.signal?.removeEventListener('abort', onAbort);
         this.pending = undefined;
+        this.current = undefined;
         resolve(a);
       };
       const timer = setTimeout(() => {
@@ -271,14 +279,32 @@ class Worker {
       limits.signal?.addEventListener('abort', onAbort, { once: true });
       this.pending = finish;
       if (limits.signal?.aborted) return onAbort();
-      const body = Buffer.from(
-        JSON.stringify({ id: this.nextId++, maxOutputBytes: limits.maxOutputBytes, ...job }),
-        'utf8',
-      );
-      const header = Buffer.alloc(4);
-      header.writeUInt32BE(body.length);
-      this.child?.stdin.write(Buffer.concat([header, body]));
+      const id = this.nextId++;
+      this.current = { id, lookup: limits.lookup, signal: limits.signal };
+      this.send({ id, maxOutputBytes: limits.maxOutputBytes, ...job });
     });
+  }
+
+  private send(frame: object): void {
+    const body = Buffer.from(JSON.stringify(frame), 'utf8');
+    const header = Buffer.alloc(4);
+    header.writeUInt32BE(body.length);
+    this.child?.stdin.write(Buffer.concat([header, body]));
+  }
+
+  /** A template's `lookup`, mid-render: asked of the render's HelmLookup, answered on the same frames. */
+  private async answerLookup(query: LookupQuery): Promise<void> {
+    const current = this.current;
+    if (!current) return;
+    const answer: LookupAnswer = current.lookup
+      ? await current.lookup(query, current.signal).catch((e: unknown) => ({
+          code: 500,
+          reason: 'InternalError',
+          message: e instanceof Error ? e.message : String(e),
+        }))
+      : {}; // no one to ask: nothing, as `helm template` answers
+    // the render may have ended meanwhile (timeout, abort): its worker is gone, nothing to answer
+    if (this.current === current && this.alive) this.send({ id: current.id, op: 'lookup-answer', answer });
   }
 
   kill(): void {
@@ -337,6 +363,7 @@ class Worker {
       kind?: string;
       error?: string;
       versions?: Record<string, string>;
+      lookup?: LookupQuery;
     };
     try {
       parsed = JSON.parse(frame.toString('utf8')) as typeof parsed;
@@ -344,6 +371,10 @@ class Worker {
       const answer = this.pending;
       this.kill();
       answer?.({ ok: false, kind: 'crash', error: 'an unreadable answer' });
+      return;
+    }
+    if (parsed.lookup) {
+      void this.answerLookup(parsed.lookup);
       return;
     }
     const kind = (['failed', 'too-large', 'panic'] as const).find((k) => k === parsed.kind) ?? 'failed';

@@ -6,6 +6,7 @@ import { describeHelmFailure, prepareChart, type HelmInput } from './helm.ts';
 import { decryptedBuildFailed, prepareKustomization, type KustomizeInput, type KustomizeOutput } from './kustomize.ts';
 import { sanitizeStderr, type ToolOutcome } from './run-tool.ts';
 import { describeToolFailure, type ToolLimits } from './tool-failure.ts';
+import type { HelmLookup } from './worker-lookup.ts';
 import type { RenderWorkerPool, WorkerOutcome } from './worker-pool.ts';
 
 /**
@@ -49,7 +50,7 @@ export async function kustomizeInWorker(input: WorkerInput<KustomizeInput>): Pro
   });
 }
 
-export async function helmInWorker(input: WorkerInput<HelmInput>): Promise<Result<string>> {
+export async function helmInWorker(input: WorkerInput<HelmInput> & { lookup?: HelmLookup }): Promise<Result<string>> {
   const prepared = await prepareChart(input);
   if (!prepared.ok) return prepared;
   const { root, chart, what } = prepared.value;
@@ -65,6 +66,7 @@ export async function helmInWorker(input: WorkerInput<HelmInput>): Promise<Resul
         ...(input.capabilities
           ? { kubeVersion: input.capabilities.kubeVersion, apiVersions: input.capabilities.apiVersions }
           : {}),
+        ...(input.lookup ? { lookup: true } : {}),
         values: [
           ...prepared.value.valuesFiles.map((path) => ({ path })),
           // named as the subprocess path's value files read in messages
@@ -72,7 +74,12 @@ export async function helmInWorker(input: WorkerInput<HelmInput>): Promise<Resul
         ],
       },
     },
-    { timeoutMs: input.limits.timeoutMs, maxOutputBytes: input.limits.maxOutputBytes, signal: input.signal },
+    {
+      timeoutMs: input.limits.timeoutMs,
+      maxOutputBytes: input.limits.maxOutputBytes,
+      signal: input.signal,
+      lookup: input.lookup,
+    },
   );
   if (outcome.ok) return ok(outcome.yaml);
   const hide = [

@@ -18,6 +18,7 @@ import { PackageSyncs } from '../../adapters/kube/packagesyncs.ts';
 import type { Cluster } from '../cluster.ts';
 import { whoAmI } from './actions.ts';
 import { credentialOf, type Credential } from './identity.ts';
+import { proxiedPlanIdentity, type CliKubeconfig, type PlanIdentity } from './plan-identity.ts';
 
 export interface Viewer {
   /** The API as this viewer: every request with their credentials. */
@@ -26,8 +27,11 @@ export interface Viewer {
   user: string;
   /** May they list PackageSyncs in `namespace` (RBAC, asked once a minute)? The shared watch is not theirs. */
   mayList(namespace: string): Promise<boolean>;
-  /** `--kubeconfig <file>` for a CLI child process acting as them (plan-runner.ts), and its clean-up. */
-  cliKubeconfig(): Promise<{ args: string[]; done(): Promise<void> }>;
+  /**
+   * `--kubeconfig <file>` for the `packagesync plan` child process of one PackageSync (plan-runner.ts): as them, or
+   * for a viewer behind the auth proxy the server's own identity once RBAC allows it (plan-identity.ts); or why not.
+   */
+  planKubeconfig(namespace: string, name: string): Promise<PlanIdentity>;
 }
 
 export type ViewerResult = { ok: true; viewer: Viewer } | { ok: false; status: number; message: string };
@@ -48,7 +52,7 @@ export async function kubeconfigAccess(cluster: Cluster, kubeconfigPath?: string
     cluster,
     user: await whoAmI(cluster),
     mayList: () => Promise.resolve(true),
-    cliKubeconfig: () => Promise.resolve({ args, done: () => Promise.resolve() }),
+    planKubeconfig: () => Promise.resolve({ ok: true, args, done: () => Promise.resolve() }),
   };
   return {
     perRequest: false,
@@ -65,6 +69,11 @@ export interface TokenAccessOptions {
   discovery: Discovery;
   /** --ui-auth-proxy-identity: the one identity whose X-Remote-User / X-Remote-Group headers are believed. */
   authProxyIdentity?: string;
+  /**
+   * The server's own identity for a CLI child process: `--kubeconfig` of the controller's kubeconfig, or nothing in
+   * a pod. Used only for the plan of a viewer behind the auth proxy whom RBAC allows it (plan-identity.ts).
+   */
+  serverKubeconfigArgs?: string[];
 }
 
 /** Sessions kept (one client each): beyond this the least recently used is closed. */
@@ -189,7 +198,15 @@ export class TokenAccess implements Access {
       user,
       // allowed everywhere (a ClusterRole) answers for every namespace with one review
       mayList: async (ns) => (await mayList('')) || mayList(ns),
-      cliKubeconfig: () => tokenKubeconfig(this.opts.server, credential),
+      planKubeconfig: async (namespace, name) => {
+        const asViewer = () => tokenKubeconfig(this.opts.server, credential);
+        if (!credential.impersonate) return { ok: true, ...(await asViewer()) };
+        // impersonation does not chain: the proxied viewer's plan is decided by RBAC, then run as the server
+        const packageSync = await cluster.packageSyncs.get(namespace, name);
+        if (!packageSync) return { ok: false, status: 404, message: `PackageSync ${namespace}/${name} not found` };
+        const serverArgs = this.opts.serverKubeconfigArgs ?? [];
+        return proxiedPlanIdentity({ client, user, packageSync, asViewer, serverArgs });
+      },
     };
     return { viewer, client, usedAt: Date.now() };
   }
@@ -234,10 +251,7 @@ export class TokenAccess implements Access {
 }
 
 /** A kubeconfig holding only the viewer's token (and the proxy's impersonation), readable by this process alone. */
-async function tokenKubeconfig(
-  server: KubeconfigInfo,
-  credential: Credential,
-): Promise<{ args: string[]; done(): Promise<void> }> {
+async function tokenKubeconfig(server: KubeconfigInfo, credential: Credential): Promise<CliKubeconfig> {
   const dir = await mkdtemp(join(tmpdir(), 'packagesync-ui-'));
   const path = join(dir, 'kubeconfig');
   const cluster: Record<string, unknown> = { server: server.server };

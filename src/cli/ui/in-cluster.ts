@@ -33,6 +33,8 @@ export async function startInClusterUi(opts: InClusterUiOptions): Promise<UiServ
       server: cluster.client.config,
       discovery: cluster.discovery,
       authProxyIdentity: opts.authProxyIdentity,
+      // a proxied viewer's plan, once RBAC allows it, runs as the controller (plan-identity.ts)
+      serverKubeconfigArgs: opts.kubeconfig ? ['--kubeconfig', opts.kubeconfig] : [],
     });
     const server = await startUiServer({
       cluster,

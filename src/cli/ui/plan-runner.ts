@@ -24,34 +24,44 @@ export interface PlanRequest {
   extraArgs: readonly string[];
 }
 
-let running = 0;
+type Spawn = (args: string[]) => Promise<{ code: number | null; stdout: string; stderr: string }>;
 
-export async function runPlan(req: PlanRequest): Promise<{ status: number; result: PlanResult }> {
-  if (running >= AT_ONCE)
-    return { status: 429, result: { exitCode: -1, output: '', error: 'two plans are running already: try again' } };
-  running++;
-  try {
-    const args = [
-      CLI,
-      'plan',
-      req.name,
-      '-n',
-      req.namespace,
-      '-o',
-      req.output,
-      ...req.kubeconfigArgs,
-      ...req.extraArgs,
-    ];
-    const { code, stdout, stderr } = await run(args);
-    // 0 no changes, 1 changes, 5 would fail: a plan; 2 and 3 (or a kill): it could not plan, stderr says why
-    if (code === 0 || code === 1 || code === 5) return { status: 200, result: { exitCode: code, output: stdout } };
-    return {
-      status: 200,
-      result: { exitCode: code ?? -1, output: stdout, error: stderr.trim() || `packagesync plan exited ${code}` },
-    };
-  } finally {
-    running--;
-  }
+/**
+ * One server's plans: at most two at a time for that server (a counter per server, not per process: the tests
+ * and `packagesync ui` may hold several servers, and one server's busy viewers must not refuse another's).
+ * `spawn` is the child process runner (tests give their own).
+ */
+export function planRunner(
+  spawnCli: Spawn = run,
+): (req: PlanRequest) => Promise<{ status: number; result: PlanResult }> {
+  let running = 0;
+  return async (req) => {
+    if (running >= AT_ONCE)
+      return { status: 429, result: { exitCode: -1, output: '', error: 'two plans are running already: try again' } };
+    running++;
+    try {
+      const args = [
+        CLI,
+        'plan',
+        req.name,
+        '-n',
+        req.namespace,
+        '-o',
+        req.output,
+        ...req.kubeconfigArgs,
+        ...req.extraArgs,
+      ];
+      const { code, stdout, stderr } = await spawnCli(args);
+      // 0 no changes, 1 changes, 5 would fail: a plan; 2 and 3 (or a kill): it could not plan, stderr says why
+      if (code === 0 || code === 1 || code === 5) return { status: 200, result: { exitCode: code, output: stdout } };
+      return {
+        status: 200,
+        result: { exitCode: code ?? -1, output: stdout, error: stderr.trim() || `packagesync plan exited ${code}` },
+      };
+    } finally {
+      running--;
+    }
+  };
 }
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -30,7 +30,7 @@ import { packageSyncDetail } from './detail.ts';
 import { fleetPage } from './fleet.ts';
 import { clearedSessionCookie, sessionCookie, tokenProblem } from './identity.ts';
 import { objectDetail } from './object-page.ts';
-import { runPlan } from './plan-runner.ts';
+import { planRunner } from './plan-runner.ts';
 import {
   CSRF_COOKIE,
   CSRF_HEADER,
@@ -98,6 +98,8 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     },
   });
   const streams = new Set<Stream>();
+  /** This server's plans, two at a time (plan-runner.ts). */
+  const runPlan = planRunner();
   let synced = false;
   informer.on((_event, obj) => {
     if (!synced) return;
@@ -182,7 +184,9 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
         if (denied) return sendJson(res, denied.status, { ok: false, message: denied.message });
         if (sub === 'plan') {
           const output = url.searchParams.get('output') === 'json' ? 'json' : 'text';
-          const kubeconfig = await viewer.cliKubeconfig();
+          const kubeconfig = await viewer.planKubeconfig(namespace, name);
+          if (!kubeconfig.ok)
+            return sendJson(res, kubeconfig.status, { exitCode: -1, output: '', error: kubeconfig.message });
           try {
             const planned = await runPlan({
               namespace,

@@ -3,6 +3,9 @@ import {
   chartAuthFromSecret,
   checkChartSource,
   formatChartRevision,
+  indexDigestFor,
+  manifestDigestFromPull,
+  registryConfigFile,
   repositoriesFile,
   versionFromArchive,
 } from './chart-source.ts';
@@ -12,6 +15,7 @@ describe('checkChartSource', () => {
     expect(checkChartSource({ repository: 'https://Charts.Example.com/stable/', name: 'podinfo' })).toEqual({
       ok: true,
       value: {
+        kind: 'http',
         repository: 'https://charts.example.com/stable',
         host: 'charts.example.com',
         port: 443,
@@ -32,7 +36,10 @@ describe('checkChartSource', () => {
   });
 
   it.each([
-    [{ repository: 'oci://ghcr.io/x/app', name: 'app' }, 'InvalidURL', 'not supported yet'],
+    [{ repository: 'oci://ghcr.io/X', name: 'app' }, 'InvalidURL', 'is not an OCI repository'],
+    [{ repository: 'oci://ghcr.io', name: 'app:1.0' }, 'InvalidSpec', 'spec.source.chart.name'],
+    [{ repository: 'oci://u:p@ghcr.io/x', name: 'app' }, 'InvalidURL', 'no credentials'],
+    [{ repository: 'oci://ghcr.io/x', name: 'app', insecure: true }, 'InvalidURL', 'only for a loopback registry'],
     [{ repository: 'http://charts.example.com', name: 'app' }, 'InvalidURL', 'is plain http'],
     [{ repository: 'http://charts.example.com', name: 'app', insecure: true }, 'InvalidURL', 'only for a loopback'],
     [{ repository: 'https://u:p@charts.example.com', name: 'app' }, 'InvalidURL', 'carries credentials'],
@@ -46,6 +53,47 @@ describe('checkChartSource', () => {
     expect(r.ok).toBe(false);
     expect(!r.ok && r.failure).toMatchObject({ reason, terminal: true });
     expect(!r.ok && r.failure.message).toContain(message);
+  });
+});
+
+describe('OCI chart repositories', () => {
+  it('appends the chart name to oci://host/path (Flux HelmRepository type oci), https on 443 by default', () => {
+    expect(
+      checkChartSource({ repository: 'oci://GHCR.io/stefanprodan/charts/', name: 'podinfo', version: '6.x' }),
+    ).toEqual({
+      ok: true,
+      value: {
+        kind: 'oci',
+        repository: 'oci://ghcr.io/stefanprodan/charts',
+        host: 'ghcr.io',
+        port: 443,
+        name: 'podinfo',
+        version: '6.x',
+        chartRef: 'oci://ghcr.io/stefanprodan/charts/podinfo',
+      },
+    });
+    expect(checkChartSource({ repository: 'oci://127.0.0.1:5000/charts', name: 'app', insecure: true })).toMatchObject({
+      ok: true,
+      value: { port: 5000, plainHttp: true, chartRef: 'oci://127.0.0.1:5000/charts/app' },
+    });
+  });
+
+  it('reads the manifest digest helm pull reports, and nothing else', () => {
+    const hex = 'ab'.repeat(32);
+    expect(manifestDigestFromPull(`Pulled: 127.0.0.1:5000/charts/app:1.1.0\nDigest: sha256:${hex}\n`)).toBe(hex);
+    expect(manifestDigestFromPull('Pulled: x\n')).toBeUndefined();
+  });
+
+  it('writes credentials for the registry host alone, as a docker config helm reads', () => {
+    const file = JSON.parse(registryConfigFile('reg.example.com:5000', { username: 'u', password: 'p:w' })) as {
+      auths: Record<string, { auth: string }>;
+    };
+    expect(Object.keys(file.auths)).toEqual(['reg.example.com:5000']);
+    expect(Buffer.from(file.auths['reg.example.com:5000']!.auth, 'base64').toString()).toBe('u:p:w');
+    expect(JSON.parse(registryConfigFile('h', { identityToken: 't' }))).toEqual({
+      auths: { h: { identitytoken: 't' } },
+    });
+    expect(JSON.parse(registryConfigFile('h', undefined))).toEqual({ auths: {} });
   });
 });
 
@@ -93,5 +141,28 @@ describe('credentials', () => {
       expect(r).toMatchObject({ ok: false, failure: { reason: 'InvalidAuthSecret' } });
       expect(JSON.stringify(r)).not.toMatch(/secret-/);
     }
+  });
+});
+
+describe('indexDigestFor', () => {
+  const hex = 'ab'.repeat(32);
+  const index = {
+    entries: {
+      app: [
+        { name: 'app', version: '1.1.0', digest: hex },
+        { name: 'app', version: 'v1.0.0', digest: 'cd'.repeat(32) },
+        { name: 'app', version: '0.9.0' },
+      ],
+    },
+  };
+  it('finds the digest of the version helm pulled, with or without a leading v', () => {
+    expect(indexDigestFor(index, 'app', '1.1.0')).toBe(hex);
+    expect(indexDigestFor(index, 'app', '1.0.0')).toBe('cd'.repeat(32));
+  });
+  it('is undefined without an entry or a well-formed digest', () => {
+    expect(indexDigestFor(index, 'app', '0.9.0')).toBeUndefined();
+    expect(indexDigestFor(index, 'other', '1.1.0')).toBeUndefined();
+    expect(indexDigestFor({ entries: { app: [{ version: '1.1.0', digest: 'x' }] } }, 'app', '1.1.0')).toBeUndefined();
+    expect(indexDigestFor(null, 'app', '1.1.0')).toBeUndefined();
   });
 });

@@ -1,0 +1,181 @@
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { Reason } from '../../api/reasons.ts';
+import {
+  indexDigestFor,
+  manifestDigestFromPull,
+  registryConfigFile,
+  repositoriesFile,
+  versionFromArchive,
+  type CheckedChartSource,
+} from '../../core/chart/chart-source.ts';
+import { fail, ok, type Result } from '../../core/failure.ts';
+import type { RegistryAuth } from '../../core/oci/credentials.ts';
+import { runTool, type ToolOutcome } from '../render/run-tool.ts';
+import { describeHelmFetchFailure } from './fetch-failure.ts';
+
+/**
+ * The pinned helm fetching a chart archive (docs/adr/0041): Helm resolves the version (a range against an
+ * index.yaml, or against an OCI repository's tags) and downloads the archive; nothing here parses an index
+ * or an OCI chart layout. Every run is in the fetch's private HOME, whose repositories.yaml / registry config
+ * alone carry the credentials, under render-sandbox with TCP to the repository's port only.
+ */
+export interface Pulled {
+  /** The archive helm wrote. */
+  file: string;
+  version: string;
+  /** OCI: the manifest digest helm reported (hex), the revision's digest as Flux shows OCI charts. */
+  manifestDigestHex?: string;
+  /** HTTP: the digest the index gives this version (hex), when it gives one: the archive must match it. */
+  indexDigestHex?: string;
+}
+
+/** helm has read the index already; a larger one is not read again here (a YAML bomb or a runaway file). */
+const MAX_INDEX_BYTES = 64 << 20;
+
+export interface PullContext {
+  helmPath: string;
+  home: string;
+  timeoutMs: number;
+  maxArchiveBytes: number;
+  signal: AbortSignal;
+}
+
+/** The repository's name inside the run's private repositories.yaml. */
+export const ALIAS = 'source';
+/** What a fetch over the network may read besides its HOME: name resolution and the system CA bundle. */
+export const NETWORK_READS = [
+  '/etc/resolv.conf',
+  '/etc/hosts',
+  '/etc/nsswitch.conf',
+  '/etc/ssl',
+  '/etc/pki',
+  '/etc/ca-certificates',
+  '/usr/share/ca-certificates',
+];
+
+/** helm in the fetch's HOME, allowed to connect to `ports` only. */
+export function runHelm(ctx: PullContext, args: string[], ports: number[], cwd = '', reads: string[] = []) {
+  return runTool({
+    bin: ctx.helmPath,
+    args,
+    cwd,
+    home: ctx.home,
+    connect: ports,
+    reads: [...NETWORK_READS, ...reads],
+    timeoutMs: ctx.timeoutMs,
+    maxOutputBytes: 1 << 20,
+    signal: ctx.signal,
+    hidePaths: cwd === '' ? [] : [{ path: cwd, as: '' }],
+    stdoutOnFailure: true,
+  });
+}
+
+/** `helm repo update` then `helm pull <alias>/<chart> --version`: an HTTP repository's index decides. */
+export async function pullFromIndex(
+  ctx: PullContext,
+  chart: CheckedChartSource,
+  auth: { username?: string; password?: string; ca?: string },
+): Promise<Result<Pulled>> {
+  const helmDir = join(ctx.home, 'config', 'helm');
+  let caFile: string | undefined;
+  if (auth.ca !== undefined) {
+    caFile = join(helmDir, 'ca.crt');
+    await writeFile(caFile, auth.ca, { mode: 0o600 });
+  }
+  await writeFile(
+    join(helmDir, 'repositories.yaml'),
+    repositoriesFile(ALIAS, chart.repository, { ...auth, ...(caFile ? { caFile } : {}) }),
+    { mode: 0o600 },
+  );
+  const what = `fetching chart ${chart.name} ${chart.version} from ${chart.repository}`;
+  const updated = await runHelm(ctx, ['repo', 'update', ALIAS], [chart.port]);
+  if (!updated.ok) return describeHelmFetchFailure(what, updated, ctx.helmPath);
+  const destination = await destinationDir(ctx);
+  const pulled = await runHelm(
+    ctx,
+    ['pull', `${ALIAS}/${chart.name}`, `--version=${chart.version}`, '--destination', destination],
+    [chart.port],
+  );
+  const got = await pulledArchive(ctx, chart, what, pulled, destination);
+  if (!got.ok) return got;
+  // the index as helm downloaded it, in its cache: `<cache>/repository/<alias>-index.yaml`
+  const indexFile = join(ctx.home, 'cache', 'helm', 'repository', `${ALIAS}-index.yaml`);
+  const size = (await stat(indexFile).catch(() => undefined))?.size;
+  if (size === undefined || size > MAX_INDEX_BYTES) return got;
+  let index: unknown;
+  try {
+    index = parse(await readFile(indexFile, 'utf8'), { maxAliasCount: 100 });
+  } catch {
+    return got; // helm read it; what it is beyond that is helm's to judge
+  }
+  const indexDigestHex = indexDigestFor(index, chart.name, got.value.version);
+  return ok(indexDigestHex === undefined ? got.value : { ...got.value, indexDigestHex });
+}
+
+/**
+ * `helm pull oci://host/path/name --version <range>`: Helm lists the repository's tags and takes the highest
+ * match, as Flux and Argo CD do. Credentials (a dockerconfigjson entry or username/password) are in the run's
+ * registry config (HELM_REGISTRY_CONFIG) for the registry's host only; a CA goes to --ca-file.
+ */
+export async function pullFromRegistry(
+  ctx: PullContext,
+  chart: CheckedChartSource,
+  auth: RegistryAuth | undefined,
+): Promise<Result<Pulled>> {
+  const helmDir = join(ctx.home, 'config', 'helm');
+  await writeFile(join(helmDir, 'registry.json'), registryConfigFile(chart.host, auth), { mode: 0o600 });
+  const flags: string[] = [];
+  if (auth?.caCert !== undefined) {
+    const caFile = join(helmDir, 'ca.crt');
+    await writeFile(caFile, auth.caCert, { mode: 0o600 });
+    flags.push('--ca-file', caFile);
+  }
+  if (chart.plainHttp === true) flags.push('--plain-http');
+  const what = `fetching chart ${chart.name} ${chart.version} from ${chart.repository}`;
+  const destination = await destinationDir(ctx);
+  const pulled = await runHelm(
+    ctx,
+    ['pull', chart.chartRef!, `--version=${chart.version}`, '--destination', destination, ...flags],
+    [chart.port],
+  );
+  const got = await pulledArchive(ctx, chart, what, pulled, destination);
+  if (!got.ok || !pulled.ok) return got;
+  const manifestDigestHex = manifestDigestFromPull(pulled.stdout);
+  if (manifestDigestHex === undefined)
+    return fail(Reason.FetchFailed, `${what}: helm reported no manifest digest for ${got.value.version}`);
+  return ok({ ...got.value, manifestDigestHex });
+}
+
+async function destinationDir(ctx: PullContext): Promise<string> {
+  const destination = join(ctx.home, 'pulled');
+  await mkdir(destination, { recursive: true, mode: 0o700 });
+  return destination;
+}
+
+async function pulledArchive(
+  ctx: PullContext,
+  chart: CheckedChartSource,
+  what: string,
+  pulled: ToolOutcome,
+  destination: string,
+): Promise<Result<Pulled>> {
+  if (!pulled.ok) return describeHelmFetchFailure(what, pulled, ctx.helmPath);
+  const files = (await readdir(destination)).filter((f) => f.endsWith('.tgz'));
+  const version = files.length === 1 ? versionFromArchive(files[0]!, chart.name) : undefined;
+  if (version === undefined)
+    return fail(
+      Reason.FetchFailed,
+      `${what}: helm pulled ${files.length} archives, not one named ${chart.name}-<version>.tgz`,
+    );
+  const file = join(destination, files[0]!);
+  const size = (await stat(file)).size;
+  if (size > ctx.maxArchiveBytes)
+    return fail(
+      Reason.ArtifactTooLarge,
+      `${what}: the archive of ${version} is ${size} bytes, over the controller's --oci-max-layer-bytes ${ctx.maxArchiveBytes}`,
+      { terminal: true },
+    );
+  return ok({ file, version });
+}

@@ -1,0 +1,269 @@
+/**
+ * PackageSyncSets (docs/adr/0042): watches the sets, the cluster Secrets of their namespaces (metadata only: no
+ * Secret value reaches this process) and, through the manager's watch, their child PackageSyncs; each pass runs
+ * the pure rollout step and then writes — status first (an update guarded by resourceVersion), children after —
+ * so a crash or a leader change between the two re-derives the same pins from the status written.
+ * Runs on the leader only, beside the manager.
+ */
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { durationMs, GROUP, VERSION, type PackageSync, type Spec } from '../../api/packagesync.ts';
+import {
+  APPROVE_ANNOTATION,
+  CLUSTER_SECRET_LABEL,
+  CLUSTER_SECRET_VALUE,
+  SET_LABEL,
+  SET_PLURAL,
+  SetSpecSchema,
+  TARGET_ANNOTATION,
+  type PackageSyncSet,
+  type SetStatus,
+} from '../../api/packagesyncset.ts';
+import { Informer, type InformerEvent } from '../../adapters/kube/informer.ts';
+import { isConflict, isNotFound, type KubeClient } from '../../adapters/kube/client.ts';
+import { packageSyncCollectionPath } from '../../adapters/kube/packagesyncs.ts';
+import type { SourcePort } from '../../adapters/git/source-port.ts';
+import type { KubeObject } from '../../core/object.ts';
+import { errorText } from '../../core/failure.ts';
+import { childObject, observationOf, ownedBy, revisionOf } from '../../core/rollout/child.ts';
+import { invalidSpecConditions } from '../../core/rollout/conditions.ts';
+import type { ChildObservation } from '../../core/rollout/observe.ts';
+import { gatesToCheck, parseApproval, stepRollout, type GateResult } from '../../core/rollout/step.ts';
+import { generateTargets, setLabelValue, type ClusterSecret } from '../../core/rollout/targets.ts';
+import { WorkQueue } from '../work-queue.ts';
+import { checkHttpGate } from './http-gate.ts';
+
+export interface SetControllerOptions {
+  client: KubeClient;
+  /** Resolves the template's ref to a commit (the engine's git source: shared ls-remote, same credentials rules). */
+  source: Pick<SourcePort, 'resolve'>;
+  readSecret: (namespace: string, name: string) => Promise<Record<string, string> | undefined>;
+  /** The manager's PackageSync watch cache (`namespace/name`). */
+  packageSyncs: ReadonlyMap<string, KubeObject>;
+  log: Logger;
+  watchNamespace?: string;
+  /** --watch-label-selector: this controller's shard of the sets (their children carry the set's labels). */
+  labelSelector?: string;
+  allowHttp?: boolean;
+  concurrency?: number;
+}
+
+const CHILD_DIGEST = 'packagesync.io/child-digest';
+const FIELD_MANAGER = 'packagesync-set';
+/** Without a deadline to wake for, a set looks again this often (cluster Secrets and refs also wake it). */
+const RESYNC_MS = 60_000;
+
+export const setCollectionPath = (namespace?: string) =>
+  `/apis/${GROUP}/${VERSION}${namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''}/${SET_PLURAL}`;
+const secretsPath = (namespace?: string) =>
+  namespace ? `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets` : '/api/v1/secrets';
+
+export class SetController {
+  readonly sets: Informer;
+  readonly clusterSecrets: Informer;
+  readonly queue: WorkQueue;
+  private readonly opts: SetControllerOptions;
+
+  constructor(opts: SetControllerOptions) {
+    this.opts = opts;
+    this.sets = new Informer(opts.client, {
+      path: setCollectionPath(opts.watchNamespace),
+      labelSelector: opts.labelSelector,
+      onError: (e) => opts.log.warn({ err: errorText(e) }, 'PackageSyncSet watch interrupted; resuming'),
+    });
+    this.clusterSecrets = new Informer(opts.client, {
+      path: secretsPath(opts.watchNamespace),
+      labelSelector: `${CLUSTER_SECRET_LABEL}=${CLUSTER_SECRET_VALUE}`,
+      metadataOnly: {
+        keep: (o) =>
+          ({
+            ...o,
+            metadata: { name: o.metadata.name, namespace: o.metadata.namespace, labels: o.metadata.labels },
+          }) as KubeObject,
+      },
+      onError: (e) => opts.log.warn({ err: errorText(e) }, 'cluster Secret watch interrupted; resuming'),
+    });
+    this.queue = new WorkQueue((key, signal) => this.reconcile(key, signal), { concurrency: opts.concurrency ?? 2 });
+    this.sets.on((event, obj) => {
+      const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
+      if (event === 'delete') this.queue.forget(key);
+      else this.queue.add(key);
+    });
+    // a cluster registered or removed, or its labels changed: every set of that namespace looks again
+    this.clusterSecrets.on((_e, obj) => {
+      for (const s of this.sets.inNamespace(obj.metadata.namespace ?? ''))
+        this.queue.add(`${s.metadata.namespace}/${s.metadata.name}`);
+    });
+  }
+
+  /** Whether the API server serves PackageSyncSets (the CRD installed): without it, rollouts stay off. */
+  async served(): Promise<boolean> {
+    try {
+      const list = await this.opts.client.request<{ resources?: { name: string }[] }>(
+        'GET',
+        `/apis/${GROUP}/${VERSION}`,
+      );
+      return (list.resources ?? []).some((r) => r.name === SET_PLURAL);
+    } catch (e) {
+      if (isNotFound(e)) return false;
+      throw e;
+    }
+  }
+
+  start(): void {
+    this.sets.start();
+    this.clusterSecrets.start();
+  }
+
+  async stop(graceMs = 0): Promise<void> {
+    this.sets.stop();
+    this.clusterSecrets.stop();
+    await this.queue.shutdown(graceMs);
+  }
+
+  /** Every PackageSync watch event: a child's change wakes its set. */
+  onPackageSync(_event: InformerEvent, obj: KubeObject): void {
+    if (!obj.metadata.labels?.[SET_LABEL]) return;
+    const owner = (
+      obj.metadata as { ownerReferences?: { kind: string; name: string; controller?: boolean }[] }
+    ).ownerReferences?.find((o) => o.kind === 'PackageSyncSet' && o.controller);
+    if (owner) this.queue.add(`${obj.metadata.namespace}/${owner.name}`);
+  }
+
+  private async reconcile(key: string, signal: AbortSignal): Promise<{ requeueAfterMs?: number; failed: boolean }> {
+    const [namespace, name] = key.split('/') as [string, string];
+    const set = this.sets.get(namespace, name) as unknown as PackageSyncSet | undefined;
+    if (!set?.metadata.uid) return { failed: false };
+    const log = this.opts.log.child({ packageSyncSet: key });
+    const generation = set.metadata.generation ?? 0;
+    const parsed = SetSpecSchema.safeParse(set.spec);
+    const now = Date.now();
+    if (!parsed.success || parsed.data.template.spec.source.url === undefined) {
+      const message = parsed.success
+        ? 'spec.template.spec.source: only git sources (url) roll out in waves in this version'
+        : parsed.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ');
+      const conditions = invalidSpecConditions(set.status?.conditions, generation, message, now);
+      await this.writeStatus(set, { ...(set.status ?? {}), observedGeneration: generation, conditions });
+      return { failed: false };
+    }
+    const spec = parsed.data;
+    // only this namespace's Secrets are handed over; generateTargets drops any other anyway (tenancy, ADR 0042)
+    const secrets: ClusterSecret[] = this.clusterSecrets.inNamespace(namespace).map((s) => ({
+      name: s.metadata.name,
+      namespace: s.metadata.namespace ?? '',
+      labels: s.metadata.labels ?? {},
+    }));
+    const targets = generateTargets(
+      { name, namespace },
+      secrets,
+      spec.generators.clusters.selector,
+      spec.generators.directories,
+    );
+
+    const source = spec.template.spec.source as Spec['source'];
+    let revision: string | undefined;
+    let revisionError: { reason: string; message: string } | undefined;
+    const credentials = source.secretRef ? await this.opts.readSecret(namespace, source.secretRef.name) : undefined;
+    const resolved = this.opts.source.resolve ? await this.opts.source.resolve(source, credentials, signal) : undefined;
+    if (resolved?.ok) revision = revisionOf(source.ref, resolved.value);
+    else if (resolved) revisionError = { reason: resolved.failure.reason, message: resolved.failure.message };
+
+    const uid = set.metadata.uid;
+    const children = new Map<string, ChildObservation>();
+    for (const t of targets) {
+      const child = this.opts.packageSyncs.get(`${namespace}/${t.child}`) as unknown as PackageSync | undefined;
+      if (child) children.set(t.name, ownedBy(child as never, uid) ? observationOf(child) : { conflict: true });
+    }
+    const gateResults = new Map<string, GateResult>();
+    for (const g of gatesToCheck(spec.rollout, set.status))
+      gateResults.set(
+        g.key,
+        await checkHttpGate(g.url, g.expectStatus, { allowHttp: this.opts.allowHttp ?? false, signal }),
+      );
+
+    const approval = parseApproval(set.metadata.annotations?.[APPROVE_ANNOTATION]);
+    const step = stepRollout({
+      rollout: spec.rollout,
+      status: set.status,
+      generation,
+      targets,
+      children,
+      ...(revision ? { revision } : {}),
+      ...(revisionError ? { revisionError } : {}),
+      ...(approval ? { approval } : {}),
+      gateResults,
+      now,
+    });
+    // status first: the pins it records are what the children are made to match, now or after a crash
+    if (!(await this.writeStatus(set, step.status))) return { failed: false, requeueAfterMs: 1_000 };
+
+    const ref = { name, namespace, uid, labels: set.metadata.labels ?? {} };
+    let failed = false;
+    for (const t of targets) {
+      const pin = step.pins.get(t.name);
+      if (pin === undefined) continue;
+      const desired = childObject(ref, spec.template, t, pin);
+      const digest = createHash('sha256').update(JSON.stringify(desired)).digest('hex').slice(0, 16);
+      desired.metadata.annotations = { ...desired.metadata.annotations, [CHILD_DIGEST]: digest };
+      const existing = this.opts.packageSyncs.get(`${namespace}/${t.child}`);
+      if (existing && !ownedBy(existing as never, uid)) {
+        log.warn({ child: t.child, target: t.name }, 'a PackageSync of that name is not this set’s: left alone');
+        continue;
+      }
+      if (existing?.metadata.annotations?.[CHILD_DIGEST] === digest) continue;
+      try {
+        await this.opts.client.request(
+          'PATCH',
+          `${packageSyncCollectionPath(namespace)}/${encodeURIComponent(t.child)}`,
+          {
+            query: { fieldManager: FIELD_MANAGER, force: true },
+            contentType: 'application/apply-patch+yaml',
+            body: desired,
+            signal,
+          },
+        );
+      } catch (e) {
+        failed = true;
+        log.warn({ child: t.child, err: errorText(e) }, 'could not apply child PackageSync');
+      }
+    }
+    // children of targets gone (or not pinned any more): deleted; their deletionPolicy decides their objects
+    const wanted = new Set(targets.filter((t) => step.pins.has(t.name)).map((t) => t.child));
+    for (const obj of this.opts.packageSyncs.values()) {
+      if (obj.metadata.namespace !== namespace || obj.metadata.labels?.[SET_LABEL] !== setLabelValue(name)) continue;
+      if (!ownedBy(obj as never, uid) || wanted.has(obj.metadata.name)) continue;
+      log.info(
+        { child: obj.metadata.name, target: obj.metadata.annotations?.[TARGET_ANNOTATION] },
+        'deleting child of a target that left the set',
+      );
+      try {
+        await this.opts.client.request(
+          'DELETE',
+          `${packageSyncCollectionPath(namespace)}/${encodeURIComponent(obj.metadata.name)}`,
+          { signal },
+        );
+      } catch (e) {
+        if (!isNotFound(e)) failed = true;
+      }
+    }
+    // the template's interval also paces how often its ref is resolved again (at least every minute)
+    const resync = Math.min(durationMs(spec.template.spec.interval), RESYNC_MS);
+    return { failed, requeueAfterMs: Math.min(step.requeueAfterMs ?? resync, resync) };
+  }
+
+  /** An update of the status subresource guarded by resourceVersion: a stale copy never overwrites progress. */
+  private async writeStatus(set: PackageSyncSet, status: SetStatus): Promise<boolean> {
+    if (JSON.stringify(set.status ?? {}) === JSON.stringify(status)) return true;
+    try {
+      await this.opts.client.request(
+        'PUT',
+        `${setCollectionPath(set.metadata.namespace)}/${encodeURIComponent(set.metadata.name)}/status`,
+        { body: { ...set, status } },
+      );
+      return true;
+    } catch (e) {
+      if (isConflict(e) || isNotFound(e)) return false;
+      throw e;
+    }
+  }
+}
