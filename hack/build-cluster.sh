@@ -217,7 +217,7 @@ build_jaeger() {
 # are safe to share between concurrent builds (Go locks them). Each piece's output is prefixed with its name; a
 # failed piece fails the whole run, after the others have finished, and is named.
 build_all() {
-  local tmp pieces=(kubernetes sops helm render-worker etcd kustomize kwok oci-registry kstatus-check render-sandbox)
+  local tmp pieces=(kubernetes jaeger sops helm render-worker etcd kustomize kwok oci-registry kstatus-check render-sandbox)
   tmp="$(mktemp -d)"
   local started=$SECONDS p
   for p in "${pieces[@]}"; do
