@@ -15,6 +15,7 @@ import type { SourcePort } from '../adapters/git/source-port.ts';
 import type { Renderer } from '../adapters/render/build.ts';
 import type { Decryptor } from '../adapters/render/sops.ts';
 import type { SettledCheckpoints } from './settled-checkpoints.ts';
+import type { Tracing } from '../core/tracing.ts';
 
 export type { FetchedSource, SourcePort } from '../adapters/git/source-port.ts';
 
@@ -133,28 +134,5 @@ export interface Ports {
   };
 }
 
-/** The steps of one reconcile that get a span each (docs/adr/0043). */
-export type TracedStep = 'fetch' | 'render' | 'plan' | 'apply' | 'health wait';
-
-/**
- * A trace of one reconcile: a span per step, under one root. Attributes are names, revisions, counts and reasons
- * only: never a URL, a message or anything read from a Secret (a message can quote a file).
- */
-export interface ReconcileTrace {
-  step<T>(name: TracedStep, fn: () => Promise<T>): Promise<T>;
-  /** Attributes on the root span (revision, …). */
-  set(attributes: Record<string, string | number | boolean>): void;
-  /** Ends the root span: ok, or failed with a condition reason. */
-  end(outcome: { failed: boolean; reason?: string }): void;
-}
-
-export interface Tracing {
-  reconcile(namespace: string, name: string): ReconcileTrace;
-}
-
-/** What the engine uses when no tracing is configured. */
-export const NO_TRACE: ReconcileTrace = {
-  step: (_name, fn) => fn(),
-  set: () => undefined,
-  end: () => undefined,
-};
+export type { ReconcileTrace, TracedStep, Tracing } from '../core/tracing.ts';
+export { NO_TRACE } from '../core/tracing.ts';

@@ -8,7 +8,7 @@ import { context, SpanStatusCode, trace, type Span, type Tracer } from '@opentel
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
-import type { ReconcileTrace, TracedStep, Tracing } from '../../engine/ports.ts';
+import type { ReconcileTrace, TracedStep, Tracing } from '../../core/tracing.ts';
 
 export interface OtlpTracing extends Tracing {
   /** Exports what is buffered now. */
