@@ -33,6 +33,7 @@ import { SetController } from './rollout/set-controller.ts';
 import { LeaderElector, leaderIdentity } from './leader-election.ts';
 import { Manager } from './manager.ts';
 import { errorText } from '../core/failure.ts';
+import { gitUrlsOf } from '../core/source-address.ts';
 
 /** The controller's renderer, as its flags configure it. */
 export function controllerRenderer(config: ControllerConfig): Renderer {
@@ -252,9 +253,9 @@ export async function runController(config: ControllerConfig): Promise<void> {
           trigger: async (refs) => {
             for (const r of refs) {
               // a push moved a ref: no PackageSync may reuse what ls-remote said before it
-              const url = (manager.informer.cache.get(`${r.namespace}/${r.name}`) as PackageSync | undefined)?.spec
-                ?.source?.url;
-              if (url) ports.source.forget?.(url);
+              const source = (manager.informer.cache.get(`${r.namespace}/${r.name}`) as PackageSync | undefined)?.spec
+                ?.source;
+              for (const url of gitUrlsOf(source)) ports.source.forget?.(url);
               if (watchSynced) manager.queue.supersede(`${r.namespace}/${r.name}`);
               else
                 await packageSyncs.setAnnotation(r.namespace, r.name, RECONCILE_REQUESTED_AT, new Date().toISOString());

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sourceAddress } from './source-address.ts';
+import { gitUrlsOf, sourceAddress } from './source-address.ts';
 
 describe('sourceAddress: every source kind is shown, with its version', () => {
   it('git: the URL and the ref, or the remote HEAD', () => {
@@ -29,5 +29,16 @@ describe('sourceAddress: every source kind is shown, with its version', () => {
 
   it('a spec without a source (not admitted, but read defensively) shows nothing rather than failing', () => {
     expect(sourceAddress(undefined)).toEqual({ address: '', version: 'remote HEAD' });
+  });
+
+  it("gitUrlsOf: the source's repository and the values repository beside a chart, each forgotten on a request", () => {
+    expect(gitUrlsOf({ url: 'https://git.example/app.git' })).toEqual(['https://git.example/app.git']);
+    expect(
+      gitUrlsOf({
+        chart: { repository: 'https://charts.example', name: 'web', values: { url: 'https://git.example/values.git' } },
+      }),
+    ).toEqual(['https://git.example/values.git']);
+    expect(gitUrlsOf({ oci: { url: 'oci://reg.example/app' } })).toEqual([]);
+    expect(gitUrlsOf(undefined)).toEqual([]);
   });
 });

@@ -27,3 +27,12 @@ function firstOf(ref: object | undefined): string | undefined {
   const entry = Object.entries(ref ?? {}).find(([, v]) => typeof v === 'string');
   return entry ? `${entry[0]} ${entry[1] as string}` : undefined;
 }
+
+/**
+ * Every git repository a source reads: its own URL, and the values repository beside a chart (spec.source.chart.values).
+ * A requested reconcile or a push forgets what ls-remote said about each of them, or a values commit made a moment ago
+ * is read as the old one until the shared answer's TTL runs out.
+ */
+export function gitUrlsOf(source: Source | undefined): string[] {
+  return [source?.url, source?.chart?.values?.url].filter((u): u is string => typeof u === 'string' && u !== '');
+}

@@ -26,6 +26,7 @@ import { durationMs, FINALIZER, type PackageSync } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
 import { ok, type Failure, type Result } from '../core/failure.ts';
 import { withSourceFile } from '../core/render/locate.ts';
+import { gitUrlsOf } from '../core/source-address.ts';
 import { compileHealthChecks, healthOf } from '../core/health/index.ts';
 import { refKey, refOf } from '../core/object.ts';
 import { checkNamespacePolicy, type NamespacePolicy } from '../core/plan/namespace-policy.ts';
@@ -152,7 +153,7 @@ async function reconcileSpec(
   // 2. inputs: everything the run reads (the source fetched, its files left for later, and verified; the postBuild
   // variables; Helm's valuesFrom and capabilities), with one digest that keys every shortcut (engine/inputs.ts).
   // A requested reconcile means "now": whatever was learnt about the ref a moment ago is not enough.
-  if (run.trigger && spec.source.url !== undefined) ports.source.forget?.(spec.source.url);
+  if (run.trigger) for (const url of gitUrlsOf(spec.source)) ports.source.forget?.(url);
   const read = await trace.step('fetch', () =>
     readInputs({
       ps,
