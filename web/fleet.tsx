@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { FLEET_SORTS, FLEET_STATES, type FleetState } from '../src/cli/ui/fleet-states.ts';
 import { getFleet, onChange, throttle, type FleetPage } from './api.ts';
+import { newestOnly } from './newest-only.ts';
 import { age, psHref, shortRevision } from './format.ts';
 
 const PAGE_SIZE = 50;
@@ -36,13 +37,14 @@ export function Fleet() {
     if (filter.state) query.set('state', filter.state);
     if (filter.q) query.set('q', filter.q);
     if (filter.label) query.set('label', filter.label);
-    const load = () =>
-      getFleet(query).then(
-        (d) => (setData(d), setError(undefined)),
-        (e: Error) => setError(e.message),
-      );
-    void load();
-    return onChange(throttle(() => void load(), 200));
+    const reads = newestOnly(
+      () => getFleet(query),
+      (d) => (setData(d), setError(undefined)),
+      (e) => setError(e.message),
+    );
+    reads.load();
+    const stopListening = onChange(throttle(() => reads.load(), 200));
+    return () => (stopListening(), reads.stop());
   }, [filter]);
 
   const set = (change: Partial<Filter>) => setFilter({ ...filter, page: 1, ...change });

@@ -7,6 +7,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { commitUrl } from '../src/cli/ui/forge.ts';
 import { act, getPackageSync, onChange, throttle, type Action, type PackageSyncDetail } from './api.ts';
+import { newestOnly } from './newest-only.ts';
 import { age, shortRevision } from './format.ts';
 import { Drift, Events, History, Objects, Plan } from './package-sync-sections.tsx';
 import { Graph } from './graph.tsx';
@@ -18,14 +19,15 @@ export function PackageSyncPage({ namespace, name }: { namespace: string; name: 
   const [busy, setBusy] = useState(false);
 
   useEffect(() => {
-    const load = () =>
-      getPackageSync(namespace, name).then(
-        (d) => (setData(d), setError(undefined)),
-        (e: Error) => setError(e.message),
-      );
-    void load();
-    const reload = throttle(() => void load(), 100);
-    return onChange((c) => (!c || (c.namespace === namespace && c.name === name)) && reload());
+    const reads = newestOnly(
+      () => getPackageSync(namespace, name),
+      (d) => (setData(d), setError(undefined)),
+      (e) => setError(e.message),
+    );
+    reads.load();
+    const reload = throttle(() => reads.load(), 100);
+    const stopListening = onChange((c) => (!c || (c.namespace === namespace && c.name === name)) && reload());
+    return () => (stopListening(), reads.stop());
   }, [namespace, name]);
 
   const run = async (action: Action, revision?: string) => {
