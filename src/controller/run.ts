@@ -205,6 +205,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     source: ports.source,
     readSecret: (ns, name) => secrets.read(ns, name),
     packageSyncs: manager.informer.cache,
+    packageSyncsSynced: manager.informer.synced,
     log: log.child({ component: 'rollout' }),
     watchNamespace: config.watchNamespace,
     labelSelector: config.watchLabelSelector,

@@ -40,6 +40,8 @@ export interface SetControllerOptions {
   readSecret: (namespace: string, name: string) => Promise<Record<string, string> | undefined>;
   /** The manager's PackageSync watch cache (`namespace/name`). */
   packageSyncs: ReadonlyMap<string, KubeObject>;
+  /** Settles when that cache holds every PackageSync (its first LIST done). */
+  packageSyncsSynced: Promise<void>;
   log: Logger;
   watchNamespace?: string;
   /** --watch-label-selector: this controller's shard of the sets (their children carry the set's labels). */
@@ -131,6 +133,10 @@ export class SetController {
   }
 
   private async reconcile(key: string, signal: AbortSignal): Promise<{ requeueAfterMs?: number; failed: boolean }> {
+    // No step before every watch it reads has listed once: a step on a cache still empty after a restart would
+    // see no cluster Secrets (every target gone: children deleted, pins restarted) or no children (a healthy wave
+    // read as progressing: its bake restarted). e2e/rollout's SIGKILL during bake caught the first.
+    await Promise.all([this.sets.synced, this.clusterSecrets.synced, this.opts.packageSyncsSynced]);
     const [namespace, name] = key.split('/') as [string, string];
     const set = this.sets.get(namespace, name) as unknown as PackageSyncSet | undefined;
     if (!set?.metadata.uid) return { failed: false };
