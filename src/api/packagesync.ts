@@ -34,7 +34,7 @@ export const RECONCILE_REQUESTED_AT = 'packagesync.io/reconcile-requested-at';
 
 /** Go-style durations as Flux takes them: 30s, 5m, 1h30m, 250ms. */
 const DURATION_PATTERN = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$';
-const duration = (fallback: string, what: string) =>
+export const duration = (fallback: string, what: string) =>
   z
     .string()
     .regex(new RegExp(DURATION_PATTERN), `${what} must be a duration such as 30s, 5m or 1h30m`)

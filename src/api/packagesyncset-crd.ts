@@ -1,6 +1,5 @@
 /** The PackageSyncSet CustomResourceDefinition, from the zod schema in packagesyncset.ts (as crd.ts does for PackageSync). */
-import { openApi } from './crd.ts';
-import { GROUP, VERSION } from './packagesync.ts';
+import { AGE_COLUMN, namespacedCRD, READY_COLUMNS } from './crd.ts';
 import { SET_KIND, SET_PLURAL, SetSpecSchema, SetStatusSchema } from './packagesyncset.ts';
 
 type Json = Record<string, unknown>;
@@ -24,51 +23,23 @@ function intOrString(node: unknown): unknown {
 }
 
 export function packageSyncSetCRD(): Json {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${SET_PLURAL}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      names: {
-        kind: SET_KIND,
-        listKind: `${SET_KIND}List`,
-        plural: SET_PLURAL,
-        singular: 'packagesyncset',
-        shortNames: ['pkset'],
-        categories: ['gitops'],
-      },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-            { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
-            { name: 'Revision', type: 'string', jsonPath: '.status.revision' },
-            { name: 'Status', type: 'string', jsonPath: '.status.message', priority: 1 },
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              description:
-                'PackageSyncSet stamps one PackageSync per registered cluster of its namespace and rolls each new revision across them in waves.',
-              required: ['spec'],
-              properties: {
-                apiVersion: { type: 'string' },
-                kind: { type: 'string' },
-                metadata: { type: 'object' },
-                spec: intOrString(openApi(SetSpecSchema, 'input')),
-                status: { ...openApi(SetStatusSchema, 'output'), default: {} },
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
+  // only the spec carries int-or-string fields (maxParallel, failureBudget); the status is left as zod writes it
+  const crd = namespacedCRD({
+    kind: SET_KIND,
+    plural: SET_PLURAL,
+    singular: 'packagesyncset',
+    shortNames: ['pkset'],
+    description:
+      'PackageSyncSet stamps one PackageSync per registered cluster of its namespace and rolls each new revision across them in waves.',
+    printerColumns: [
+      READY_COLUMNS[0]!,
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Revision', type: 'string', jsonPath: '.status.revision' },
+      { name: 'Status', type: 'string', jsonPath: '.status.message', priority: 1 },
+      AGE_COLUMN,
+    ],
+    spec: SetSpecSchema,
+    status: SetStatusSchema,
+  });
+  return intOrString(crd) as Json;
 }

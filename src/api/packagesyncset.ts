@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { nameField } from './names.ts';
-import { SpecSchema } from './packagesync.ts';
+import { duration, SpecSchema } from './packagesync.ts';
 import { ConditionSchema } from './status-schema.ts';
 
 export const SET_KIND = 'PackageSyncSet';
@@ -19,14 +19,6 @@ export const SET_LABEL = 'packagesync.io/set';
 export const TARGET_ANNOTATION = 'packagesync.io/target';
 /** Manual approval of a wave's gate: `<wave>@<revision>` or `<wave>@<revision>:<who>` on the set. */
 export const APPROVE_ANNOTATION = 'packagesync.io/approve';
-
-const DURATION = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$';
-const duration = (fallback: string, what: string) =>
-  z
-    .string()
-    .regex(new RegExp(DURATION), `${what} must be a duration such as 30s, 5m or 1h30m`)
-    .default(fallback)
-    .meta({ description: `${what} (a duration such as 30s, 5m, 1h30m). Default ${fallback}.` });
 
 /** A number of targets, or a percentage of them ("25%"): Kubernetes' IntOrString as maxUnavailable takes it. */
 export const intOrPercent = (what: string) =>
