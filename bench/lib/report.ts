@@ -7,6 +7,7 @@ import { renderScale, scaleTargets } from './report-scale.ts';
 import { renderWall } from './report-wall.ts';
 import type { FleetFloorResult } from './fleet-floor.ts';
 import { loadCell, QUIET_LOAD } from './machine-load.ts';
+import { helmTargets, renderHelmFleet } from './report-helm.ts';
 
 export interface Results {
   date: string;
@@ -17,6 +18,8 @@ export interface Results {
   fleet: FleetResult[];
   /** The kustomize fleet (issue 13): absent in results written before it existed. */
   kfleet?: FleetResult[];
+  /** The Helm fleet (issue 27): absent in results written before it existed. */
+  hfleet?: FleetResult[];
   big: BigResult[];
   /** The API server's floor for the fleet (fleet-floor.ts): absent in results written before it existed. */
   fleetFloor?: FleetFloorResult[];
@@ -95,8 +98,8 @@ export function renderResults(r: Results): string {
   for (const [k, v] of Object.entries({ ...r.machine, ...r.versions, ...r.settings })) line(`| ${k} | ${v} |`);
   line();
 
-  const targets = [...summary(r), ...scaleTargets(r.fleet)];
-  line('## Targets (issues 7 and 18)');
+  const targets = [...summary(r), ...scaleTargets(r.fleet), ...helmTargets(r.hfleet ?? [])];
+  line('## Targets (issues 7, 18 and 27)');
   line();
   line('| measure | target | measured | |');
   line('|---|---|---|---|');
@@ -144,6 +147,7 @@ export function renderResults(r: Results): string {
   }
 
   if (r.kfleet?.length) renderKustomizeFleet(r.kfleet, line);
+  renderHelmFleet(r.hfleet ?? [], line);
   renderScale(r.fleet, line);
   renderWall(r.fleet, r.fleetFloor ?? [], line);
 
