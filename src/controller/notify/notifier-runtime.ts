@@ -14,6 +14,7 @@ import {
   enqueue,
   forgetRecord,
   isExpired,
+  keepThread,
   nextDue,
   outboxStats,
   parseState,
@@ -27,8 +28,13 @@ import { withPullRequestComments } from '../../core/notify/pull-request.ts';
 import { policyOf, providerConfigOf, selects, type NotifierSecret } from '../../core/notify/policy.ts';
 import { RATE_PER_SECOND, takeToken, type Bucket } from '../../core/notify/rate-limit.ts';
 import type { Built, ProviderConfig } from '../../core/notify/request.ts';
+import type { SlackThread } from '../../core/notify/slack.ts';
 import { hostOf, type Sender, type SendResult } from '../../adapters/notify/sender.ts';
 import type { NotifierRef } from '../../adapters/kube/notifier-store.ts';
+
+/** What became of one message's delivery (a Slack Web API post also says where its thread is). */
+type Outcome =
+  SendResult | { outcome: 'delivered'; status: number; thread?: SlackThread } | { outcome: 'skipped'; why: string };
 
 /** Where a Notifier's state is kept (adapters/kube/notifier-store.ts: its outbox ConfigMap). */
 export interface StateStore {
@@ -269,8 +275,8 @@ export class NotifierRuntime {
       if (step === 'again') continue;
       if (!step) return;
       const opts = { ...(step.ca ? { ca: step.ca } : {}), signal: this.abort.signal };
-      let res: SendResult | { outcome: 'skipped'; why: string };
-      if ('request' in step.built) res = await this.deps.sender.send(step.built.request, opts);
+      let res: Outcome;
+      if ('request' in step.built) res = await this.sendReading(step.built, opts);
       else {
         // a lookup first (which pull request has this head): its answer decides the request, or that there is none
         const found = await this.deps.sender.send(step.built.lookup, { ...opts, answer: true });
@@ -285,6 +291,19 @@ export class NotifierRuntime {
       if (this.stopped) return;
       await this.locked(() => this.settle(step.entry, res));
     }
+  }
+
+  /** Sends one request; one whose answer must be read (Slack's Web API: `ok` in a 200) is judged by it. */
+  private async sendReading(
+    built: Extract<Built, { request: unknown }>,
+    opts: { ca?: string; signal: AbortSignal },
+  ): Promise<Outcome> {
+    if (!built.reply) return this.deps.sender.send(built.request, opts);
+    const res = await this.deps.sender.send(built.request, { ...opts, answer: true });
+    if (res.outcome !== 'delivered') return res;
+    const a = built.reply(res.answer);
+    if (a.ok) return { outcome: 'delivered', status: res.status, ...(a.thread ? { thread: a.thread } : {}) };
+    return a.retry ? { outcome: 'retry', error: a.error } : { outcome: 'rejected', error: a.error, status: res.status };
   }
 
   /** The head's request, 'again' when the head left the outbox without a send, undefined when nothing is due now. */
@@ -315,7 +334,7 @@ export class NotifierRuntime {
       this.wakeAt(now + token.waitMs);
       return undefined;
     }
-    const built = buildRequest(this.config.cfg, entry.msg);
+    const built = buildRequest(this.config.cfg, entry.msg, { thread: this.state.threads?.[entry.msg.name] });
     if ('skip' in built) {
       this.log.info({ id: entry.msg.id, why: built.skip }, 'message not sent');
       await this.finish(entry.msg.id, 'skipped');
@@ -324,7 +343,7 @@ export class NotifierRuntime {
     return { entry, built, ...(this.config.ca ? { ca: this.config.ca } : {}) };
   }
 
-  private async settle(entry: OutboxEntry, res: SendResult | { outcome: 'skipped'; why: string }): Promise<void> {
+  private async settle(entry: OutboxEntry, res: Outcome): Promise<void> {
     const type = this.notifier.spec.type;
     if (res.outcome === 'skipped') {
       this.log.info({ id: entry.msg.id, why: res.why }, 'message not sent');
@@ -333,6 +352,8 @@ export class NotifierRuntime {
     }
     if (res.outcome === 'delivered') {
       this.log.debug({ id: entry.msg.id, kind: entry.msg.kind, status: res.status }, 'delivered');
+      // kept in the same write that takes the message out of the outbox: the next one replies in this thread
+      if ('thread' in res && res.thread) this.state = keepThread(this.state, entry.msg.name, res.thread);
       await this.finish(entry.msg.id, 'delivered');
       if (entry.attempts >= FAILING_AFTER) await this.configure();
       return;

@@ -7,6 +7,7 @@ import { COMMIT_STATUS_TYPES, type NotifierSpec } from '../../api/notifier.ts';
 import type { MessageKind, RecordPolicy } from './record.ts';
 import { templateProblem } from './template.ts';
 import type { ProviderConfig } from './request.ts';
+import { SLACK_API } from './slack.ts';
 
 const CHAT_DEFAULT: readonly MessageKind[] = ['healthy', 'failed', 'resolved'];
 const ALL: readonly MessageKind[] = ['started', 'applied', 'healthy', 'failed', 'superseded', 'resolved'];
@@ -42,7 +43,9 @@ export function providerConfigOf(
       problem: `spec.secretRef: Secret ${spec.secretRef?.name} not found in this namespace`,
     };
   }
-  const address = (secret?.address ?? spec.address ?? '').trim();
+  // a Slack bot token posts through the Web API (as Flux's slack Provider): its address is Slack's unless given
+  const slackApi = spec.type === 'slack' && !!secret?.token;
+  const address = (secret?.address ?? spec.address ?? (slackApi ? SLACK_API : '')).trim();
   if (!address) {
     return { reason: 'InvalidSpec', problem: 'spec.address (or the Secret key address) is required' };
   }
@@ -74,6 +77,13 @@ export function providerConfigOf(
       problem: `spec.secretRef: a ${spec.type} commit status needs an API token in the Secret key token`,
     };
   }
+  if (slackApi && !spec.channel) {
+    return {
+      reason: 'InvalidSpec',
+      problem:
+        'spec.channel: a slack Notifier with a bot token (Secret key token) posts with chat.postMessage, which needs a channel',
+    };
+  }
   for (const [text, field] of [
     [spec.template?.title, 'spec.template.title'],
     [spec.template?.text, 'spec.template.text'],
@@ -92,6 +102,7 @@ export function providerConfigOf(
       ...(spec.template?.text ? { text: spec.template.text } : {}),
       ...(spec.targetURL ? { targetURL: spec.targetURL } : {}),
       ...(spec.context ? { context: spec.context } : {}),
+      ...(slackApi ? { channel: spec.channel } : {}),
     },
   };
 }
