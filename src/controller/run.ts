@@ -28,6 +28,7 @@ import { otlpTracing } from '../adapters/otel/tracing.ts';
 import { controllerReadiness, metricsRoutes, probeRoutes, startHttpServers } from '../server/http.ts';
 import { createMetrics } from '../server/metrics.ts';
 import { webhookRoutes } from '../server/webhook.ts';
+import { LatestPlans } from './notify/latest-plans.ts';
 import { NotifyController } from './notify/notify-controller.ts';
 import { SetController } from './rollout/set-controller.ts';
 import { LeaderElector, leaderIdentity } from './leader-election.ts';
@@ -94,6 +95,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
   const archives = createCheckoutStore(config);
   // the chart source reads values from git beside a chart (spec.source.chart.values) through the same git source
   const git = await createGitSource(config, log);
+  const plans = new LatestPlans();
   const ports: Ports = {
     ...(tracing ? { tracing } : {}),
     objects,
@@ -118,7 +120,8 @@ export async function runController(config: ControllerConfig): Promise<void> {
     ...(config.sopsAgeSecret
       ? { sopsAgeSecret: { namespace: config.controllerNamespace, name: config.sopsAgeSecret } }
       : {}),
-    observe: metrics.objects,
+    // an apply's object list goes to the pull-request comments of its revision (docs/adr/0043)
+    observe: { ...metrics.objects, changes: (ps, revision, changes) => plans.record(ps, revision, changes) },
     watches,
     // a settled unit's periodic check stops before rendering when nothing changed (ADR 0031); it reads the
     // live copies from the watches the drift watch holds, so it needs them
@@ -196,6 +199,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     labelSelector: config.watchLabelSelector,
     allowHttp: config.allowInsecureHttp,
     onResult: (provider, result) => metrics.notifications.onResult(provider, result),
+    plans,
   });
   metrics.notifications.observe(() => notify.stats());
   manager.informer.on((event, obj) => notify.onPackageSync(event, obj));

@@ -156,6 +156,8 @@ export class Run implements ActProgress, HealthProgress {
 
   /** Metrics, a log line and an Applied event for what the apply and prune changed (none after a failed apply). */
   async announceChanges(): Promise<void> {
+    const { namespace, name, uid } = this.loaded.metadata;
+    if (this.revision) this.ports.observe?.changes?.({ namespace, name, uid: uid ?? '' }, this.revision, this.changes);
     const count = (f: (c: Change) => boolean) => this.changes.filter(f).length;
     const applied = count((c) => c.action !== 'unchanged' && c.action !== 'pruned');
     this.ports.observe?.applied?.(applied);

@@ -9,7 +9,9 @@ import type { Notifier, ProviderType } from '../../api/notifier.ts';
 import { NotifierSpecSchema } from '../../api/notifier.ts';
 import type { PackageSync } from '../../api/packagesync.ts';
 import { errorText } from '../../core/failure.ts';
-import { observe, type RecordPolicy } from '../../core/notify/record.ts';
+import { observe, type RecordMessage, type RecordPolicy } from '../../core/notify/record.ts';
+import { PLANS_IN_OUTBOX_MAX, type PlanActions } from '../../core/notify/plan-actions.ts';
+import type { LatestPlans } from './latest-plans.ts';
 import {
   enqueue,
   forgetRecord,
@@ -56,6 +58,8 @@ export interface RuntimeDeps {
   allowHttp: boolean;
   now: () => number;
   random: () => number;
+  /** What each apply did: a pull-request comment lists it (none: comments say it is not available). */
+  plans?: Pick<LatestPlans, 'of'>;
 }
 
 /** A Secret and configuration older than this are read again before a send (a rotated token takes effect). */
@@ -176,7 +180,9 @@ export class NotifierRuntime {
     const records = { ...this.state.records };
     if (r.memory) records[name] = r.memory;
     else delete records[name];
-    const messages = this.notifier.spec.pullRequestComments ? withPullRequestComments(r.messages) : r.messages;
+    const messages = this.notifier.spec.pullRequestComments
+      ? withPullRequestComments(r.messages, (m) => this.planOf(m))
+      : r.messages;
     const { state, dropped } = enqueue({ ...this.state, records }, messages, now);
     this.state = state;
     for (let i = 0; i < dropped; i++) this.deps.onResult(this.notifier.spec.type, 'dropped');
@@ -184,6 +190,13 @@ export class NotifierRuntime {
       this.log.debug({ packageSync: name, messages: messages.map((m) => `${m.kind} ${m.id}`) }, 'record changed');
     }
     return true;
+  }
+
+  /** A comment's object list, unless the outbox holds its share of lists already (it stays small). */
+  private planOf(m: RecordMessage): { plan: PlanActions } | { missing: string } {
+    const kept = this.state.outbox.filter((e) => e.msg.plan).length;
+    if (kept >= PLANS_IN_OUTBOX_MAX) return { missing: `${kept} comments wait in this Notifier's outbox with theirs` };
+    return this.deps.plans?.of(m.namespace, m.name, m.uid, m.revision) ?? { missing: 'not recorded' };
   }
 
   private async persist(): Promise<void> {
