@@ -43,9 +43,11 @@ export function providerConfigOf(
       problem: `spec.secretRef: Secret ${spec.secretRef?.name} not found in this namespace`,
     };
   }
-  // a Slack bot token posts through the Web API (as Flux's slack Provider): its address is Slack's unless given
-  const slackApi = spec.type === 'slack' && !!secret?.token;
-  const address = (secret?.address ?? spec.address ?? (slackApi ? SLACK_API : '')).trim();
+  // a Slack bot token posts through the Web API (as Flux's slack Provider): its address is Slack's unless given;
+  // an incoming webhook address keeps the webhook (its answer is no Web API answer), the token unused
+  const given = (secret?.address ?? spec.address ?? '').trim();
+  const slackApi = spec.type === 'slack' && !!secret?.token && (!given || given.endsWith('/api/chat.postMessage'));
+  const address = given || (slackApi ? SLACK_API : '');
   if (!address) {
     return { reason: 'InvalidSpec', problem: 'spec.address (or the Secret key address) is required' };
   }
