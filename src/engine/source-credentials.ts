@@ -4,12 +4,35 @@
  */
 import type { PackageSync, Spec } from '../api/packagesync.ts';
 import { Reason } from '../api/reasons.ts';
+import { dependencyCredentialsKey } from '../core/chart/dependency-credentials.ts';
 import { VALUES_CREDENTIALS_PREFIX } from '../core/chart/values-source.ts';
 import { fail, ok, type Result } from '../core/failure.ts';
 import { readOciCredentials } from './oci-credentials.ts';
 import type { Ports } from './ports.ts';
 
 export async function readCredentials(
+  ps: PackageSync,
+  spec: Spec,
+  ports: Ports,
+): Promise<Result<Record<string, string> | undefined>> {
+  const own = await readSourceCredentials(ps, spec, ports);
+  const entries = spec.source.dependencyRepositories ?? [];
+  if (!own.ok || entries.length === 0) return own;
+  // each dependency repository's Secret rides in the same record under its index (core/chart/dependency-credentials.ts)
+  const record: Record<string, string> = { ...own.value };
+  for (const [i, entry] of entries.entries()) {
+    const data = await ports.secrets.read(ps.metadata.namespace, entry.secretRef.name);
+    if (!data)
+      return fail(
+        Reason.AuthSecretNotFound,
+        `Secret ${ps.metadata.namespace}/${entry.secretRef.name} named in spec.source.dependencyRepositories[${i}].secretRef does not exist`,
+      );
+    for (const [k, v] of Object.entries(data)) record[dependencyCredentialsKey(i, k)] = v;
+  }
+  return ok(record);
+}
+
+async function readSourceCredentials(
   ps: PackageSync,
   spec: Spec,
   ports: Ports,

@@ -11,6 +11,7 @@ import {
   formatChartRevision,
   type CheckedChartSource,
 } from '../../core/chart/chart-source.ts';
+import { checkEntries, splitDependencyCredentials } from '../../core/chart/dependency-credentials.ts';
 import { combinedRevision, splitCredentials, VALUES_DIR } from '../../core/chart/values-source.ts';
 import { fail, ok, type Result } from '../../core/failure.ts';
 import { registryAuthFromSecret } from '../../core/oci/credentials.ts';
@@ -19,6 +20,7 @@ import { createCheckoutStore, type CheckoutStore } from '../oci/checkout-store.t
 import { unpackLayer } from '../oci/extract.ts';
 import { makeToolHome } from '../render/run-tool.ts';
 import { buildDependencies } from './dependencies.ts';
+import type { DependencyAuth } from './dependency-auth.ts';
 import { pullFromIndex, pullFromRegistry, type PullContext, type Pulled } from './helm-pull.ts';
 
 /**
@@ -45,8 +47,12 @@ export function createChartSource(
     allCredentials: Record<string, string> | undefined,
     signal: AbortSignal,
   ): Promise<Result<FetchedSource>> {
-    const { chart: credentials, values: valuesCredentials } = splitCredentials(allCredentials);
-    const fetchedChart = await fetchChart(source, credentials, signal);
+    const { chart: chartAndDependencies, values: valuesCredentials } = splitCredentials(allCredentials);
+    const { own: credentials, byEntry } = splitDependencyCredentials(chartAndDependencies);
+    const entries = source.dependencyRepositories ?? [];
+    const checkedEntries = checkEntries(entries);
+    if (!checkedEntries.ok) return checkedEntries;
+    const fetchedChart = await fetchChart(source, credentials, { entries, byEntry }, signal);
     const values = source.chart?.values;
     if (!fetchedChart.ok || values === undefined) return fetchedChart;
     return withValues(fetchedChart.value, source, values, valuesCredentials, signal);
@@ -106,6 +112,7 @@ export function createChartSource(
   async function fetchChart(
     source: Spec['source'],
     credentials: Record<string, string> | undefined,
+    dependencyAuth: DependencyAuth,
     signal: AbortSignal,
   ): Promise<Result<FetchedSource>> {
     if (!source.chart) return fail(Reason.InvalidSpec, 'spec.source.chart is not set', { terminal: true });
@@ -160,15 +167,24 @@ export function createChartSource(
       const revisionHex = manifestDigestHex ?? archiveHex;
       const revision = formatChartRevision(version, revisionHex);
       // a tenant whose credentials cannot read a private chart must not get another tenant's copy of it
-      const base = await store.base(`${chart.repository}\n${chart.name}`, identity);
+      // nor its dependencies as another tenant's dependency credentials fetched them
+      const base = await store.base(
+        `${chart.repository}\n${chart.name}`,
+        dependencyAuth.byEntry.size === 0 ? identity : [identity ?? null, dependencyIdentity(dependencyAuth)],
+      );
       // dependencies are fetched once with the chart (Chart.lock pins them; without one, the ranges are resolved
       // when this chart digest is first fetched), into the same read-only checkout
       const got = await store.checkout(base, archiveHex, `${chart.repository} ${chart.name}`, async (staging) => {
         const unpacked = await unpackChart(file, staging, chart);
         if (!unpacked.ok) return unpacked;
-        return buildDependencies(ctx, chart, join(staging, chart.name), config.ociMaxLayerBytes * 4, [
-          ...(source.chart?.insecure === true ? ['--plain-http'] : []),
-        ]);
+        return buildDependencies(
+          ctx,
+          chart,
+          join(staging, chart.name),
+          config.ociMaxLayerBytes * 4,
+          [...(source.chart?.insecure === true ? ['--plain-http'] : [])],
+          dependencyAuth,
+        );
       });
       if (!got.ok)
         return { ok: false, failure: { ...got.failure, message: `${got.failure.message} (revision ${revision})` } };
@@ -201,6 +217,11 @@ export function createChartSource(
   }
 
   return { fetch };
+}
+
+/** The dependency repositories' credentials, as the store hashes an identity: entries and their Secrets. */
+export function dependencyIdentity(auth: DependencyAuth): readonly unknown[] {
+  return auth.entries.map((e, i) => [e.url, auth.byEntry.get(i) ?? null]);
 }
 
 /**
