@@ -1,5 +1,5 @@
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { copyFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
 import { Reason } from '../../api/reasons.ts';
 import {
@@ -14,6 +14,7 @@ import { fail, ok, type Result } from '../../core/failure.ts';
 import type { RegistryAuth } from '../../core/oci/credentials.ts';
 import { runTool, type ToolOutcome } from '../render/run-tool.ts';
 import { describeHelmFetchFailure } from './fetch-failure.ts';
+import { fetchIndex } from './index-fetch.ts';
 
 /**
  * The pinned helm fetching a chart archive (docs/adr/0041): Helm resolves the version (a range against an
@@ -31,7 +32,7 @@ export interface Pulled {
   indexDigestHex?: string;
 }
 
-/** helm has read the index already; a larger one is not read again here (a YAML bomb or a runaway file). */
+/** index-fetch.ts bounds the index as downloaded; this bounds what is parsed again here. */
 const MAX_INDEX_BYTES = 64 << 20;
 
 export interface PullContext {
@@ -72,11 +73,13 @@ export function runHelm(ctx: PullContext, args: string[], ports: number[], cwd =
   });
 }
 
-/** `helm repo update` then `helm pull <alias>/<chart> --version`: an HTTP repository's index decides. */
+/** The index (index-fetch.ts) into helm's cache, then `helm pull <alias>/<chart> --version`: helm resolves the version. */
 export async function pullFromIndex(
   ctx: PullContext,
   chart: CheckedChartSource,
   auth: { username?: string; password?: string; ca?: string },
+  /** Where this repository's index is kept between fetches (per repository and credentials). */
+  indexCacheDir: string,
 ): Promise<Result<Pulled>> {
   const helmDir = join(ctx.home, 'config', 'helm');
   let caFile: string | undefined;
@@ -90,8 +93,17 @@ export async function pullFromIndex(
     { mode: 0o600 },
   );
   const what = `fetching chart ${chart.name} ${chart.version} from ${chart.repository}`;
-  const updated = await runHelm(ctx, ['repo', 'update', ALIAS], [chart.port]);
-  if (!updated.ok) return describeHelmFetchFailure(what, updated, ctx.helmPath);
+  // the index: downloaded by index-fetch.ts (conditional, bounded), placed where `helm repo update` would put it
+  const fetched = await fetchIndex(chart.repository, auth, indexCacheDir, {
+    maxBytes: ctx.maxArchiveBytes,
+    timeoutMs: ctx.timeoutMs,
+    signal: ctx.signal,
+  });
+  if (!fetched.ok)
+    return { ok: false, failure: { ...fetched.failure, message: `${what}: ${fetched.failure.message}` } };
+  const indexFile = join(ctx.home, 'cache', 'helm', 'repository', `${ALIAS}-index.yaml`);
+  await mkdir(dirname(indexFile), { recursive: true, mode: 0o700 });
+  await copyFile(fetched.value.file, indexFile);
   const destination = await destinationDir(ctx);
   const pulled = await runHelm(
     ctx,
@@ -100,8 +112,7 @@ export async function pullFromIndex(
   );
   const got = await pulledArchive(ctx, chart, what, pulled, destination);
   if (!got.ok) return got;
-  // the index as helm downloaded it, in its cache: `<cache>/repository/<alias>-index.yaml`
-  const indexFile = join(ctx.home, 'cache', 'helm', 'repository', `${ALIAS}-index.yaml`);
+  // the index helm resolved the version from
   const size = (await stat(indexFile).catch(() => undefined))?.size;
   if (size === undefined || size > MAX_INDEX_BYTES) return got;
   let index: unknown;

@@ -151,7 +151,9 @@ export function createChartSource(
         const auth = chartAuthFromSecret(credentials, secretName);
         if (!auth.ok) return auth;
         identity = auth.value.username !== undefined ? [auth.value.username, auth.value.password] : undefined;
-        pulled = await pullFromIndex(ctx, chart, auth.value);
+        // the index is kept per repository and credentials, for conditional requests (index-fetch.ts)
+        const indexBase = await store.base(`${chart.repository}\nindex.yaml`, identity);
+        pulled = await pullFromIndex(ctx, chart, auth.value, join(indexBase, 'index'));
       }
       if (!pulled.ok) return pulled;
       const { file, version, manifestDigestHex, indexDigestHex } = pulled.value;
