@@ -25,7 +25,12 @@ export function referencesOf(ps: PackageSync): string[] {
     source?: {
       secretRef?: NamedRef;
       oci?: { secretRef?: NamedRef; certSecretRef?: NamedRef };
-      chart?: { secretRef?: NamedRef; certSecretRef?: NamedRef; values?: { secretRef?: NamedRef } };
+      chart?: {
+        secretRef?: NamedRef;
+        certSecretRef?: NamedRef;
+        values?: { secretRef?: NamedRef };
+        verify?: { secretRef?: NamedRef };
+      };
       verify?: { secretRef?: NamedRef };
       dependencyRepositories?: unknown;
     };
@@ -53,6 +58,7 @@ export function referencesOf(ps: PackageSync): string[] {
   secret(spec.source?.chart?.secretRef);
   secret(spec.source?.chart?.certSecretRef);
   secret(spec.source?.chart?.values?.secretRef);
+  secret(spec.source?.chart?.verify?.secretRef);
   secret(spec.source?.verify?.secretRef);
   const dependencyRepositories = spec.source?.dependencyRepositories;
   if (Array.isArray(dependencyRepositories))

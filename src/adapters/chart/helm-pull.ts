@@ -41,7 +41,17 @@ export interface PullContext {
   timeoutMs: number;
   maxArchiveBytes: number;
   signal: AbortSignal;
+  /** spec.source.chart.verify: the keyring file `helm pull --verify` checks the provenance against. */
+  keyring?: string;
 }
+
+/** `helm pull --verify --keyring`: Helm's own provenance check (helm verify), never one of ours. */
+function verifyFlags(ctx: PullContext): string[] {
+  return ctx.keyring === undefined ? [] : ['--verify', '--keyring', ctx.keyring];
+}
+
+/** What helm says when the provenance is missing, unsigned by the keyring, or names another digest. */
+const PROVENANCE_REFUSED = /prov|signature|openpgp|keyring|sha256 sum does not match|digest/i;
 
 /** The repository's name inside the run's private repositories.yaml. */
 export const ALIAS = 'source';
@@ -107,7 +117,7 @@ export async function pullFromIndex(
   const destination = await destinationDir(ctx);
   const pulled = await runHelm(
     ctx,
-    ['pull', `${ALIAS}/${chart.name}`, `--version=${chart.version}`, '--destination', destination],
+    ['pull', `${ALIAS}/${chart.name}`, `--version=${chart.version}`, '--destination', destination, ...verifyFlags(ctx)],
     [chart.port],
   );
   const got = await pulledArchive(ctx, chart, what, pulled, destination);
@@ -148,7 +158,15 @@ export async function pullFromRegistry(
   const destination = await destinationDir(ctx);
   const pulled = await runHelm(
     ctx,
-    ['pull', chart.chartRef!, `--version=${chart.version}`, '--destination', destination, ...flags],
+    [
+      'pull',
+      chart.chartRef!,
+      `--version=${chart.version}`,
+      '--destination',
+      destination,
+      ...flags,
+      ...verifyFlags(ctx),
+    ],
     [chart.port],
   );
   const got = await pulledArchive(ctx, chart, what, pulled, destination);
@@ -172,7 +190,17 @@ async function pulledArchive(
   pulled: ToolOutcome,
   destination: string,
 ): Promise<Result<Pulled>> {
-  if (!pulled.ok) return describeHelmFetchFailure(what, pulled, ctx.helmPath);
+  if (!pulled.ok) {
+    const failed = describeHelmFetchFailure<Pulled>(what, pulled, ctx.helmPath);
+    // helm pull --verify refused the provenance: a verification failure, not a fetch to retry blindly
+    if (!failed.ok && ctx.keyring !== undefined && PROVENANCE_REFUSED.test(pulled.stderr))
+      return fail(
+        Reason.VerificationFailed,
+        `${what}: helm verify refused it (spec.source.chart.verify): ${failed.failure.message.slice(what.length + 2)}; nothing was applied: publish the chart with a .prov signed by a key of the keyring, or fix the keyring`,
+        { terminal: true },
+      );
+    return failed;
+  }
   const files = (await readdir(destination)).filter((f) => f.endsWith('.tgz'));
   const version = files.length === 1 ? versionFromArchive(files[0]!, chart.name) : undefined;
   if (version === undefined)

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { cp, readFile, rm, stat } from 'node:fs/promises';
+import { cp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { durationMs, type Spec } from '../../api/packagesync.ts';
@@ -12,7 +12,12 @@ import {
   type CheckedChartSource,
 } from '../../core/chart/chart-source.ts';
 import { checkEntries, splitDependencyCredentials } from '../../core/chart/dependency-credentials.ts';
-import { combinedRevision, splitCredentials, VALUES_DIR } from '../../core/chart/values-source.ts';
+import {
+  combinedRevision,
+  PROVENANCE_CREDENTIALS_PREFIX,
+  splitCredentials,
+  VALUES_DIR,
+} from '../../core/chart/values-source.ts';
 import { fail, ok, type Result } from '../../core/failure.ts';
 import { registryAuthFromSecret } from '../../core/oci/credentials.ts';
 import type { FetchedSource, SourcePort } from '../git/source-port.ts';
@@ -48,11 +53,18 @@ export function createChartSource(
     signal: AbortSignal,
   ): Promise<Result<FetchedSource>> {
     const { chart: chartAndDependencies, values: valuesCredentials } = splitCredentials(allCredentials);
-    const { own: credentials, byEntry } = splitDependencyCredentials(chartAndDependencies);
+    const { own: withKeyring, byEntry } = splitDependencyCredentials(chartAndDependencies);
+    const { own: credentials, keyring } = splitProvenance(withKeyring);
+    if (source.chart?.verify !== undefined && (keyring === undefined || !/BEGIN PGP PUBLIC KEY BLOCK/.test(keyring)))
+      return fail(
+        Reason.InvalidAuthSecret,
+        `Secret ${source.chart.verify.secretRef.name} named in spec.source.chart.verify.secretRef needs a key "keyring" holding armored public keys (gpg --export --armor)`,
+        { terminal: true },
+      );
     const entries = source.dependencyRepositories ?? [];
     const checkedEntries = checkEntries(entries);
     if (!checkedEntries.ok) return checkedEntries;
-    const fetchedChart = await fetchChart(source, credentials, { entries, byEntry }, signal);
+    const fetchedChart = await fetchChart(source, credentials, { entries, byEntry }, signal, keyring);
     const values = source.chart?.values;
     if (!fetchedChart.ok || values === undefined) return fetchedChart;
     return withValues(fetchedChart.value, source, values, valuesCredentials, signal);
@@ -114,6 +126,7 @@ export function createChartSource(
     credentials: Record<string, string> | undefined,
     dependencyAuth: DependencyAuth,
     signal: AbortSignal,
+    keyring?: string,
   ): Promise<Result<FetchedSource>> {
     if (!source.chart) return fail(Reason.InvalidSpec, 'spec.source.chart is not set', { terminal: true });
     if ((source.path ?? '.') !== '.' || source.ref !== undefined || source.secretRef !== undefined)
@@ -136,6 +149,10 @@ export function createChartSource(
         maxArchiveBytes: config.ociMaxLayerBytes,
         signal,
       };
+      if (keyring !== undefined) {
+        ctx.keyring = join(home, 'config', 'helm', 'keyring.asc');
+        await writeFile(ctx.keyring, keyring, { mode: 0o600 });
+      }
       let pulled: Result<Pulled>;
       let identity: readonly unknown[] | undefined;
       if (chart.kind === 'oci') {
@@ -235,4 +252,19 @@ function allCredentialsIdentity(
   chartCheckout: string,
 ): readonly unknown[] {
   return [chartCheckout, credentials ?? null];
+}
+
+/** spec.source.chart.verify's keyring out of the record (PROVENANCE_CREDENTIALS_PREFIX), and the rest. */
+function splitProvenance(data: Record<string, string> | undefined): {
+  own: Record<string, string> | undefined;
+  keyring: string | undefined;
+} {
+  if (data === undefined) return { own: undefined, keyring: undefined };
+  const own: Record<string, string> = {};
+  let keyring: string | undefined;
+  for (const [k, v] of Object.entries(data)) {
+    if (k === `${PROVENANCE_CREDENTIALS_PREFIX}keyring`) keyring = v;
+    else if (!k.startsWith(PROVENANCE_CREDENTIALS_PREFIX)) own[k] = v;
+  }
+  return { own: Object.keys(own).length > 0 ? own : undefined, keyring };
 }
