@@ -1,6 +1,7 @@
 /** Wires the real adapters into the engine and runs the manager until SIGTERM/SIGINT. */
 import { readFileSync } from 'node:fs';
 import { createChartSource } from '../adapters/chart/source-port.ts';
+import { withChartDependencies } from '../adapters/chart/git-chart-dependencies.ts';
 import { createCheckoutStore } from '../adapters/oci/checkout-store.ts';
 import { createOciSource, sourceBySpec } from '../adapters/oci/index.ts';
 import { createSopsDecryptor } from '../adapters/render/sops.ts';
@@ -105,7 +106,8 @@ export async function runController(config: ControllerConfig): Promise<void> {
     configMaps: new ConfigMaps(client),
     source: metrics.instrumentSource(
       sourceBySpec(
-        git,
+        // a chart in git whose dependencies are not vendored gets them fetched (docs/adr/0041)
+        withChartDependencies(git, { ...config, helmPath: config.helmPath }, archives, log),
         createOciSource(config, log, archives),
         createChartSource({ ...config, helmPath: config.helmPath }, log, archives, git),
       ),
