@@ -165,6 +165,8 @@ export class Run implements ActProgress, HealthProgress {
    * the event goes out while the run goes on (`announcing`).
    */
   announceChanges(): void {
+    const { namespace, name, uid } = this.loaded.metadata;
+    if (this.revision) this.ports.observe?.changes?.({ namespace, name, uid: uid ?? '' }, this.revision, this.changes);
     const count = (f: (c: Change) => boolean) => this.changes.filter(f).length;
     const applied = count((c) => c.action !== 'unchanged' && c.action !== 'pruned');
     this.ports.observe?.applied?.(applied);
