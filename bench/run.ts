@@ -28,7 +28,7 @@
  *                           only at the largest, when it is 1,000 or more and PackageSync runs (make bench: once, at
  *                           1,000; --quick and a Flux-only --tools rerun: none)
  *   --no-fleet-floor        never   --floor-in-flight 32   the floor's SSA PATCHes in flight
- *   --finalizer-policy install|remove|leave   deploy/finalizer-policy.yaml (ADR 0051): installed (the default on the
+ *   --finalizer-policy install|remove|leave   deploy/optional/finalizer-policy.yaml (ADR 0051): installed (the default on the
  *                           bench control plane, as deploy/ installs it), removed (the controller adds each
  *                           finalizer itself, one write more per unit), or left as the cluster has it (the default
  *                           with --kubeconfig: a cluster-wide policy is not the bench's to change there)
@@ -217,7 +217,7 @@ async function main(): Promise<void> {
     'controller concurrency (both tools)': String(ctx.concurrency),
     'PackageSync apply concurrency': '32 (default)',
     'PackageSync finalizer': finalizerPolicy
-      ? 'given at creation by deploy/finalizer-policy.yaml (ADR 0051)'
+      ? 'given at creation by deploy/optional/finalizer-policy.yaml (ADR 0051)'
       : 'added by the controller (no finalizer policy)',
     'Flux flags': flux
       ? `--concurrent=${ctx.concurrency} --requeue-dependency=5s --kube-api-qps=500 --kube-api-burst=1000 (Flux’s vertical-scaling guide); one GitRepository for the whole fleet`

@@ -1,5 +1,5 @@
 /**
- * deploy/finalizer-policy.yaml (docs/adr/0051): the API server gives a new PackageSync the controller's finalizer
+ * deploy/optional/finalizer-policy.yaml (docs/adr/0051): the API server gives a new PackageSync the controller's finalizer
  * when it is created, so its first sync writes status twice (Reconciling with the inventory before applying,
  * then Ready) and nothing else of its own; without the policy the controller adds the finalizer itself, one
  * write more. What kstatus readers and `kubectl describe` see is the same either way, and the finalizer the
@@ -34,7 +34,7 @@ const policyPath = (o: KubeObject) => `/apis/admissionregistration.k8s.io/v1/${P
 
 /** The shipped policy and binding, renamed for this file and bound to namespaces labelled with its id. */
 function testPolicy(): KubeObject[] {
-  const docs = parseAllDocuments(readFileSync(resolve(root, 'deploy/finalizer-policy.yaml'), 'utf8')).map(
+  const docs = parseAllDocuments(readFileSync(resolve(root, 'deploy/optional/finalizer-policy.yaml'), 'utf8')).map(
     (d) => d.toJS() as KubeObject & { spec: Record<string, unknown> },
   );
   return docs.map((d) => {

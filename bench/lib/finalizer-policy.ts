@@ -1,5 +1,5 @@
 /**
- * The bench measures PackageSync as deploy/ installs it: with deploy/finalizer-policy.yaml, the API server gives
+ * The bench measures PackageSync with the opt-in deploy/optional/finalizer-policy.yaml applied: the API server gives
  * each new PackageSync its finalizer at creation and the first sync makes no write of its own to add it
  * (docs/adr/0051). `--finalizer-policy remove` measures the controller adding the finalizer itself; `leave` (the
  * default on a cluster given with --kubeconfig) changes nothing cluster-wide and says what the cluster does.
@@ -10,7 +10,7 @@ import { FINALIZER } from '../../src/api/packagesync.ts';
 import { kubectl, root } from './cluster.ts';
 import { PS_PATH } from './units.ts';
 
-const POLICY = resolve(root, 'deploy/finalizer-policy.yaml');
+const POLICY = resolve(root, 'deploy/optional/finalizer-policy.yaml');
 
 export type PolicyChoice = 'install' | 'remove' | 'leave';
 
