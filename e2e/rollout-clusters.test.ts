@@ -125,7 +125,11 @@ describe('PackageSyncSet over four real clusters', () => {
   it('a good revision goes through three waves with approval and bake; a bad one fails wave two and every moved target is reverted', async () => {
     const ns = await namespaceEverywhere('fleet');
     await registerAll(ns);
-    const { repo, url, sha: good } = await fx.repo('fleet', {
+    const {
+      repo,
+      url,
+      sha: good,
+    } = await fx.repo('fleet', {
       'cm.yaml': configMap('web', { v: '1' }),
       'deploy.yaml': deployment('web', true),
     });
@@ -147,8 +151,11 @@ describe('PackageSyncSet over four real clusters', () => {
       ]),
     );
 
-    const waiting = await waitSet(ns, 'web', 'the canary waiting for approval', (s) =>
-      s.status?.blockedBy?.reason === 'WaitingForApproval',
+    const waiting = await waitSet(
+      ns,
+      'web',
+      'the canary waiting for approval',
+      (s) => s.status?.blockedBy?.reason === 'WaitingForApproval',
     );
     expect(waiting.status!.blockedBy!.wave).toBe('canary');
     expect(target(waiting, 'local')).toMatchObject({ wave: 'canary', health: 'Healthy' });
@@ -157,7 +164,12 @@ describe('PackageSyncSet over four real clusters', () => {
     expect(await remoteGet(c1.client, `/api/v1/namespaces/${ns}/configmaps/web`)).toBeUndefined();
 
     await approve(ns, 'web', `canary@${good}:alice`);
-    const done = await waitSet(ns, 'web', 'the good revision through every wave', (s) => s.status?.phase === 'Succeeded');
+    const done = await waitSet(
+      ns,
+      'web',
+      'the good revision through every wave',
+      (s) => s.status?.phase === 'Succeeded',
+    );
     expect(done.status!.lastGoodRevision).toBe(`main@sha1:${good}`);
     expect(wave(done, 'canary')).toMatchObject({ phase: 'Succeeded', approvedBy: 'alice' });
     const main = wave(done, 'main');
@@ -165,7 +177,9 @@ describe('PackageSyncSet over four real clusters', () => {
     // bake counted from the moment the whole wave was healthy; the next wave started after it
     expect(Date.parse(main.completedAt!)).toBeGreaterThanOrEqual(Date.parse(main.healthyAt!) + 3_000);
     expect(Date.parse(wave(done, 'rest').startedAt!)).toBeGreaterThanOrEqual(Date.parse(main.healthyAt!) + 3_000);
-    expect(Date.parse(wave(done, 'main').startedAt!)).toBeGreaterThanOrEqual(Date.parse(wave(done, 'canary').completedAt!));
+    expect(Date.parse(wave(done, 'main').startedAt!)).toBeGreaterThanOrEqual(
+      Date.parse(wave(done, 'canary').completedAt!),
+    );
     for (const m of fleet.members) {
       // the Deployment became ready on the member itself (its controller-manager and kwok)
       const d = await remoteGet<{ status?: { readyReplicas?: number } }>(
@@ -180,8 +194,11 @@ describe('PackageSyncSet over four real clusters', () => {
       'cm.yaml': configMap('web', { v: '2' }),
       'deploy.yaml': deployment('web', false),
     });
-    await waitSet(ns, 'web', 'the bad revision at the canary gate', (s) =>
-      s.status?.revision === `main@sha1:${bad}` && s.status.blockedBy?.reason === 'WaitingForApproval',
+    await waitSet(
+      ns,
+      'web',
+      'the bad revision at the canary gate',
+      (s) => s.status?.revision === `main@sha1:${bad}` && s.status.blockedBy?.reason === 'WaitingForApproval',
     );
     await approve(ns, 'web', `canary@${bad}:bob`);
     await eventually(
@@ -195,7 +212,8 @@ describe('PackageSyncSet over four real clusters', () => {
     // the wave failed at its first failure (budget 0), naming it: a wave-two cluster whose Deployment is not ready
     const named = /: (c[12]) \((HealthCheckFailed|ProgressDeadlineExceeded)\)/.exec(reverted.status!.message!);
     expect(named, reverted.status!.message).not.toBeNull();
-    expect(target(reverted, named![1]!)).toMatchObject({ wave: 'main', health: 'Failed', reason: named![2] });
+    // its target entry now follows the revert: pinned back to the good commit
+    expect(target(reverted, named![1]!)).toMatchObject({ wave: 'main', revision: `main@sha1:${good}` });
     expect(reverted.status!.message).toContain(`reverted to main@sha1:${good}`);
     expect(reverted.status!.conditions!.find((c) => c.type === 'Ready')).toMatchObject({
       status: 'False',
@@ -247,8 +265,11 @@ describe('PackageSyncSet: progress lives in the cluster', () => {
     const midWave = await waitSet(ns, 'web', 'wave two in progress', (s) => wave(s, 'main')?.phase === 'Progressing');
     await fx.controller.restart(); // SIGKILL, then a new process
     // the gate after wave two (before the last wave)
-    const gated = await waitSet(ns, 'web', 'wave two at its approval gate', (s) =>
-      s.status?.blockedBy?.wave === 'main' && s.status.blockedBy.reason === 'WaitingForApproval',
+    const gated = await waitSet(
+      ns,
+      'web',
+      'wave two at its approval gate',
+      (s) => s.status?.blockedBy?.wave === 'main' && s.status.blockedBy.reason === 'WaitingForApproval',
     );
     // the finished wave and the started targets kept their recorded times: nothing re-ran
     expect(wave(gated, 'canary').completedAt).toBe(wave(midWave, 'canary').completedAt);
@@ -265,7 +286,9 @@ describe('PackageSyncSet: progress lives in the cluster', () => {
     await approve(ns, 'web', `main@${sha}:carol`);
     const done = await waitSet(ns, 'web', 'the rollout finished', (s) => s.status?.phase === 'Succeeded');
     expect(wave(done, 'main')).toMatchObject({ approvedBy: 'carol', phase: 'Succeeded' });
-    expect(Date.parse(wave(done, 'rest').startedAt!)).toBeGreaterThanOrEqual(Date.parse(wave(done, 'main').approvedAt!));
+    expect(Date.parse(wave(done, 'rest').startedAt!)).toBeGreaterThanOrEqual(
+      Date.parse(wave(done, 'main').approvedAt!),
+    );
     await eventually(
       'c3 applied',
       async () => (await remoteGet(c3.client, `/api/v1/namespaces/${ns}/configmaps/web`))?.data?.v === '1',
@@ -327,7 +350,12 @@ describe('PackageSyncSet: tenancy', () => {
         rollout: { waves: [{ name: 'all' }] },
       },
     });
-    const s = await waitSet(ns, 'web', 'the set settled', (x) => x.status?.observedGeneration === 1 && !!x.status.message);
+    const s = await waitSet(
+      ns,
+      'web',
+      'the set settled',
+      (x) => x.status?.observedGeneration === 1 && !!x.status.message,
+    );
     expect(s.status!.targets ?? []).toEqual([]);
     expect(s.status!.message).toMatch(/no target/);
     expect(s.status!.message).toContain('its own namespace');
@@ -346,7 +374,19 @@ async function push(target: string, files: Record<string, string>): Promise<stri
   const cli = resolve(import.meta.dirname, '../bin/packagesync.js');
   const { stdout } = await promisify(execFile)(
     'node',
-    [cli, 'push', 'artifact', dir, target, '--source', 'https://example.com/web.git', '--revision', 'main@sha1:0123'],
+    [
+      cli,
+      'push',
+      'artifact',
+      dir,
+      target,
+      '--source',
+      'https://example.com/web.git',
+      '--revision',
+      'main@sha1:0123',
+      '--ca-file',
+      join(work, 'ca.crt'),
+    ],
     { env: { ...process.env, PACKAGESYNC_OCI_CREDS: `${registry.username}:${registry.password}` }, timeout: 60_000 },
   );
   return /@(sha256:[0-9a-f]{64})/.exec(stdout)![1]!;
@@ -357,7 +397,9 @@ describe('PackageSyncSet of an OCI artifact', () => {
     const ns = await namespaceEverywhere('fleet-oci');
     await registerCluster(ns, 'local', localKubeconfigText(), { ring: 'canary' });
     await registerCluster(ns, 'c1', c1.kubeconfigText, { ring: 'main' });
-    const auths = { [registry.host]: { auth: Buffer.from(`${registry.username}:${registry.password}`).toString('base64') } };
+    const auths = {
+      [registry.host]: { auth: Buffer.from(`${registry.username}:${registry.password}`).toString('base64') },
+    };
     await (
       await kube()
     ).request('POST', `/api/v1/namespaces/${ns}/secrets`, {
@@ -396,7 +438,9 @@ describe('PackageSyncSet of an OCI artifact', () => {
     const reverted = await waitSet(ns, 'web', 'the moved tag reverted', (s) => s.status?.phase === 'Reverted');
     expect(reverted.status!.failedRevision).toBe(`stable@${bad}`);
     expect(reverted.status!.message).toContain(`reverted to stable@${good}`);
-    expect(target(reverted, 'c1')).toMatchObject({ wave: 'main', health: 'Failed' });
+    expect(reverted.status!.blockedBy).toMatchObject({ wave: 'main', reason: 'FailureBudgetExceeded' });
+    expect(reverted.status!.message).toMatch(/c1 \((HealthCheckFailed|ProgressDeadlineExceeded)\)/);
+    expect(target(reverted, 'c1').revision).toBe(`stable@${good}`);
     await eventually('every child back on the good digest, applied', async () => {
       const cs = await children(ns, 'web');
       return (

@@ -39,7 +39,14 @@ export async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
-export const PORT_VARS = ['ETCD_CLIENT_PORT', 'ETCD_PEER_PORT', 'APISERVER_PORT', 'KCM_PORT', 'SCHEDULER_PORT', 'KWOK_PORT'];
+export const PORT_VARS = [
+  'ETCD_CLIENT_PORT',
+  'ETCD_PEER_PORT',
+  'APISERVER_PORT',
+  'KCM_PORT',
+  'SCHEDULER_PORT',
+  'KWOK_PORT',
+];
 
 export interface PrivateClusterOptions {
   /**
