@@ -27,7 +27,7 @@ import {
   type MemberCluster,
 } from './support/fleet-clusters.ts';
 import { configMap, startGitEnv, type GitEnvWithController } from './support/git-env.ts';
-import { approve, children, createSet, getSet, waitSet } from './support/rollout.ts';
+import { approve, children, createSet, waitSet } from './support/rollout.ts';
 
 let fx: GitEnvWithController;
 let fleet: Fleet;

@@ -89,7 +89,12 @@ describe('childObject of an OCI source', () => {
   const digest = `sha256:${'b'.repeat(64)}`;
 
   it('pins the digest alone (no tag or range that could move or refuse a revert), and reads the pin back', () => {
-    const child = childObject({ name: 'web', namespace: 'team-a', uid: 'u1' }, ociSpec.template, t!, `v1.2.0@${digest}`);
+    const child = childObject(
+      { name: 'web', namespace: 'team-a', uid: 'u1' },
+      ociSpec.template,
+      t!,
+      `v1.2.0@${digest}`,
+    );
     expect(child.spec.source.oci).toEqual({ url: 'oci://registry.example/apps/web', ref: { digest } });
     expect(child.spec.source.ref).toBeUndefined();
     expect(observationOf(child).pinnedCommit).toBe(digest);

@@ -22,7 +22,8 @@ export function childObject(set: SetRef, template: SetSpec['template'], target: 
   const spec = structuredClone(template.spec) as PackageSync['spec'];
   // an OCI artifact is pinned by its digest alone: with its tag kept, a revert to an older digest would be
   // refused as a moved tag (ArtifactTagMoved)
-  if (spec.source.oci) spec.source = { ...spec.source, oci: { ...spec.source.oci, ref: { digest: `sha256:${commit}` } } };
+  if (spec.source.oci)
+    spec.source = { ...spec.source, oci: { ...spec.source.oci, ref: { digest: `sha256:${commit}` } } };
   else spec.source = { ...spec.source, ref: { commit } };
   if (target.directory !== undefined) spec.source.path = target.directory;
   spec.kubeConfig = { secretRef: { name: target.cluster } };
