@@ -228,7 +228,7 @@ describe('PackageSyncSet over four real clusters', () => {
       await eventually(
         `${m.name} back on the good content`,
         async () => (await remoteGet(m.client, `/api/v1/namespaces/${ns}/configmaps/web`))?.data?.v === '1',
-        { timeoutMs: 60_000 },
+        { timeoutMs: 120_000 },
       );
     await eventually(
       'the canary back on the good content',
@@ -326,7 +326,7 @@ describe('PackageSyncSet: an unreachable cluster', () => {
         await eventually(
           `${m.name} back on the good content`,
           async () => (await remoteGet(m.client, `/api/v1/namespaces/${ns}/configmaps/web`))?.data?.v === '1',
-          { timeoutMs: 60_000 },
+          { timeoutMs: 120_000 },
         );
       expect(Object.values(await pins(ns)).every((c) => c === good)).toBe(true);
     } finally {
