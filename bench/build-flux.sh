@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds Flux's source-controller and kustomize-controller from their Go modules (pinned versions), the way
+# Builds Flux's source-controller, kustomize-controller and helm-controller from their Go modules (pinned versions), the way
 # hack/build-cluster.sh builds the control plane: once, into $PACKAGESYNC_CACHE/bin/flux-<name>-<version>/.
 # Each module is built from a writable copy of its own source tree, so its go.mod (with the ./api replace)
 # and go.sum are used exactly as upstream releases them. Prints the binary paths (NAME_BIN=path).
@@ -9,6 +9,9 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 export GOSUMDB="${GOSUMDB:-sum.golang.org}"
 SOURCE_CONTROLLER_VERSION="${SOURCE_CONTROLLER_VERSION:-v1.9.1}"
 KUSTOMIZE_CONTROLLER_VERSION="${KUSTOMIZE_CONTROLLER_VERSION:-v1.9.4}"
+# helm-controller v1 (issue 27's Helm fleet): the proxy lists no versions of it; v1.4.3 is the newest it serves
+# (Flux 2.7's line, whose HelmChart and OCIRepository source.toolkit.fluxcd.io/v1 source-controller v1.9 serves)
+HELM_CONTROLLER_VERSION="${HELM_CONTROLLER_VERSION:-v1.4.3}"
 
 log() { echo "[build-flux] $*" >&2; }
 
@@ -30,13 +33,25 @@ build() { # name version
   rm -rf "$dir/crds"; mkdir -p "$dir/crds"; cp "$src"/config/crd/bases/*.yaml "$dir/crds/"
 }
 
+# all: what the plain and kustomize fleets compare against; helm: what the Helm fleet does (source-controller
+# builds its HelmCharts); every: both
 case "${1:-all}" in
   all)
     build source-controller "$SOURCE_CONTROLLER_VERSION"
     build kustomize-controller "$KUSTOMIZE_CONTROLLER_VERSION"
     ;;
+  helm)
+    build source-controller "$SOURCE_CONTROLLER_VERSION"
+    build helm-controller "$HELM_CONTROLLER_VERSION"
+    ;;
+  every)
+    build source-controller "$SOURCE_CONTROLLER_VERSION"
+    build kustomize-controller "$KUSTOMIZE_CONTROLLER_VERSION"
+    build helm-controller "$HELM_CONTROLLER_VERSION"
+    ;;
   paths) ;;
-  *) log "usage: $0 [all|paths]"; exit 2 ;;
+  *) log "usage: $0 [all|helm|every|paths]"; exit 2 ;;
 esac
 echo "SOURCE_CONTROLLER_DIR=$cache/bin/flux-source-controller-$SOURCE_CONTROLLER_VERSION"
 echo "KUSTOMIZE_CONTROLLER_DIR=$cache/bin/flux-kustomize-controller-$KUSTOMIZE_CONTROLLER_VERSION"
+echo "HELM_CONTROLLER_DIR=$cache/bin/flux-helm-controller-$HELM_CONTROLLER_VERSION"

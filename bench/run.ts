@@ -5,8 +5,9 @@
  *   --quick                 small sizes, a few minutes: checks the harness, not the issue's shapes
  *   --kubeconfig <path>     use this cluster instead of the bench control plane (the smoke test does)
  *   --no-flux               PackageSync only (no Go build)
- *   --only fleet,kfleet,big,latency   (kfleet: the kustomize fleet, issue 13)
- *   --fleet 100,500,1000    --kfleet 100,1000    --big 1000,10000    --samples 10
+ *   --only fleet,kfleet,big,latency   (kfleet: the kustomize fleet, issue 13; hfleet, asked for by name: the
+ *                           Helm fleet of issue 27, Flux's side by helm-controller: bench/build-flux.sh helm)
+ *   --fleet 100,500,1000    --kfleet 100,1000    --hfleet 1000    --big 1000,10000    --samples 10
  *   --profile               run the PackageSync controllers with --cpu-prof (bench/.work/profiles/)
  *   --node-flags "<flags>"  extra node flags for the PackageSync controllers (experiments)
  *   --out <file>            where to write the report (default bench/RESULTS.md)
@@ -27,17 +28,27 @@
  *                           only at the largest, when it is 1,000 or more and PackageSync runs (make bench: once, at
  *                           1,000; --quick and a Flux-only --tools rerun: none)
  *   --no-fleet-floor        never   --floor-in-flight 32   the floor's SSA PATCHes in flight
+ *   --finalizer-policy install|remove|leave   deploy/finalizer-policy.yaml (ADR 0051): installed (the default on the
+ *                           bench control plane, as deploy/ installs it), removed (the controller adds each
+ *                           finalizer itself, one write more per unit), or left as the cluster has it (the default
+ *                           with --kubeconfig: a cluster-wide policy is not the bench's to change there)
  *   --cluster-dir <dir>     hack/cluster.sh's dir of the cluster under test, for its processes' CPU (pids/);
  *                           default: the kubeconfig's dir (what hack/cluster.sh writes); none found: "not measured"
  */
 import { execFileSync } from 'node:child_process';
-import { cpus, release, totalmem } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runBig, type BigResult } from './lib/big.ts';
 import { countingClient, ensureBenchCluster, kubectl, root, setWaitForDeletion, workDir } from './lib/cluster.ts';
-import { commitBig, commitChange, commitFleet, commitKustomizeFleet, startGitFixtures } from './lib/fixtures.ts';
+import {
+  commitBig,
+  commitChange,
+  commitFleet,
+  commitHelmFleet,
+  commitKustomizeFleet,
+  startGitFixtures,
+} from './lib/fixtures.ts';
 import {
   removeLeftovers,
   runFleetFlux,
@@ -49,6 +60,10 @@ import { runLatency, type LatencyResult } from './lib/latency.ts';
 import { findControlPlane, waitControlPlaneSettled } from './lib/control-plane.ts';
 import { runFleetFloor, type FleetFloorResult } from './lib/fleet-floor.ts';
 import { renderResults, type Results } from './lib/report.ts';
+import { machine, versions } from './lib/machine.ts';
+import { merge } from './lib/merge.ts';
+import { runHelmFleetFlux, runHelmFleetPackageSync, type HelmFluxBinaries } from './lib/helm-fleet.ts';
+import { useFinalizerPolicy, type PolicyChoice } from './lib/finalizer-policy.ts';
 import { QUIET_LOAD, refusal, waitQuiet, type LoadBeforeRun } from './lib/machine-load.ts';
 
 const { values: args } = parseArgs({
@@ -59,6 +74,7 @@ const { values: args } = parseArgs({
     only: { type: 'string', default: 'fleet,kfleet,big,latency' },
     fleet: { type: 'string' },
     kfleet: { type: 'string' },
+    hfleet: { type: 'string' },
     big: { type: 'string' },
     samples: { type: 'string' },
     profile: { type: 'boolean', default: false },
@@ -88,6 +104,7 @@ const { values: args } = parseArgs({
     'no-fleet-floor': { type: 'boolean', default: false },
     'floor-in-flight': { type: 'string', default: '32' },
     'cluster-dir': { type: 'string' },
+    'finalizer-policy': { type: 'string' },
   },
 });
 
@@ -95,6 +112,7 @@ const sizes = (s: string | undefined, dflt: number[]) => (s ? s.split(',').map(N
 const quick = args.quick;
 const fleetSizes = sizes(args.fleet, quick ? [20, 100] : [100, 500, 1000]);
 const kfleetSizes = sizes(args.kfleet, quick ? [20] : [100, 1000]);
+const hfleetSizes = sizes(args.hfleet, quick ? [20] : [1000]);
 const bigSizes = sizes(args.big, quick ? [200, 1000] : [1000, 10_000]);
 const samples = Number(args.samples ?? (quick ? 3 : 10));
 const only = new Set(args.only.split(','));
@@ -126,29 +144,49 @@ async function main(): Promise<void> {
   log(`cluster: ${kubeconfig}`);
   kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', resolve(root, 'crds'));
   let flux: BenchContext['flux'];
-  const useFlux = !args['no-flux'] && (only.has('fleet') || only.has('kfleet')) && tools.has('flux');
-  if (useFlux) {
+  let fluxHelm: HelmFluxBinaries | undefined;
+  const fluxTools = !args['no-flux'] && tools.has('flux');
+  const useFlux = fluxTools && (only.has('fleet') || only.has('kfleet'));
+  const useFluxHelm = fluxTools && only.has('hfleet');
+  if (useFlux || useFluxHelm) {
     log('building Flux (cached after the first time)');
-    const paths = execFileSync(resolve(root, 'bench/build-flux.sh'), ['all'], {
+    const target = useFlux && useFluxHelm ? 'every' : useFlux ? 'all' : 'helm';
+    const paths = execFileSync(resolve(root, 'bench/build-flux.sh'), [target], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const dir = (k: string) => new RegExp(`${k}=(.*)`).exec(paths)![1]!;
-    flux = { sourceDir: dir('SOURCE_CONTROLLER_DIR'), kustomizeDir: dir('KUSTOMIZE_CONTROLLER_DIR') };
-    for (const d of [flux.sourceDir, flux.kustomizeDir])
+    if (useFlux) flux = { sourceDir: dir('SOURCE_CONTROLLER_DIR'), kustomizeDir: dir('KUSTOMIZE_CONTROLLER_DIR') };
+    if (useFluxHelm) fluxHelm = { sourceDir: dir('SOURCE_CONTROLLER_DIR'), helmDir: dir('HELM_CONTROLLER_DIR') };
+    const crdDirs = new Set([
+      ...(flux ? [flux.sourceDir, flux.kustomizeDir] : []),
+      ...(fluxHelm ? [fluxHelm.sourceDir, fluxHelm.helmDir] : []),
+    ]);
+    for (const d of crdDirs)
       kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', resolve(d, 'crds'));
   }
-  for (const crd of ['packagesyncs.packagesync.io', ...(flux ? ['gitrepositories.source.toolkit.fluxcd.io'] : [])])
+  const fluxCrds = [
+    ...(flux || fluxHelm ? ['gitrepositories.source.toolkit.fluxcd.io'] : []),
+    ...(fluxHelm ? ['helmcharts.source.toolkit.fluxcd.io', 'helmreleases.helm.toolkit.fluxcd.io'] : []),
+  ];
+  for (const crd of ['packagesyncs.packagesync.io', ...fluxCrds])
     kubectl(kubeconfig, 'wait', '--for=condition=Established', `crd/${crd}`, '--timeout=60s');
 
   const git = await startGitFixtures();
   await commitFleet(git.fleet.repo, Math.max(...fleetSizes));
   // the kustomize fleet lives in the same repository (kfleet/): one clone and one artifact serve both fleets
   if (only.has('kfleet')) await commitKustomizeFleet(git.fleet.repo, Math.max(...kfleetSizes));
+  if (only.has('hfleet')) await commitHelmFleet(git.fleet.repo);
   for (const n of bigSizes) await commitBig(git.big.repo, n);
   await commitChange(git.change.repo, 0);
   const harness = await countingClient(kubeconfig);
   await removeLeftovers(harness.client, args.prefix);
+  const finalizerPolicy = await useFinalizerPolicy(
+    kubeconfig,
+    harness.client,
+    (args['finalizer-policy'] ?? (args.kubeconfig ? 'leave' : 'install')) as PolicyChoice,
+    'default',
+  );
   const controlPlane = findControlPlane(args['cluster-dir'] ?? dirname(kubeconfig));
   if (controlPlane.missing.length) log(`control-plane CPU not measured for ${controlPlane.missing.join('; ')}`);
   const ctx: BenchContext = {
@@ -171,20 +209,28 @@ async function main(): Promise<void> {
 
   const fleet: FleetResult[] = [];
   const kfleet: FleetResult[] = [];
+  const hfleet: FleetResult[] = [];
   const big: BigResult[] = [];
   const fleetFloor: FleetFloorResult[] = [];
   let latency: LatencyResult | undefined;
   const settings = {
     'controller concurrency (both tools)': String(ctx.concurrency),
     'PackageSync apply concurrency': '32 (default)',
+    'PackageSync finalizer': finalizerPolicy
+      ? 'given at creation by deploy/finalizer-policy.yaml (ADR 0051)'
+      : 'added by the controller (no finalizer policy)',
     'Flux flags': flux
       ? `--concurrent=${ctx.concurrency} --requeue-dependency=5s --kube-api-qps=500 --kube-api-burst=1000 (Flux’s vertical-scaling guide); one GitRepository for the whole fleet`
       : 'not run',
+    'Flux helm-controller (Helm fleet)': fluxHelm
+      ? `--concurrent=${ctx.concurrency}, the same flags; one GitRepository and one HelmChart for the whole fleet`
+      : 'not run',
     'Flux time cap': fluxCap ? `${fluxCap} s: a capped Flux time is a lower bound` : 'none',
-    'quiet machine': flux
-      ? `before each fleet run: up to ${args['quiet-wait']} s for the 1-minute load average to fall to ${QUIET_LOAD}; ` +
-        (args['require-quiet'] ? 'still above: the run stops' : 'still above: the row is marked')
-      : 'load recorded beside each row',
+    'quiet machine':
+      flux || fluxHelm
+        ? `before each fleet run: up to ${args['quiet-wait']} s for the 1-minute load average to fall to ${QUIET_LOAD}; ` +
+          (args['require-quiet'] ? 'still above: the run stops' : 'still above: the row is marked')
+        : 'load recorded beside each row',
     cluster: args.kubeconfig ? args.kubeconfig : 'bench control plane (bench/.work/cluster, own ports)',
   };
   const latestPath = resolve(workDir, 'results-latest.json');
@@ -192,7 +238,7 @@ async function main(): Promise<void> {
     args.merge && existsSync(latestPath) ? (JSON.parse(readFileSync(latestPath, 'utf8')) as Results) : undefined;
   // What ran, read once before the first report: the report written after a phase makes the tree dirty, so a
   // later reading said "+ uncommitted changes" of every run with more than one phase.
-  const ran = versions(kubeconfig, !!flux);
+  const ran = versions(kubeconfig, !!flux, !!fluxHelm);
   // Written after every phase, so a long run that is stopped keeps what it measured.
   const publish = () => {
     const results: Results = {
@@ -203,6 +249,7 @@ async function main(): Promise<void> {
       settings,
       fleet: [...fleet],
       kfleet: [...kfleet],
+      hfleet: [...hfleet],
       big: [...big],
       fleetFloor: [...fleetFloor],
       latency,
@@ -216,11 +263,12 @@ async function main(): Promise<void> {
     writeFileSync(args.out, renderResults(results));
   };
   // every fleet row says the load it started at; a comparison with Flux first waits for a quiet machine
+  const comparing = flux !== undefined || fluxHelm !== undefined;
   const beforeRun = async (what: string): Promise<LoadBeforeRun> => {
-    const load = await waitQuiet({ maxWaitSeconds: flux ? Number(args['quiet-wait']) : 0 });
-    const refused = refusal(what, load, flux !== undefined && args['require-quiet']);
+    const load = await waitQuiet({ maxWaitSeconds: comparing ? Number(args['quiet-wait']) : 0 });
+    const refused = refusal(what, load, comparing && args['require-quiet']);
     if (refused) throw new Error(refused);
-    if (flux && !load.quiet)
+    if (comparing && !load.quiet)
       log(`  ${what}: load average ${load.loadAverage1m.toFixed(2)} > ${QUIET_LOAD} after waiting: the row is marked`);
     return load;
   };
@@ -289,6 +337,24 @@ async function main(): Promise<void> {
         }
       }
     }
+    if (only.has('hfleet')) {
+      for (const n of hfleetSizes) {
+        if (tools.has('packagesync')) {
+          log(`Helm fleet ${n}: PackageSync`);
+          const load = await beforeRun(`Helm fleet ${n}: PackageSync`);
+          hfleet.push({ ...(await runHelmFleetPackageSync(ctx, n)), load });
+          log(`  ${hfleet.at(-1)!.seconds.toFixed(1)} s, peak ${hfleet.at(-1)!.peakMiB.toFixed(0)} MiB`);
+          publish();
+        }
+        if (fluxHelm) {
+          log(`Helm fleet ${n}: Flux`);
+          const load = await beforeRun(`Helm fleet ${n}: Flux`);
+          hfleet.push({ ...(await runHelmFleetFlux(ctx, fluxHelm, n, fluxCap)), load });
+          log(`  ${hfleet.at(-1)!.seconds.toFixed(1)} s, peak ${hfleet.at(-1)!.peakMiB.toFixed(0)} MiB`);
+          publish();
+        }
+      }
+    }
     if (only.has('big')) {
       for (const n of bigSizes) {
         log(`big package ${n}`);
@@ -297,7 +363,7 @@ async function main(): Promise<void> {
         log(`  floor ${b.floorSeconds.toFixed(1)} s, PackageSync ${b.seconds.toFixed(1)} s`);
         if (b.noop)
           log(
-            `  no-op: ${b.noop.seconds.toFixed(2)} s, ${b.noop.requests} requests, ${b.noop.writes} writes, ${b.noop.renders} renders; the next check: ${b.noop.next?.writes} writes, ${b.noop.next?.renders} renders, ${b.noop.next?.requests} requests`,
+            `  no-op (at rest ${b.atRestSeconds?.toFixed(1)} s after Ready): ${b.noop.seconds.toFixed(2)} s, ${b.noop.requests} requests, ${b.noop.writes} writes, ${b.noop.renders} renders; the next check: ${b.noop.next?.writes} writes, ${b.noop.next?.renders} renders, ${b.noop.next?.requests} requests; requested: ${b.noop.requested?.seconds.toFixed(2)} s, CPU ${b.noop.requested?.cpuSeconds?.toFixed(2)} s, ${b.noop.requested?.writes} writes`,
           );
         if (b.inventory) log(`  inventory: ${JSON.stringify(b.inventory)}`);
         if (b.prune)
@@ -318,74 +384,6 @@ async function main(): Promise<void> {
     if (!args['keep-cluster']) cluster?.stop();
   }
   log(`wrote ${args.out}`);
-}
-
-/** --merge: rows and sections this run did not measure come from the previous run, and the report says so. */
-function merge(results: Results, previous: Results): void {
-  const kept: string[] = [];
-  for (const row of previous.fleet) {
-    if (results.fleet.some((r) => r.tool === row.tool && r.n === row.n)) continue;
-    results.fleet.push(row);
-    kept.push(`fleet ${row.n} ${row.tool}`);
-  }
-  for (const row of previous.kfleet ?? []) {
-    if (results.kfleet?.some((r) => r.tool === row.tool && r.n === row.n)) continue;
-    (results.kfleet ??= []).push(row);
-    kept.push(`kustomize fleet ${row.n} ${row.tool}`);
-  }
-  for (const row of previous.big) {
-    if (results.big.some((r) => r.n === row.n)) continue;
-    results.big.push(row);
-    kept.push(`big package ${row.n}`);
-  }
-  for (const row of previous.fleetFloor ?? []) {
-    if (results.fleetFloor?.some((r) => r.n === row.n)) continue;
-    (results.fleetFloor ??= []).push(row);
-    kept.push(`fleet floor ${row.n}`);
-  }
-  if (!results.latency && previous.latency) {
-    results.latency = previous.latency;
-    kept.push('change latency');
-  }
-  results.fleet.sort((a, b) => a.n - b.n || a.tool.localeCompare(b.tool) * -1);
-  results.kfleet?.sort((a, b) => a.n - b.n || a.tool.localeCompare(b.tool) * -1);
-  results.big.sort((a, b) => a.n - b.n);
-  if (kept.length) results.merged = `${kept.join(', ')} from the run of ${previous.date}`;
-}
-
-function machine(): Record<string, string> {
-  const model = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown';
-  return {
-    CPU: `${model} × ${cpus().length}`,
-    memory: `${Math.round(totalmem() / 2 ** 30)} GiB`,
-    kernel: release(),
-    'shared machine': 'yes: other engineers’ e2e tests may run on the shared control plane meanwhile',
-  };
-}
-
-function versions(kubeconfig: string, flux: boolean): Record<string, string> {
-  const env = readFileSync(resolve(root, 'hack/versions.env'), 'utf8');
-  const v = (k: string) => new RegExp(`^${k}=(.*)$`, 'm').exec(env)?.[1] ?? '?';
-  let commit = 'unknown';
-  try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain'], { cwd: root, encoding: 'utf8' }).trim();
-    if (dirty) commit += ' + uncommitted changes';
-  } catch {
-    // not a git checkout
-  }
-  const server = JSON.parse(kubectl(kubeconfig, 'version', '-o', 'json')) as {
-    serverVersion?: { gitVersion?: string };
-  };
-  return {
-    PackageSync: `${(JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as { version: string }).version} (${commit})`,
-    Node: process.version,
-    'kube-apiserver': server.serverVersion?.gitVersion ?? v('KUBERNETES_VERSION'),
-    etcd: v('ETCD_VERSION'),
-    kwok: v('KWOK_VERSION'),
-    'Flux source-controller': flux ? (process.env.SOURCE_CONTROLLER_VERSION ?? 'v1.9.1') : 'not run',
-    'Flux kustomize-controller': flux ? (process.env.KUSTOMIZE_CONTROLLER_VERSION ?? 'v1.9.4') : 'not run',
-  };
 }
 
 main().catch((e: unknown) => {

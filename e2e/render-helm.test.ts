@@ -111,10 +111,12 @@ describe('helm charts', () => {
 
   it('a missing valuesFrom Secret, then a dependency not vendored: clear conditions, nothing applied', async () => {
     const ns = await env.namespace('helm-bad');
+    // a dependency with no repository URL must be vendored in charts/ (one named by URL is fetched by the
+    // source: e2e/chart-git-dependencies.test.ts)
     const { url } = await env.repo('helm-bad', {
       ...chart,
       'charts/app/Chart.yaml':
-        'apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n  - name: redis\n    version: 1.0.0\n    repository: https://charts.example.com\n',
+        'apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n  - name: redis\n    version: 1.0.0\n',
     });
     await createPackageSync(
       packageSync(ns, 'web', env.controller!.shard, {

@@ -4,6 +4,11 @@
  * whose change latency is measured. Each benchmark has its own repository on one real git smart-HTTP server.
  * Documents are written as JSON (valid YAML): generation stays cheap at 10,000 objects.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { root } from './cluster.ts';
 import {
   commitFiles,
   createRepo,
@@ -216,4 +221,37 @@ export async function commitChange(repo: TestRepo, rev: number): Promise<string>
   for (let i = 0; i < CHANGE_OBJECTS; i++)
     docs.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}` }, data: { rev: String(rev) } });
   return commitFiles(repo, 'main', { [`${CHANGE_PATH}/app.yaml`]: yaml(docs) }, `change ${rev}`);
+}
+
+/** The Helm fleet's one chart (issue 27): every unit is a release of it. */
+export const HELM_CHART_PATH = 'hfleet/chart';
+
+/**
+ * The Helm fleet's chart, made by `helm create` with the pinned helm (hack/versions.env), so it is exactly the
+ * chart every Helm user starts from: a Deployment, a Service and a ServiceAccount, with its HPA, Ingress and
+ * HTTPRoute off by default. The test hook under templates/tests is left out: `helm install` (Flux) does not run
+ * it and PackageSync drops test hooks, so it would differ only in what nobody applies. Both tools render it with
+ * the same values (replicaCount 0, as the plain fleet's Deployments).
+ */
+export async function commitHelmFleet(repo: TestRepo): Promise<string> {
+  const helm = /^HELM_BIN=(.*)$/m.exec(
+    execFileSync(resolve(root, 'hack/build-cluster.sh'), ['paths'], { encoding: 'utf8' }),
+  )![1]!;
+  const dir = mkdtempSync(join(tmpdir(), 'bench-hfleet-'));
+  try {
+    execFileSync(helm, ['create', 'chart'], { cwd: dir, env: { ...process.env, HOME: dir }, stdio: 'pipe' });
+    const files: Record<string, string> = {};
+    const walk = (rel: string) => {
+      for (const e of readdirSync(join(dir, 'chart', rel), { withFileTypes: true })) {
+        const path = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory()) {
+          if (path !== 'templates/tests') walk(path);
+        } else files[`${HELM_CHART_PATH}/${path}`] = readFileSync(join(dir, 'chart', path), 'utf8');
+      }
+    };
+    walk('');
+    return await commitFiles(repo, 'main', files, 'helm fleet chart (helm create)');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

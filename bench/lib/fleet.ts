@@ -31,6 +31,8 @@ import {
   fluxSourceOf,
   fluxUnitOf,
   GITREPO_PATH,
+  HELMCHART_PATH,
+  HR_PATH,
   isReady,
   KS_PATH,
   packageSyncOf,
@@ -96,7 +98,7 @@ export interface FleetResult {
   load?: LoadBeforeRun;
 }
 
-export type FleetShape = 'plain' | 'kustomize';
+export type FleetShape = 'plain' | 'kustomize' | 'helm';
 
 export interface RenderFigures {
   /** PackageSync: kustomize subprocesses and their seconds over the cold sync (packagesync_render_*). */
@@ -297,7 +299,7 @@ export async function runFleetFlux(
  * Runs `create`, waits until `n` objects of `collection` are Ready; times it and counts API requests.
  * With a cap (seconds, 0 = none), stops waiting then and says how many were Ready.
  */
-async function measure(
+export async function measure(
   ctx: BenchContext,
   collection: string,
   n: number,
@@ -379,7 +381,8 @@ export async function dropFinalizers(client: KubeClient, collection: string): Pr
 export async function removeLeftovers(client: KubeClient, prefix: string): Promise<void> {
   const list = await client.request<{ items: { metadata: { name: string } }[] }>('GET', '/api/v1/namespaces');
   for (const { metadata } of list.items.filter((n) => n.metadata.name.startsWith(prefix))) {
-    for (const path of [PS_PATH, KS_PATH, GITREPO_PATH]) await dropFinalizers(client, path(metadata.name));
+    for (const path of [PS_PATH, KS_PATH, HR_PATH, HELMCHART_PATH, GITREPO_PATH])
+      await dropFinalizers(client, path(metadata.name));
     await deleteNamespace(client, metadata.name);
   }
 }

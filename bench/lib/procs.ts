@@ -4,7 +4,7 @@
  * /proc/<pid>/status: VmHWM is the kernel's own peak-RSS mark, so no sampling interval can miss a peak.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BENCH_LABEL } from './units.ts';
 import { metricValue, root, sumCounter, workDir, type VerbCounts } from './cluster.ts';
@@ -58,6 +58,37 @@ export function memoryOf(pid: number): Memory {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
   return { peakMiB: kib('VmHWM') / 1024, rssMiB: kib('VmRSS') / 1024 };
+}
+
+/**
+ * A process with every descendant (the PackageSync controller's render workers): each one's peak (VmHWM) by name,
+ * read now. Their sum is an upper bound of the tree's peak: the workers are long-lived, so their peaks are kept.
+ */
+export function treeMemoryOf(pid: number): Record<string, number> {
+  const parent = new Map<number, number>();
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      // pid (comm) state ppid ...: comm may hold spaces and parentheses, so read after the last ')'
+      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+      parent.set(Number(e), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) for (const [p, pp] of parent) if (pp === tree[i]) tree.push(p);
+  const out: Record<string, number> = {};
+  for (const p of tree) {
+    try {
+      const comm = readFileSync(`/proc/${p}/comm`, 'utf8').trim();
+      const name = p === pid ? 'controller' : comm;
+      out[name] = (out[name] ?? 0) + memoryOf(p).peakMiB;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
 }
 
 function launch(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv, metricsPort: number): Proc {
@@ -215,14 +246,32 @@ export const FLUX_PORTS = {
   sourceHealth: 18081,
   kMetrics: 18082,
   kHealth: 18083,
+  hMetrics: 18084,
+  hHealth: 18085,
 };
 
 /** source-controller serves artifacts on loopback; kustomize-controller downloads them from there. */
+/** The Helm fleet's Flux: source-controller (the GitRepository and the HelmChart) and helm-controller. */
+export function startFluxHelm(o: Omit<FluxOptions, 'kustomizeDir'> & { helmDir: string }): Proc[] {
+  const { source } = startFluxProcs({ ...o, kustomizeDir: '' }, false);
+  const p = FLUX_PORTS;
+  const helm = launch(
+    `helm-controller-${o.tag}`,
+    join(o.helmDir, 'helm-controller'),
+    [...fluxFlags(o), `--metrics-addr=127.0.0.1:${p.hMetrics}`, `--health-addr=127.0.0.1:${p.hHealth}`],
+    { ...process.env, HOME: workDir, KUBECONFIG: o.kubeconfig, RUNTIME_NAMESPACE: 'flux-system' },
+    p.hMetrics,
+  );
+  return [source, helm];
+}
+
 export function startFlux(o: FluxOptions): { source: Proc; kustomize: Proc } {
-  const storage = join(workDir, `flux-storage-${o.tag}`);
-  rmSync(storage, { recursive: true, force: true });
-  mkdirSync(storage, { recursive: true });
-  const common = [
+  const { source, kustomize } = startFluxProcs(o, true);
+  return { source, kustomize: kustomize! };
+}
+
+function fluxFlags(o: { concurrency: number }): string[] {
+  return [
     // controller-runtime takes the kubeconfig from $KUBECONFIG (these binaries have no --kubeconfig flag)
     `--concurrent=${o.concurrency}`,
     '--log-level=error',
@@ -234,6 +283,13 @@ export function startFlux(o: FluxOptions): { source: Proc; kustomize: Proc } {
     '--kube-api-qps=500',
     '--kube-api-burst=1000',
   ];
+}
+
+function startFluxProcs(o: FluxOptions, withKustomize: boolean): { source: Proc; kustomize?: Proc } {
+  const storage = join(workDir, `flux-storage-${o.tag}`);
+  rmSync(storage, { recursive: true, force: true });
+  mkdirSync(storage, { recursive: true });
+  const common = fluxFlags(o);
   const env = { ...process.env, HOME: workDir, KUBECONFIG: o.kubeconfig };
   const p = FLUX_PORTS;
   const source = launch(
@@ -250,6 +306,7 @@ export function startFlux(o: FluxOptions): { source: Proc; kustomize: Proc } {
     { ...env, RUNTIME_NAMESPACE: 'flux-system', TUF_ROOT: join(storage, 'tuf') },
     p.sourceMetrics,
   );
+  if (!withKustomize) return { source };
   const kustomize = launch(
     `kustomize-controller-${o.tag}`,
     join(o.kustomizeDir, 'kustomize-controller'),

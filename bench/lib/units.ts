@@ -125,3 +125,45 @@ export function watchUntil(
     },
   };
 }
+
+// The Helm fleet (issue 27): one chart, a release of it per unit, the same values in both tools.
+export const HELMCHART_PATH = (ns: string) => `/apis/source.toolkit.fluxcd.io/v1/namespaces/${ns}/helmcharts`;
+export const HR_PATH = (ns: string) => `/apis/helm.toolkit.fluxcd.io/v2/namespaces/${ns}/helmreleases`;
+export const HELM_VALUES = { replicaCount: 0 };
+export const FLUX_CHART = 'fleet-chart';
+
+/** A PackageSync rendering the chart at u.path with Helm, released as the unit's name. */
+export function packageSyncHelmOf(ns: string, u: UnitSpec): KubeObject {
+  const ps = packageSyncOf(ns, u) as KubeObject & { spec: Record<string, unknown> };
+  return { ...ps, spec: { ...ps.spec, helm: { releaseName: u.name, values: HELM_VALUES } } };
+}
+
+/**
+ * Flux's kindest shape for a fleet of one chart: one HelmChart built once from the fleet's GitRepository, and a
+ * HelmRelease per unit referring to it (spec.chartRef), as the kustomize fleet shares one GitRepository.
+ */
+export function fluxHelmChartOf(ns: string, path: string, interval: string): KubeObject {
+  return {
+    apiVersion: 'source.toolkit.fluxcd.io/v1',
+    kind: 'HelmChart',
+    metadata: { name: FLUX_CHART, namespace: ns },
+    spec: { chart: `./${path}`, sourceRef: { kind: 'GitRepository', name: FLUX_SOURCE }, interval },
+  };
+}
+
+export function fluxHelmReleaseOf(ns: string, u: UnitSpec): KubeObject {
+  return {
+    apiVersion: 'helm.toolkit.fluxcd.io/v2',
+    kind: 'HelmRelease',
+    metadata: { name: u.name, namespace: ns },
+    spec: {
+      chartRef: { kind: 'HelmChart', name: FLUX_CHART },
+      releaseName: u.name,
+      interval: u.interval,
+      timeout: '10m',
+      values: HELM_VALUES,
+      // helm install --wait, as PackageSync's wait: Ready once every object is
+      install: { disableWait: !u.wait },
+    },
+  };
+}

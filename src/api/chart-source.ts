@@ -25,6 +25,22 @@ export const ChartSourceSchema = z.object({
   certSecretRef: z.object({ name }).optional().meta({
     description: 'A Secret in the same namespace whose ca.crt is the CA the repository certificate must chain to.',
   }),
+  // issue 33: `helm verify` semantics for the archive (docs/adr/0041): helm pull --verify with this keyring
+  verify: z
+    .object({
+      provider: z.enum(['helm']).default('helm').meta({
+        description: 'helm: the chart provenance file (.prov), checked by helm pull --verify.',
+      }),
+      secretRef: z.object({ name }).meta({
+        description:
+          'A Secret in the same namespace whose key "keyring" holds the public keys allowed to sign (gpg --export --armor).',
+      }),
+    })
+    .optional()
+    .meta({
+      description:
+        "Verify the chart's provenance as helm verify does: its .prov must be signed by a key of the keyring and name the archive's digest; otherwise nothing is applied.",
+    }),
   insecure: z.boolean().optional().meta({
     description:
       'Plain http instead of https (for oci://: helm --plain-http): accepted only for a loopback host (tests).',

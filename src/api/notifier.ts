@@ -81,6 +81,15 @@ export const NotifierSpecSchema = z.object({
     description:
       "The link messages and commit statuses carry (e.g. the web UI's page: https://ui.example/packagesyncs/{{ .namespace }}/{{ .name }}).",
   }),
+  channel: z
+    .string()
+    .max(80)
+    .optional()
+    .meta({
+      description:
+        'slack with a bot token (the Secret key `token`; address https://slack.com/api/chat.postMessage, the ' +
+        'default): the channel to post in. The messages of one revision then go into one thread.',
+    }),
   context: z.string().max(255).optional().meta({
     description: 'Commit status context (name). Default packagesync/{{ .namespace }}/{{ .name }}.',
   }),

@@ -117,6 +117,27 @@ export const SourceSchema = z
       .meta({
         description: 'A Helm chart from a chart repository as the source, instead of url (git) or oci.',
       }),
+    // issue 33: credentials for the repositories a chart's dependencies come from (docs/adr/0041); Argo CD's
+    // repository credential templates, matched by URL prefix on the same host (core/chart/dependency-credentials.ts)
+    dependencyRepositories: z
+      .array(
+        z.object({
+          url: z.string().max(2048).meta({
+            description:
+              'A repository URL or prefix (https://host/path, oci://host/path): a dependency whose repository URL starts with it (same scheme, host and port, at a path segment) gets this Secret; the longest match wins.',
+          }),
+          secretRef: z.object({ name }).meta({
+            description:
+              'A Secret in the same namespace: username and password, or for oci:// a .dockerconfigjson; ca.crt optional.',
+          }),
+        }),
+      )
+      .max(32)
+      .optional()
+      .meta({
+        description:
+          "Credentials for the chart repositories a chart's Chart.yaml dependencies come from (a chart in git or from spec.source.chart). Other repositories are fetched anonymously; no entry's Secret goes to another host.",
+      }),
   })
   .refine((s) => [s.url, s.oci, s.chart].filter((x) => x !== undefined).length === 1, {
     message: 'set exactly one of url (git), oci and chart',

@@ -14,6 +14,7 @@ import { ConfigMaps } from '../adapters/kube/configmaps.ts';
 import { Secrets } from '../adapters/kube/secrets.ts';
 import { createGitSource } from '../adapters/git/source-port.ts';
 import { createChartSource } from '../adapters/chart/source-port.ts';
+import { withChartDependencies } from '../adapters/chart/git-chart-dependencies.ts';
 import { createCheckoutStore } from '../adapters/oci/checkout-store.ts';
 import { createOciSource, sourceBySpec } from '../adapters/oci/index.ts';
 import { createRenderer } from '../adapters/render/build.ts';
@@ -92,7 +93,8 @@ export async function renderForPlan(
     const git = cacheDir ? await createGitSource(config, log) : undefined;
     const source = git
       ? sourceBySpec(
-          git,
+          // a chart in git whose dependencies are not vendored gets them fetched (docs/adr/0041)
+          withChartDependencies(git, { ...config, helmPath: tools.helm }, archives, log),
           createOciSource(config, log, archives),
           createChartSource({ ...config, helmPath: tools.helm }, log, archives, git),
         )

@@ -32,6 +32,16 @@ describe('referencesOf', () => {
       ['Secret/team-a/prod-kc'],
     ],
     [{ kubeConfig: { secretRef: {} } }, []],
+    // spec.source.dependencyRepositories: a fixed password for a dependency's repository reconciles at once
+    [
+      {
+        source: {
+          url: 'x',
+          dependencyRepositories: [{ url: 'https://c', secretRef: { name: 'dep-auth' } }, { url: 'y' }, null],
+        },
+      },
+      ['Secret/team-a/dep-auth'],
+    ],
     // every other Secret or ConfigMap the spec names (issue 26): a fixed key or value reconciles at once too
     [
       {

@@ -1,7 +1,7 @@
 /**
  * Which ConfigMaps and Secrets each PackageSync reads — every one its spec names: spec.source.secretRef,
  * spec.source.oci.secretRef and .certSecretRef, spec.source.verify.secretRef, spec.postBuild.substituteFrom,
- * spec.helm.valuesFrom, spec.decryption.secretRef, spec.kubeConfig.secretRef — indexed both ways so that a
+ * spec.source.dependencyRepositories[].secretRef, spec.helm.valuesFrom, spec.decryption.secretRef, spec.kubeConfig.secretRef — indexed both ways so that a
  * change to one finds its PackageSyncs without scanning the fleet. Pure data. (Not here: the controller-wide
  * --sops-age-secret, and the webhook token Secret, which authenticates a call and changes no render.)
  */
@@ -25,8 +25,14 @@ export function referencesOf(ps: PackageSync): string[] {
     source?: {
       secretRef?: NamedRef;
       oci?: { secretRef?: NamedRef; certSecretRef?: NamedRef };
-      chart?: { secretRef?: NamedRef; certSecretRef?: NamedRef; values?: { secretRef?: NamedRef } };
+      chart?: {
+        secretRef?: NamedRef;
+        certSecretRef?: NamedRef;
+        values?: { secretRef?: NamedRef };
+        verify?: { secretRef?: NamedRef };
+      };
       verify?: { secretRef?: NamedRef };
+      dependencyRepositories?: unknown;
     };
     postBuild?: { substituteFrom?: unknown };
     helm?: { valuesFrom?: unknown };
@@ -52,7 +58,11 @@ export function referencesOf(ps: PackageSync): string[] {
   secret(spec.source?.chart?.secretRef);
   secret(spec.source?.chart?.certSecretRef);
   secret(spec.source?.chart?.values?.secretRef);
+  secret(spec.source?.chart?.verify?.secretRef);
   secret(spec.source?.verify?.secretRef);
+  const dependencyRepositories = spec.source?.dependencyRepositories;
+  if (Array.isArray(dependencyRepositories))
+    for (const entry of dependencyRepositories as { secretRef?: NamedRef }[]) secret(entry?.secretRef);
   secret(spec.kubeConfig?.secretRef);
   either(spec.postBuild?.substituteFrom);
   either(spec.helm?.valuesFrom);

@@ -1,6 +1,7 @@
 /** Wires the real adapters into the engine and runs the manager until SIGTERM/SIGINT. */
 import { readFileSync } from 'node:fs';
 import { createChartSource } from '../adapters/chart/source-port.ts';
+import { withChartDependencies } from '../adapters/chart/git-chart-dependencies.ts';
 import { createCheckoutStore } from '../adapters/oci/checkout-store.ts';
 import { createOciSource, sourceBySpec } from '../adapters/oci/index.ts';
 import { createSopsDecryptor } from '../adapters/render/sops.ts';
@@ -28,6 +29,7 @@ import { otlpTracing } from '../adapters/otel/tracing.ts';
 import { controllerReadiness, metricsRoutes, probeRoutes, startHttpServers } from '../server/http.ts';
 import { createMetrics } from '../server/metrics.ts';
 import { webhookRoutes } from '../server/webhook.ts';
+import { LatestPlans } from './notify/latest-plans.ts';
 import { NotifyController } from './notify/notify-controller.ts';
 import { SetController } from './rollout/set-controller.ts';
 import { LeaderElector, leaderIdentity } from './leader-election.ts';
@@ -94,6 +96,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
   const archives = createCheckoutStore(config);
   // the chart source reads values from git beside a chart (spec.source.chart.values) through the same git source
   const git = await createGitSource(config, log);
+  const plans = new LatestPlans();
   const ports: Ports = {
     ...(tracing ? { tracing } : {}),
     objects,
@@ -103,7 +106,8 @@ export async function runController(config: ControllerConfig): Promise<void> {
     configMaps: new ConfigMaps(client),
     source: metrics.instrumentSource(
       sourceBySpec(
-        git,
+        // a chart in git whose dependencies are not vendored gets them fetched (docs/adr/0041)
+        withChartDependencies(git, { ...config, helmPath: config.helmPath }, archives, log),
         createOciSource(config, log, archives),
         createChartSource({ ...config, helmPath: config.helmPath }, log, archives, git),
       ),
@@ -118,7 +122,8 @@ export async function runController(config: ControllerConfig): Promise<void> {
     ...(config.sopsAgeSecret
       ? { sopsAgeSecret: { namespace: config.controllerNamespace, name: config.sopsAgeSecret } }
       : {}),
-    observe: metrics.objects,
+    // an apply's object list goes to the pull-request comments of its revision (docs/adr/0043)
+    observe: { ...metrics.objects, changes: (ps, revision, changes) => plans.record(ps, revision, changes) },
     watches,
     // a settled unit's periodic check stops before rendering when nothing changed (ADR 0031); it reads the
     // live copies from the watches the drift watch holds, so it needs them
@@ -196,6 +201,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     labelSelector: config.watchLabelSelector,
     allowHttp: config.allowInsecureHttp,
     onResult: (provider, result) => metrics.notifications.onResult(provider, result),
+    plans,
   });
   metrics.notifications.observe(() => notify.stats());
   manager.informer.on((event, obj) => notify.onPackageSync(event, obj));

@@ -7,6 +7,7 @@ import type { KubeSecretRef, PackageSync, Status } from '../api/packagesync.ts';
 import type { Result } from '../core/failure.ts';
 import type { KubeObject, ObjectRef } from '../core/object.ts';
 import type { Owner } from '../core/plan/ownership.ts';
+import type { Change } from '../core/plan/changeset.ts';
 import type { ResourceMapping } from '../adapters/kube/discovery.ts';
 import type { LiveCache } from '../adapters/kube/live-cache.ts';
 import type { DeleteOutcome, ObjectsOptions } from '../adapters/kube/objects.ts';
@@ -131,6 +132,11 @@ export interface Ports {
     unchangedCheck?(stopped: 'before-load' | 'before-render'): void;
     /** One round of a health wait: its objects (and the children of workloads not Current) read and judged. */
     healthRound?(): void;
+    /**
+     * What one reconcile's apply and prune did, object by object (after the apply, failed or not): the pull
+     * request comments' action list (docs/adr/0043). Refs and actions only are read from it.
+     */
+    changes?(ps: { namespace: string; name: string; uid: string }, revision: string, changes: readonly Change[]): void;
   };
 }
 

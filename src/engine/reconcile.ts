@@ -270,7 +270,7 @@ async function reconcileSpec(
       resolved,
     ),
   );
-  await run.announceChanges();
+  run.announceChanges();
   if (!acted.ok) return run.failed(located(acted.failure));
   await run.driftCorrected(plan.drifted, acted.value.takenBack);
   await run.released(spec.prune ? plan.released : []);

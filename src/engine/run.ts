@@ -65,6 +65,12 @@ export class Run implements ActProgress, HealthProgress {
   private latest: PackageSync;
   /** spec.interval and retryInterval, once the spec was read and found valid (core/exit.ts). */
   private timing: Timing | undefined;
+  /**
+   * The Applied event, sent without waiting for its answer: the worker goes on to the health wait (and gives
+   * its slot back, ADR 0030) one round trip sooner. The next status write waits for it, so the event still comes
+   * before the status after it, and a fault in sending it ends the run there as it did here.
+   */
+  private announcing: Promise<void> = Promise.resolve();
 
   constructor(ps: PackageSync, ports: Ports, signal: AbortSignal) {
     this.loaded = ps;
@@ -154,8 +160,13 @@ export class Run implements ActProgress, HealthProgress {
     return summarizeChanges(this.changes);
   }
 
-  /** Metrics, a log line and an Applied event for what the apply and prune changed (none after a failed apply). */
-  async announceChanges(): Promise<void> {
+  /**
+   * Metrics, a log line and an Applied event for what the apply and prune changed (none after a failed apply);
+   * the event goes out while the run goes on (`announcing`).
+   */
+  announceChanges(): void {
+    const { namespace, name, uid } = this.loaded.metadata;
+    if (this.revision) this.ports.observe?.changes?.({ namespace, name, uid: uid ?? '' }, this.revision, this.changes);
     const count = (f: (c: Change) => boolean) => this.changes.filter(f).length;
     const applied = count((c) => c.action !== 'unchanged' && c.action !== 'pruned');
     this.ports.observe?.applied?.(applied);
@@ -163,7 +174,10 @@ export class Run implements ActProgress, HealthProgress {
     this.ports.observe?.pruned?.(count((c) => c.action === 'pruned'));
     if (this.changes.some((c) => c.action !== 'unchanged')) {
       this.log.info({ changes: this.summary() }, 'applied');
-      await this.event('Normal', 'Applied', `Revision ${this.revision}: ${this.summary()}`);
+      const sent = this.event('Normal', 'Applied', `Revision ${this.revision}: ${this.summary()}`);
+      // handled now (no unhandled rejection while nobody waits); its failure is thrown where it is awaited
+      sent.catch(() => undefined);
+      this.announcing = sent;
     }
   }
 
@@ -328,6 +342,7 @@ export class Run implements ActProgress, HealthProgress {
     // step cut short says nothing about the package. Status stays as the last write left it (Reconciling,
     // inventory old ∪ new), which is what the next leader starts from.
     if (this.signal.aborted) return;
+    await this.announcing;
     const next = reduceStatus(this.status, this.loaded.metadata.generation ?? 0, outcome, new Date().toISOString());
     if (sameStatus(this.latest.status, next)) {
       this.status = next;

@@ -8,7 +8,12 @@ import { NotifierSpecSchema } from '../../src/api/notifier.ts';
 import type { PackageSync, Status } from '../../src/api/packagesync.ts';
 import { Sender } from '../../src/adapters/notify/sender.ts';
 import type { NotifyReceiver, ReceivedRequest } from './notify-receiver.ts';
-import { NotifierRuntime, type DeliveryResult, type StateStore } from '../../src/controller/notify/notifier-runtime.ts';
+import {
+  NotifierRuntime,
+  type DeliveryResult,
+  type RuntimeDeps,
+  type StateStore,
+} from '../../src/controller/notify/notifier-runtime.ts';
 
 export const SHA1 = '1'.repeat(40);
 export const SHA2 = '2'.repeat(40);
@@ -77,7 +82,13 @@ export async function stopAll(): Promise<void> {
 
 export function start(
   spec: NotifierSpecInput,
-  opts: { store?: MemoryStore; units?: PackageSync[]; timeoutMs?: number; secret?: Record<string, string> } = {},
+  opts: {
+    store?: MemoryStore;
+    units?: PackageSync[];
+    timeoutMs?: number;
+    secret?: Record<string, string>;
+    plans?: RuntimeDeps['plans'];
+  } = {},
 ) {
   const store = opts.store ?? new MemoryStore();
   const results: DeliveryResult[] = [];
@@ -95,6 +106,7 @@ export function start(
     allowHttp: false,
     now: Date.now,
     random: () => 0,
+    ...(opts.plans ? { plans: opts.plans } : {}),
   });
   running.push(runtime);
   return { runtime, store, results, conditions };

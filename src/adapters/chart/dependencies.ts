@@ -5,13 +5,15 @@ import { Reason } from '../../api/reasons.ts';
 import type { CheckedChartSource } from '../../core/chart/chart-source.ts';
 import { absentDependencies, dependencyNeeds } from '../../core/chart/dependencies.ts';
 import { fail, ok, type Result } from '../../core/failure.ts';
+import { writeDependencyAuth, type DependencyAuth } from './dependency-auth.ts';
 import { describeHelmFetchFailure } from './fetch-failure.ts';
 import { runHelm, type PullContext } from './helm-pull.ts';
 
 /**
- * A fetched chart whose Chart.yaml names repositories gets its dependencies as `helm dependency build` gets
- * them (docs/adr/0041): the pinned helm, in the fetch's private HOME (whose repositories.yaml / registry config
- * give the chart's own repository its credentials, and no other host any), under the sandbox with TCP to
+ * A chart (fetched, or in git) whose Chart.yaml names repositories gets its dependencies as `helm dependency
+ * build` gets them (docs/adr/0041): the pinned helm, in the fetch's private HOME (whose repositories.yaml /
+ * registry config give the chart's own repository its credentials, and each dependency repository that a
+ * spec.source.dependencyRepositories entry covers that entry's: dependency-auth.ts), under the sandbox with TCP to
  * the dependencies' repository ports only. Chart.lock's versions are used when present, and a lock out of
  * sync with Chart.yaml (its digest) is refused. Conditions and aliases are applied by `helm template` itself.
  * Only when `helm dependency list` reports one absent from charts/: a chart that bundles them is not fetched.
@@ -21,10 +23,12 @@ import { runHelm, type PullContext } from './helm-pull.ts';
  */
 export async function buildDependencies(
   ctx: PullContext,
-  chart: CheckedChartSource,
+  /** The chart's name and where it came from, for messages. */
+  chart: Pick<CheckedChartSource, 'name' | 'repository'>,
   chartDir: string,
   maxBytes: number,
   extraFlags: string[],
+  auth?: DependencyAuth,
 ): Promise<Result<void>> {
   let chartYaml: unknown;
   try {
@@ -33,12 +37,16 @@ export async function buildDependencies(
     return ok(undefined); // no readable Chart.yaml: the source reports the broken archive
   }
   const needs = dependencyNeeds(chartYaml, chart.name);
-  if (!needs.ok || !needs.value.remote) return needs.ok ? ok(undefined) : needs;
+  if (needs.ok && !needs.value.remote) return ok(undefined);
   const what = `building the dependencies of chart ${chart.name} from ${chart.repository}`;
   const listed = await runHelm(ctx, ['dependency', 'list', chartDir], [], '', [chartDir]);
   if (!listed.ok) return describeHelmFetchFailure(what, listed, ctx.helmPath);
   if (absentDependencies(listed.stdout).length === 0) return ok(undefined);
+  // a repository PackageSync cannot fetch from (an alias, plain http off loopback) matters only when it is used
+  if (!needs.ok) return needs;
 
+  const written = await writeDependencyAuth(ctx.home, needs.value.repositories, auth);
+  if (!written.ok) return written;
   const work = join(ctx.home, 'dependencies', chart.name);
   await cp(chartDir, work, { recursive: true });
   const built = await runHelm(ctx, ['dependency', 'build', work, ...extraFlags], needs.value.ports);

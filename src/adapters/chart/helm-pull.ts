@@ -1,5 +1,5 @@
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { copyFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
 import { Reason } from '../../api/reasons.ts';
 import {
@@ -14,6 +14,7 @@ import { fail, ok, type Result } from '../../core/failure.ts';
 import type { RegistryAuth } from '../../core/oci/credentials.ts';
 import { runTool, type ToolOutcome } from '../render/run-tool.ts';
 import { describeHelmFetchFailure } from './fetch-failure.ts';
+import { fetchIndex } from './index-fetch.ts';
 
 /**
  * The pinned helm fetching a chart archive (docs/adr/0041): Helm resolves the version (a range against an
@@ -31,7 +32,7 @@ export interface Pulled {
   indexDigestHex?: string;
 }
 
-/** helm has read the index already; a larger one is not read again here (a YAML bomb or a runaway file). */
+/** index-fetch.ts bounds the index as downloaded; this bounds what is parsed again here. */
 const MAX_INDEX_BYTES = 64 << 20;
 
 export interface PullContext {
@@ -40,7 +41,17 @@ export interface PullContext {
   timeoutMs: number;
   maxArchiveBytes: number;
   signal: AbortSignal;
+  /** spec.source.chart.verify: the keyring file `helm pull --verify` checks the provenance against. */
+  keyring?: string;
 }
+
+/** `helm pull --verify --keyring`: Helm's own provenance check (helm verify), never one of ours. */
+function verifyFlags(ctx: PullContext): string[] {
+  return ctx.keyring === undefined ? [] : ['--verify', '--keyring', ctx.keyring];
+}
+
+/** What helm says when the provenance is missing, unsigned by the keyring, or names another digest. */
+const PROVENANCE_REFUSED = /prov|signature|openpgp|keyring|sha256 sum does not match|digest/i;
 
 /** The repository's name inside the run's private repositories.yaml. */
 export const ALIAS = 'source';
@@ -72,11 +83,13 @@ export function runHelm(ctx: PullContext, args: string[], ports: number[], cwd =
   });
 }
 
-/** `helm repo update` then `helm pull <alias>/<chart> --version`: an HTTP repository's index decides. */
+/** The index (index-fetch.ts) into helm's cache, then `helm pull <alias>/<chart> --version`: helm resolves the version. */
 export async function pullFromIndex(
   ctx: PullContext,
   chart: CheckedChartSource,
   auth: { username?: string; password?: string; ca?: string },
+  /** Where this repository's index is kept between fetches (per repository and credentials). */
+  indexCacheDir: string,
 ): Promise<Result<Pulled>> {
   const helmDir = join(ctx.home, 'config', 'helm');
   let caFile: string | undefined;
@@ -90,18 +103,26 @@ export async function pullFromIndex(
     { mode: 0o600 },
   );
   const what = `fetching chart ${chart.name} ${chart.version} from ${chart.repository}`;
-  const updated = await runHelm(ctx, ['repo', 'update', ALIAS], [chart.port]);
-  if (!updated.ok) return describeHelmFetchFailure(what, updated, ctx.helmPath);
+  // the index: downloaded by index-fetch.ts (conditional, bounded), placed where `helm repo update` would put it
+  const fetched = await fetchIndex(chart.repository, auth, indexCacheDir, {
+    maxBytes: ctx.maxArchiveBytes,
+    timeoutMs: ctx.timeoutMs,
+    signal: ctx.signal,
+  });
+  if (!fetched.ok)
+    return { ok: false, failure: { ...fetched.failure, message: `${what}: ${fetched.failure.message}` } };
+  const indexFile = join(ctx.home, 'cache', 'helm', 'repository', `${ALIAS}-index.yaml`);
+  await mkdir(dirname(indexFile), { recursive: true, mode: 0o700 });
+  await copyFile(fetched.value.file, indexFile);
   const destination = await destinationDir(ctx);
   const pulled = await runHelm(
     ctx,
-    ['pull', `${ALIAS}/${chart.name}`, `--version=${chart.version}`, '--destination', destination],
+    ['pull', `${ALIAS}/${chart.name}`, `--version=${chart.version}`, '--destination', destination, ...verifyFlags(ctx)],
     [chart.port],
   );
   const got = await pulledArchive(ctx, chart, what, pulled, destination);
   if (!got.ok) return got;
-  // the index as helm downloaded it, in its cache: `<cache>/repository/<alias>-index.yaml`
-  const indexFile = join(ctx.home, 'cache', 'helm', 'repository', `${ALIAS}-index.yaml`);
+  // the index helm resolved the version from
   const size = (await stat(indexFile).catch(() => undefined))?.size;
   if (size === undefined || size > MAX_INDEX_BYTES) return got;
   let index: unknown;
@@ -137,7 +158,15 @@ export async function pullFromRegistry(
   const destination = await destinationDir(ctx);
   const pulled = await runHelm(
     ctx,
-    ['pull', chart.chartRef!, `--version=${chart.version}`, '--destination', destination, ...flags],
+    [
+      'pull',
+      chart.chartRef!,
+      `--version=${chart.version}`,
+      '--destination',
+      destination,
+      ...flags,
+      ...verifyFlags(ctx),
+    ],
     [chart.port],
   );
   const got = await pulledArchive(ctx, chart, what, pulled, destination);
@@ -161,7 +190,17 @@ async function pulledArchive(
   pulled: ToolOutcome,
   destination: string,
 ): Promise<Result<Pulled>> {
-  if (!pulled.ok) return describeHelmFetchFailure(what, pulled, ctx.helmPath);
+  if (!pulled.ok) {
+    const failed = describeHelmFetchFailure<Pulled>(what, pulled, ctx.helmPath);
+    // helm pull --verify refused the provenance: a verification failure, not a fetch to retry blindly
+    if (!failed.ok && ctx.keyring !== undefined && PROVENANCE_REFUSED.test(pulled.stderr))
+      return fail(
+        Reason.VerificationFailed,
+        `${what}: helm verify refused it (spec.source.chart.verify): ${failed.failure.message.slice(what.length + 2)}; nothing was applied: publish the chart with a .prov signed by a key of the keyring, or fix the keyring`,
+        { terminal: true },
+      );
+    return failed;
+  }
   const files = (await readdir(destination)).filter((f) => f.endsWith('.tgz'));
   const version = files.length === 1 ? versionFromArchive(files[0]!, chart.name) : undefined;
   if (version === undefined)

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { cp, readFile, rm, stat } from 'node:fs/promises';
+import { cp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { durationMs, type Spec } from '../../api/packagesync.ts';
@@ -11,7 +11,13 @@ import {
   formatChartRevision,
   type CheckedChartSource,
 } from '../../core/chart/chart-source.ts';
-import { combinedRevision, splitCredentials, VALUES_DIR } from '../../core/chart/values-source.ts';
+import { checkEntries, splitDependencyCredentials } from '../../core/chart/dependency-credentials.ts';
+import {
+  combinedRevision,
+  PROVENANCE_CREDENTIALS_PREFIX,
+  splitCredentials,
+  VALUES_DIR,
+} from '../../core/chart/values-source.ts';
 import { fail, ok, type Result } from '../../core/failure.ts';
 import { registryAuthFromSecret } from '../../core/oci/credentials.ts';
 import type { FetchedSource, SourcePort } from '../git/source-port.ts';
@@ -19,6 +25,7 @@ import { createCheckoutStore, type CheckoutStore } from '../oci/checkout-store.t
 import { unpackLayer } from '../oci/extract.ts';
 import { makeToolHome } from '../render/run-tool.ts';
 import { buildDependencies } from './dependencies.ts';
+import type { DependencyAuth } from './dependency-auth.ts';
 import { pullFromIndex, pullFromRegistry, type PullContext, type Pulled } from './helm-pull.ts';
 
 /**
@@ -45,8 +52,19 @@ export function createChartSource(
     allCredentials: Record<string, string> | undefined,
     signal: AbortSignal,
   ): Promise<Result<FetchedSource>> {
-    const { chart: credentials, values: valuesCredentials } = splitCredentials(allCredentials);
-    const fetchedChart = await fetchChart(source, credentials, signal);
+    const { chart: chartAndDependencies, values: valuesCredentials } = splitCredentials(allCredentials);
+    const { own: withKeyring, byEntry } = splitDependencyCredentials(chartAndDependencies);
+    const { own: credentials, keyring } = splitProvenance(withKeyring);
+    if (source.chart?.verify !== undefined && (keyring === undefined || !/BEGIN PGP PUBLIC KEY BLOCK/.test(keyring)))
+      return fail(
+        Reason.InvalidAuthSecret,
+        `Secret ${source.chart.verify.secretRef.name} named in spec.source.chart.verify.secretRef needs a key "keyring" holding armored public keys (gpg --export --armor)`,
+        { terminal: true },
+      );
+    const entries = source.dependencyRepositories ?? [];
+    const checkedEntries = checkEntries(entries);
+    if (!checkedEntries.ok) return checkedEntries;
+    const fetchedChart = await fetchChart(source, credentials, { entries, byEntry }, signal, keyring);
     const values = source.chart?.values;
     if (!fetchedChart.ok || values === undefined) return fetchedChart;
     return withValues(fetchedChart.value, source, values, valuesCredentials, signal);
@@ -106,7 +124,9 @@ export function createChartSource(
   async function fetchChart(
     source: Spec['source'],
     credentials: Record<string, string> | undefined,
+    dependencyAuth: DependencyAuth,
     signal: AbortSignal,
+    keyring?: string,
   ): Promise<Result<FetchedSource>> {
     if (!source.chart) return fail(Reason.InvalidSpec, 'spec.source.chart is not set', { terminal: true });
     if ((source.path ?? '.') !== '.' || source.ref !== undefined || source.secretRef !== undefined)
@@ -129,6 +149,10 @@ export function createChartSource(
         maxArchiveBytes: config.ociMaxLayerBytes,
         signal,
       };
+      if (keyring !== undefined) {
+        ctx.keyring = join(home, 'config', 'helm', 'keyring.asc');
+        await writeFile(ctx.keyring, keyring, { mode: 0o600 });
+      }
       let pulled: Result<Pulled>;
       let identity: readonly unknown[] | undefined;
       if (chart.kind === 'oci') {
@@ -144,7 +168,9 @@ export function createChartSource(
         const auth = chartAuthFromSecret(credentials, secretName);
         if (!auth.ok) return auth;
         identity = auth.value.username !== undefined ? [auth.value.username, auth.value.password] : undefined;
-        pulled = await pullFromIndex(ctx, chart, auth.value);
+        // the index is kept per repository and credentials, for conditional requests (index-fetch.ts)
+        const indexBase = await store.base(`${chart.repository}\nindex.yaml`, identity);
+        pulled = await pullFromIndex(ctx, chart, auth.value, join(indexBase, 'index'));
       }
       if (!pulled.ok) return pulled;
       const { file, version, manifestDigestHex, indexDigestHex } = pulled.value;
@@ -160,15 +186,24 @@ export function createChartSource(
       const revisionHex = manifestDigestHex ?? archiveHex;
       const revision = formatChartRevision(version, revisionHex);
       // a tenant whose credentials cannot read a private chart must not get another tenant's copy of it
-      const base = await store.base(`${chart.repository}\n${chart.name}`, identity);
+      // nor its dependencies as another tenant's dependency credentials fetched them
+      const base = await store.base(
+        `${chart.repository}\n${chart.name}`,
+        dependencyAuth.byEntry.size === 0 ? identity : [identity ?? null, dependencyIdentity(dependencyAuth)],
+      );
       // dependencies are fetched once with the chart (Chart.lock pins them; without one, the ranges are resolved
       // when this chart digest is first fetched), into the same read-only checkout
       const got = await store.checkout(base, archiveHex, `${chart.repository} ${chart.name}`, async (staging) => {
         const unpacked = await unpackChart(file, staging, chart);
         if (!unpacked.ok) return unpacked;
-        return buildDependencies(ctx, chart, join(staging, chart.name), config.ociMaxLayerBytes * 4, [
-          ...(source.chart?.insecure === true ? ['--plain-http'] : []),
-        ]);
+        return buildDependencies(
+          ctx,
+          chart,
+          join(staging, chart.name),
+          config.ociMaxLayerBytes * 4,
+          [...(source.chart?.insecure === true ? ['--plain-http'] : [])],
+          dependencyAuth,
+        );
       });
       if (!got.ok)
         return { ok: false, failure: { ...got.failure, message: `${got.failure.message} (revision ${revision})` } };
@@ -203,6 +238,11 @@ export function createChartSource(
   return { fetch };
 }
 
+/** The dependency repositories' credentials, as the store hashes an identity: entries and their Secrets. */
+export function dependencyIdentity(auth: DependencyAuth): readonly unknown[] {
+  return auth.entries.map((e, i) => [e.url, auth.byEntry.get(i) ?? null]);
+}
+
 /**
  * Who reads the combined checkout: the values repository's credentials (hashed by the store) and the chart
  * checkout it was made from (whose base already carries the chart credentials' identity).
@@ -212,4 +252,19 @@ function allCredentialsIdentity(
   chartCheckout: string,
 ): readonly unknown[] {
   return [chartCheckout, credentials ?? null];
+}
+
+/** spec.source.chart.verify's keyring out of the record (PROVENANCE_CREDENTIALS_PREFIX), and the rest. */
+function splitProvenance(data: Record<string, string> | undefined): {
+  own: Record<string, string> | undefined;
+  keyring: string | undefined;
+} {
+  if (data === undefined) return { own: undefined, keyring: undefined };
+  const own: Record<string, string> = {};
+  let keyring: string | undefined;
+  for (const [k, v] of Object.entries(data)) {
+    if (k === `${PROVENANCE_CREDENTIALS_PREFIX}keyring`) keyring = v;
+    else if (!k.startsWith(PROVENANCE_CREDENTIALS_PREFIX)) own[k] = v;
+  }
+  return { own: Object.keys(own).length > 0 ? own : undefined, keyring };
 }

@@ -47,7 +47,7 @@ export function sourceBySpec(git: SourcePort, oci: SourcePort, chart?: SourcePor
           failure: {
             reason: Reason.VerificationFailed,
             message:
-              'spec.source.verify checks git commit and tag signatures; OCI artifact signatures are not verified yet, nor chart provenance: remove verify from an oci or chart source',
+              'spec.source.verify checks git commit and tag signatures; OCI artifact signatures are not verified yet, and chart provenance is spec.source.chart.verify: remove spec.source.verify from an oci or chart source',
             terminal: true,
           },
         };

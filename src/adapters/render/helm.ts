@@ -105,7 +105,7 @@ export function describeHelmFailure<T>(
   const failed = describeToolFailure<T>('helm', what, run, input);
   if (!failed.ok && /missing in charts\/ directory|found in Chart\.yaml, but missing/i.test(run.stderr)) {
     failed.failure.message +=
-      "; dependencies are not downloaded: vendor them into the chart's charts/ directory (helm dependency build) and commit them";
+      "; dependencies are not downloaded by the render (the source fetches those its Chart.yaml names by an https:// or oci:// repository URL): vendor them into the chart's charts/ directory (helm dependency build) and commit them, or name their repository URL";
   }
   return failed;
 }

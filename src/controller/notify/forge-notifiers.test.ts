@@ -4,6 +4,9 @@
  * request whose head is the revision (docs/adr/0043).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { LatestPlans } from './latest-plans.ts';
+import { PLANS_IN_OUTBOX_MAX } from '../../core/notify/plan-actions.ts';
+import type { NotifierState } from '../../core/notify/outbox.ts';
 import {
   startNotifyReceiver,
   type NotifyReceiver,
@@ -150,6 +153,16 @@ describe('pull request comments against each forge’s documented API', () => {
         problems.push(`unexpected ${r.method} ${r.path}`);
         return { status: 404 };
       };
+      // what SHA1's apply did: 33 ConfigMaps created (more than a comment lists), a Secret configured whose
+      // change message quotes a value, 2 unchanged
+      const plans = new LatestPlans();
+      const cm = (i: number) => ({ group: '', kind: 'ConfigMap', namespace: 'team-a', name: `cm-${i}` });
+      plans.record({ namespace: 'team-a', name: 'web', uid: 'uid-web' }, `main@sha1:${SHA1}`, [
+        { ref: { ...cm(0), kind: 'Secret', name: 'db' }, action: 'configured', message: `password ${TOKEN}` },
+        ...Array.from({ length: 33 }, (_, i) => ({ ref: cm(i + 1), action: 'created' as const })),
+        { ref: cm(90), action: 'unchanged' },
+        { ref: cm(91), action: 'unchanged' },
+      ]);
       const { runtime, results } = start(
         {
           type: type as 'gitea',
@@ -158,7 +171,7 @@ describe('pull request comments against each forge’s documented API', () => {
           pullRequestComments: true,
           targetURL: 'https://ui.example/{{ .namespace }}/{{ .name }}',
         },
-        { secret: { token: TOKEN, 'ca.crt': receiver.ca } },
+        { secret: { token: TOKEN, 'ca.crt': receiver.ca }, plans },
       );
       runtime.packageSync(ps('web', progressing(SHA1)));
       runtime.packageSync(ps('web', healthy(SHA1)));
@@ -186,11 +199,52 @@ describe('pull request comments against each forge’s documented API', () => {
       expect(body).toContain('### PackageSync `team-a/web`: ✅ healthy');
       expect(body).toContain(`Revision \`main@sha1:${SHA1}\``);
       expect(body).toContain('[Open in PackageSync](https://ui.example/team-a/web)');
+      // the apply's objects, in apply order, cut at 30 with a count; refs and actions only
+      expect(body).toContain('<details><summary>34 objects changed</summary>');
+      expect(body).toContain('| ~ | configured | `Secret/team-a/db` |');
+      expect(body).toContain('| + | created | `ConfigMap/team-a/cm-29` |');
+      expect(body).not.toContain('cm-30`');
+      expect(body).toContain('…and 4 more not listed (34 changed in all).');
+      expect(body).toContain('2 unchanged, not listed.');
       expect(results.filter((r) => r === 'skipped')).toHaveLength(1);
       // nothing secret on the wire but the token in its header
       for (const r of receiver.requests) expect(r.body).not.toContain(TOKEN);
     });
   }
+
+  it(`at most ${PLANS_IN_OUTBOX_MAX} comments in an outbox carry their object list; the next say why they have none`, async () => {
+    const plans = new LatestPlans();
+    const names = Array.from({ length: PLANS_IN_OUTBOX_MAX + 1 }, (_, i) => `u${i}`);
+    for (const name of names)
+      plans.record({ namespace: 'team-a', name, uid: `uid-${name}` }, `main@sha1:${SHA1}`, [
+        { ref: { group: '', kind: 'ConfigMap', namespace: 'team-a', name }, action: 'created' },
+      ]);
+    // suspended: nothing is sent, every message stays in the outbox
+    const { runtime, store } = start(
+      {
+        type: 'gitea',
+        address: 'https://forge.example/org/repo',
+        secretRef: { name: 's' },
+        pullRequestComments: true,
+        suspend: true,
+      },
+      { secret: { token: TOKEN }, plans },
+    );
+    for (const name of names) {
+      runtime.packageSync(ps(name, progressing(SHA1)));
+      runtime.packageSync(ps(name, healthy(SHA1)));
+    }
+    const outbox = await until('every comment queued', () => {
+      const o = store.text ? (JSON.parse(store.text) as NotifierState).outbox : [];
+      return o.filter((e) => e.msg.channel === 'pull-request').length === names.length && o;
+    });
+    const comments = outbox.filter((e) => e.msg.channel === 'pull-request').map((e) => e.msg);
+    expect(comments.filter((m) => m.plan)).toHaveLength(PLANS_IN_OUTBOX_MAX);
+    expect(comments.at(-1)!.plan).toBeUndefined();
+    expect(comments.at(-1)!.planMissing).toBe(
+      `${PLANS_IN_OUTBOX_MAX} comments wait in this Notifier's outbox with theirs`,
+    );
+  });
 
   it('a forge that fails the lookup is retried like any delivery; the comment is posted once it answers', async () => {
     receiver = current.receiver = await startNotifyReceiver();

@@ -9,11 +9,14 @@ import type { Notifier, ProviderType } from '../../api/notifier.ts';
 import { NotifierSpecSchema } from '../../api/notifier.ts';
 import type { PackageSync } from '../../api/packagesync.ts';
 import { errorText } from '../../core/failure.ts';
-import { observe, type RecordPolicy } from '../../core/notify/record.ts';
+import { observe, type RecordMessage, type RecordPolicy } from '../../core/notify/record.ts';
+import { PLANS_IN_OUTBOX_MAX, type PlanActions } from '../../core/notify/plan-actions.ts';
+import type { LatestPlans } from './latest-plans.ts';
 import {
   enqueue,
   forgetRecord,
   isExpired,
+  keepThread,
   nextDue,
   outboxStats,
   parseState,
@@ -27,8 +30,13 @@ import { withPullRequestComments } from '../../core/notify/pull-request.ts';
 import { policyOf, providerConfigOf, selects, type NotifierSecret } from '../../core/notify/policy.ts';
 import { RATE_PER_SECOND, takeToken, type Bucket } from '../../core/notify/rate-limit.ts';
 import type { Built, ProviderConfig } from '../../core/notify/request.ts';
+import type { SlackThread } from '../../core/notify/slack.ts';
 import { hostOf, type Sender, type SendResult } from '../../adapters/notify/sender.ts';
 import type { NotifierRef } from '../../adapters/kube/notifier-store.ts';
+
+/** What became of one message's delivery (a Slack Web API post also says where its thread is). */
+type Outcome =
+  SendResult | { outcome: 'delivered'; status: number; thread?: SlackThread } | { outcome: 'skipped'; why: string };
 
 /** Where a Notifier's state is kept (adapters/kube/notifier-store.ts: its outbox ConfigMap). */
 export interface StateStore {
@@ -50,6 +58,8 @@ export interface RuntimeDeps {
   allowHttp: boolean;
   now: () => number;
   random: () => number;
+  /** What each apply did: a pull-request comment lists it (none: comments say it is not available). */
+  plans?: Pick<LatestPlans, 'of'>;
 }
 
 /** A Secret and configuration older than this are read again before a send (a rotated token takes effect). */
@@ -170,7 +180,9 @@ export class NotifierRuntime {
     const records = { ...this.state.records };
     if (r.memory) records[name] = r.memory;
     else delete records[name];
-    const messages = this.notifier.spec.pullRequestComments ? withPullRequestComments(r.messages) : r.messages;
+    const messages = this.notifier.spec.pullRequestComments
+      ? withPullRequestComments(r.messages, (m) => this.planOf(m))
+      : r.messages;
     const { state, dropped } = enqueue({ ...this.state, records }, messages, now);
     this.state = state;
     for (let i = 0; i < dropped; i++) this.deps.onResult(this.notifier.spec.type, 'dropped');
@@ -178,6 +190,13 @@ export class NotifierRuntime {
       this.log.debug({ packageSync: name, messages: messages.map((m) => `${m.kind} ${m.id}`) }, 'record changed');
     }
     return true;
+  }
+
+  /** A comment's object list, unless the outbox holds its share of lists already (it stays small). */
+  private planOf(m: RecordMessage): { plan: PlanActions } | { missing: string } {
+    const kept = this.state.outbox.filter((e) => e.msg.plan).length;
+    if (kept >= PLANS_IN_OUTBOX_MAX) return { missing: `${kept} comments wait in this Notifier's outbox with theirs` };
+    return this.deps.plans?.of(m.namespace, m.name, m.uid, m.revision) ?? { missing: 'not recorded' };
   }
 
   private async persist(): Promise<void> {
@@ -269,8 +288,8 @@ export class NotifierRuntime {
       if (step === 'again') continue;
       if (!step) return;
       const opts = { ...(step.ca ? { ca: step.ca } : {}), signal: this.abort.signal };
-      let res: SendResult | { outcome: 'skipped'; why: string };
-      if ('request' in step.built) res = await this.deps.sender.send(step.built.request, opts);
+      let res: Outcome;
+      if ('request' in step.built) res = await this.sendReading(step.built, opts);
       else {
         // a lookup first (which pull request has this head): its answer decides the request, or that there is none
         const found = await this.deps.sender.send(step.built.lookup, { ...opts, answer: true });
@@ -285,6 +304,19 @@ export class NotifierRuntime {
       if (this.stopped) return;
       await this.locked(() => this.settle(step.entry, res));
     }
+  }
+
+  /** Sends one request; one whose answer must be read (Slack's Web API: `ok` in a 200) is judged by it. */
+  private async sendReading(
+    built: Extract<Built, { request: unknown }>,
+    opts: { ca?: string; signal: AbortSignal },
+  ): Promise<Outcome> {
+    if (!built.reply) return this.deps.sender.send(built.request, opts);
+    const res = await this.deps.sender.send(built.request, { ...opts, answer: true });
+    if (res.outcome !== 'delivered') return res;
+    const a = built.reply(res.answer);
+    if (a.ok) return { outcome: 'delivered', status: res.status, ...(a.thread ? { thread: a.thread } : {}) };
+    return a.retry ? { outcome: 'retry', error: a.error } : { outcome: 'rejected', error: a.error, status: res.status };
   }
 
   /** The head's request, 'again' when the head left the outbox without a send, undefined when nothing is due now. */
@@ -315,7 +347,7 @@ export class NotifierRuntime {
       this.wakeAt(now + token.waitMs);
       return undefined;
     }
-    const built = buildRequest(this.config.cfg, entry.msg);
+    const built = buildRequest(this.config.cfg, entry.msg, { thread: this.state.threads?.[entry.msg.name] });
     if ('skip' in built) {
       this.log.info({ id: entry.msg.id, why: built.skip }, 'message not sent');
       await this.finish(entry.msg.id, 'skipped');
@@ -324,7 +356,7 @@ export class NotifierRuntime {
     return { entry, built, ...(this.config.ca ? { ca: this.config.ca } : {}) };
   }
 
-  private async settle(entry: OutboxEntry, res: SendResult | { outcome: 'skipped'; why: string }): Promise<void> {
+  private async settle(entry: OutboxEntry, res: Outcome): Promise<void> {
     const type = this.notifier.spec.type;
     if (res.outcome === 'skipped') {
       this.log.info({ id: entry.msg.id, why: res.why }, 'message not sent');
@@ -333,6 +365,8 @@ export class NotifierRuntime {
     }
     if (res.outcome === 'delivered') {
       this.log.debug({ id: entry.msg.id, kind: entry.msg.kind, status: res.status }, 'delivered');
+      // kept in the same write that takes the message out of the outbox: the next one replies in this thread
+      if ('thread' in res && res.thread) this.state = keepThread(this.state, entry.msg.name, res.thread);
       await this.finish(entry.msg.id, 'delivered');
       if (entry.attempts >= FAILING_AFTER) await this.configure();
       return;

@@ -14,6 +14,7 @@ import { Sender } from '../../adapters/notify/sender.ts';
 import type { KubeObject } from '../../core/object.ts';
 import { errorText } from '../../core/failure.ts';
 import { NotifierRuntime, type DeliveryResult } from './notifier-runtime.ts';
+import type { LatestPlans } from './latest-plans.ts';
 
 export interface NotifyControllerOptions {
   client: KubeClient;
@@ -27,6 +28,8 @@ export interface NotifyControllerOptions {
   allowHttp?: boolean;
   onResult?: (provider: ProviderType, result: DeliveryResult) => void;
   sendTimeoutMs?: number;
+  /** What each apply did (the engine's Ports.observe.changes feeds it): pull-request comments list it. */
+  plans?: LatestPlans;
 }
 
 export const notifierCollectionPath = (namespace?: string) =>
@@ -65,6 +68,7 @@ export class NotifyController {
   /** Every PackageSync watch event: each Notifier of its namespace looks at it. */
   onPackageSync(event: InformerEvent, obj: KubeObject): void {
     const ps = obj as unknown as PackageSync;
+    if (event === 'delete') this.opts.plans?.forget(ps.metadata.namespace, ps.metadata.name);
     for (const r of this.runtimes.values()) {
       if (!r.key.startsWith(`${ps.metadata.namespace}/`)) continue;
       if (event === 'delete') r.packageSyncDeleted(ps);
@@ -107,6 +111,7 @@ export class NotifyController {
         allowHttp: this.opts.allowHttp ?? false,
         now: Date.now,
         random: Math.random,
+        ...(this.opts.plans ? { plans: this.opts.plans } : {}),
       }),
     );
   }

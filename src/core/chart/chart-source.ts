@@ -184,6 +184,7 @@ export function repositoriesFile(
 export function chartAuthFromSecret(
   data: Record<string, string> | undefined,
   secretName: string,
+  field = 'spec.source.chart',
 ): Result<{ username?: string; password?: string; ca?: string }> {
   if (data === undefined) return ok({});
   const { username, password } = data;
@@ -191,7 +192,7 @@ export function chartAuthFromSecret(
   if ((username === undefined) !== (password === undefined) || (username === undefined && data.bearerToken))
     return fail(
       Reason.InvalidAuthSecret,
-      `Secret ${secretName} for spec.source.chart needs both username and password (Helm chart repositories take basic auth; bearerToken is not supported)`,
+      `Secret ${secretName} for ${field} needs both username and password (Helm chart repositories take basic auth; bearerToken is not supported)`,
       { terminal: true },
     );
   return ok({

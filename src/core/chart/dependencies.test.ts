@@ -3,7 +3,10 @@ import { absentDependencies, dependencyNeeds } from './dependencies.ts';
 
 describe('dependencyNeeds', () => {
   it('names the ports of the repositories a Chart.yaml depends on; bundled and file:// ones need none', () => {
-    expect(dependencyNeeds({ name: 'a' }, 'a')).toEqual({ ok: true, value: { remote: false, ports: [] } });
+    expect(dependencyNeeds({ name: 'a' }, 'a')).toEqual({
+      ok: true,
+      value: { remote: false, ports: [], repositories: [] },
+    });
     expect(
       dependencyNeeds(
         {
@@ -18,7 +21,19 @@ describe('dependencyNeeds', () => {
         },
         'umbrella',
       ),
-    ).toEqual({ ok: true, value: { remote: true, ports: [443, 5000, 8081] } });
+    ).toEqual({
+      ok: true,
+      value: {
+        remote: true,
+        ports: [443, 5000, 8081],
+        repositories: [
+          'https://charts.bitnami.com/bitnami',
+          'http://127.0.0.1:8081',
+          'oci://ghcr.io/stefanprodan/charts',
+          'oci://127.0.0.1:5000/charts',
+        ],
+      },
+    });
   });
 
   it.each([

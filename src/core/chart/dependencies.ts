@@ -13,6 +13,8 @@ export interface DependencyNeeds {
   remote: boolean;
   /** The ports `helm dependency build` may connect to. */
   ports: number[];
+  /** The distinct repository URLs named (as written): each gets the credentials its entry gives, if any. */
+  repositories: string[];
 }
 
 const refuse = (chart: string, why: string) =>
@@ -20,9 +22,10 @@ const refuse = (chart: string, why: string) =>
 
 export function dependencyNeeds(chartYaml: unknown, chart: string): Result<DependencyNeeds> {
   const deps = (chartYaml as { dependencies?: unknown } | null)?.dependencies;
-  if (deps === undefined || deps === null) return ok({ remote: false, ports: [] });
+  if (deps === undefined || deps === null) return ok({ remote: false, ports: [], repositories: [] });
   if (!Array.isArray(deps)) return refuse(chart, 'has dependencies that are not a list');
   const ports = new Set<number>();
+  const repositories = new Set<string>();
   for (const [i, dep] of deps.entries()) {
     const name = (dep as { name?: unknown } | null)?.name;
     const repository = (dep as { repository?: unknown } | null)?.repository ?? '';
@@ -33,8 +36,9 @@ export function dependencyNeeds(chartYaml: unknown, chart: string): Result<Depen
     const port = repositoryPort(repository);
     if (!port.ok) return refuse(chart, `dependencies[${i}] (${name}): ${port.failure.message}`);
     ports.add(port.value);
+    repositories.add(repository);
   }
-  return ok({ remote: ports.size > 0, ports: [...ports].sort((a, b) => a - b) });
+  return ok({ remote: ports.size > 0, ports: [...ports].sort((a, b) => a - b), repositories: [...repositories] });
 }
 
 function repositoryPort(raw: string): Result<number> {

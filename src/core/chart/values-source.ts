@@ -4,6 +4,8 @@
  * prefix, and the combined revision names both sources, so a change to either is a new revision.
  */
 export const VALUES_CREDENTIALS_PREFIX = 'values/';
+/** spec.source.chart.verify's keyring Secret travels in the same record under this prefix. */
+export const PROVENANCE_CREDENTIALS_PREFIX = 'provenance/';
 
 /** The directory of the combined checkout holding the values repository: `$values/<path>` resolves into it. */
 export const VALUES_DIR = '$values';

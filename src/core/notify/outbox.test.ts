@@ -110,6 +110,19 @@ describe('a Notifier read', () => {
     ).toHaveProperty('config');
   });
 
+  it("slack: a bot token posts to the Web API in spec.channel; an incoming webhook's address keeps the webhook", () => {
+    const s = { type: 'slack' as const, secretRef: { name: 's' }, channel: 'C1' };
+    expect(providerConfigOf(spec(s), { token: 'xoxb-1' })).toEqual({
+      config: expect.objectContaining({ address: 'https://slack.com/api/chat.postMessage', channel: 'C1' }),
+    });
+    const hook = providerConfigOf(spec(s), { token: 'xoxb-1', address: 'https://hooks.slack.com/services/T/B/X' });
+    expect(hook).toEqual({ config: expect.not.objectContaining({ channel: 'C1' }) });
+    expect(providerConfigOf(spec({ ...s, channel: undefined }), { token: 'xoxb-1' })).toMatchObject({
+      reason: 'InvalidSpec',
+      problem: expect.stringMatching(/^spec\.channel: /),
+    });
+  });
+
   it('selects PackageSyncs by labels', () => {
     expect(selects(spec({ type: 'generic' }), undefined)).toBe(true);
     expect(selects(spec({ type: 'generic', selector: { matchLabels: { team: 'a' } } }), { team: 'a', x: 'y' })).toBe(

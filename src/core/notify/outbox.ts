@@ -4,6 +4,7 @@
  * so a crash or a leader change loses nothing; these functions decide, the adapter stores and sends.
  */
 import type { RecordMemory, RecordMessage } from './record.ts';
+import type { SlackThread } from './slack.ts';
 
 export interface OutboxEntry {
   msg: RecordMessage;
@@ -22,6 +23,8 @@ export interface NotifierState {
   records: Record<string, RecordMemory>;
   /** Oldest first; delivered strictly in order. */
   outbox: OutboxEntry[];
+  /** Slack with a bot token: PackageSync name → its current revision's thread (slack.ts); one per PackageSync. */
+  threads?: Record<string, SlackThread>;
 }
 
 export const emptyState = (): NotifierState => ({ version: 1, records: {}, outbox: [] });
@@ -38,7 +41,8 @@ export function parseState(text: string | undefined): { state: NotifierState; pr
   try {
     const s = JSON.parse(text) as Partial<NotifierState>;
     if (s.version !== 1 || typeof s.records !== 'object' || !Array.isArray(s.outbox)) throw new Error('unknown shape');
-    return { state: { version: 1, records: s.records ?? {}, outbox: s.outbox } };
+    const threads = typeof s.threads === 'object' && s.threads ? { threads: s.threads } : {};
+    return { state: { version: 1, records: s.records ?? {}, outbox: s.outbox, ...threads } };
   } catch (e) {
     return { state: emptyState(), problem: `stored outbox unreadable (${(e as Error).message}): starting empty` };
   }
@@ -126,10 +130,17 @@ export function outboxStats(state: NotifierState, now: number): { depth: number;
   return { depth: state.outbox.length, oldestSeconds: oldest === undefined ? 0 : Math.max(0, (now - oldest) / 1000) };
 }
 
-/** A PackageSync deleted: its memory goes (its queued messages are still delivered). */
+/** A PackageSync deleted: its memory and its thread go (its queued messages are still delivered). */
 export function forgetRecord(state: NotifierState, name: string): NotifierState {
-  if (!(name in state.records)) return state;
+  if (!(name in state.records) && !(name in (state.threads ?? {}))) return state;
   const records = { ...state.records };
   delete records[name];
-  return { ...state, records };
+  const threads = { ...state.threads };
+  delete threads[name];
+  return { ...state, records, ...(state.threads ? { threads } : {}) };
+}
+
+/** A revision's first Slack message was posted: its thread replaces the PackageSync's previous one. */
+export function keepThread(state: NotifierState, name: string, thread: SlackThread): NotifierState {
+  return { ...state, threads: { ...state.threads, [name]: thread } };
 }

@@ -9,12 +9,16 @@ import type { RecordMessage } from './record.ts';
 import { DEFAULT_TEXT, DEFAULT_TITLE, fieldsOf, renderTemplate, type TemplateFields } from './template.ts';
 import { commitStatusRequest } from './commit-status.ts';
 import { pullRequestCommentRequest } from './pull-request.ts';
+import { slackRequest, threadOf, type SlackThread } from './slack.ts';
 import { json, safeUrl, type Built, type OutboundRequest, type ProviderConfig } from './request.ts';
 
 export type { Built, OutboundRequest, ProviderConfig };
 
-/** The request that delivers `msg`, or why none is sent (e.g. a commit status for a revision that is no commit). */
-export function buildRequest(cfg: ProviderConfig, msg: RecordMessage): Built {
+/**
+ * The request that delivers `msg`, or why none is sent (e.g. a commit status for a revision that is no commit).
+ * `ctx.thread`: the Slack thread of `msg`'s PackageSync (slack.ts), when the Notifier keeps one.
+ */
+export function buildRequest(cfg: ProviderConfig, msg: RecordMessage, ctx: { thread?: SlackThread } = {}): Built {
   const known = [cfg.token, cfg.address].filter((v): v is string => !!v);
   const base = fieldsOf(msg, '', known);
   const url = cfg.targetURL ? safeUrl(renderTemplate(cfg.targetURL, base)) : '';
@@ -27,7 +31,7 @@ export function buildRequest(cfg: ProviderConfig, msg: RecordMessage): Built {
     case 'generic':
       return { request: cloudEvent(cfg, msg, fields, title, text) };
     case 'slack':
-      return { request: json(cfg.address, slackBody(title, text, url)) };
+      return slackRequest(cfg, msg, title, text, url, threadOf(ctx.thread, msg));
     case 'msteams':
       return { request: json(cfg.address, teamsBody(title, text, url)) };
     default:
@@ -79,22 +83,6 @@ function cloudEvent(
   const headers: Record<string, string> = { 'content-type': 'application/cloudevents+json; charset=utf-8' };
   if (cfg.token) headers[SIGNATURE_HEADER] = signature(body, cfg.token);
   return { method: 'POST', url: cfg.address, headers, body };
-}
-
-/** Slack mrkdwn treats &, < and > as control characters (links, mentions): escaped, text stays text. */
-const slackEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-
-function slackBody(title: string, text: string, url: string): unknown {
-  const link = url ? `\n<${slackEscape(url)}|Open>` : '';
-  return {
-    text: `${title}: ${text}`,
-    blocks: [
-      {
-        type: 'section',
-        text: { type: 'mrkdwn', text: `*${slackEscape(title)}*\n${slackEscape(text)}${link}`.slice(0, 3000) },
-      },
-    ],
-  };
 }
 
 /** Teams incoming webhooks (Workflows): a message with one Adaptive Card. */

@@ -7,6 +7,7 @@ import { COMMIT_STATUS_TYPES, type NotifierSpec } from '../../api/notifier.ts';
 import type { MessageKind, RecordPolicy } from './record.ts';
 import { templateProblem } from './template.ts';
 import type { ProviderConfig } from './request.ts';
+import { SLACK_API } from './slack.ts';
 
 const CHAT_DEFAULT: readonly MessageKind[] = ['healthy', 'failed', 'resolved'];
 const ALL: readonly MessageKind[] = ['started', 'applied', 'healthy', 'failed', 'superseded', 'resolved'];
@@ -42,7 +43,11 @@ export function providerConfigOf(
       problem: `spec.secretRef: Secret ${spec.secretRef?.name} not found in this namespace`,
     };
   }
-  const address = (secret?.address ?? spec.address ?? '').trim();
+  // a Slack bot token posts through the Web API (as Flux's slack Provider): its address is Slack's unless given;
+  // an incoming webhook address keeps the webhook (its answer is no Web API answer), the token unused
+  const given = (secret?.address ?? spec.address ?? '').trim();
+  const slackApi = spec.type === 'slack' && !!secret?.token && (!given || given.endsWith('/api/chat.postMessage'));
+  const address = given || (slackApi ? SLACK_API : '');
   if (!address) {
     return { reason: 'InvalidSpec', problem: 'spec.address (or the Secret key address) is required' };
   }
@@ -74,6 +79,13 @@ export function providerConfigOf(
       problem: `spec.secretRef: a ${spec.type} commit status needs an API token in the Secret key token`,
     };
   }
+  if (slackApi && !spec.channel) {
+    return {
+      reason: 'InvalidSpec',
+      problem:
+        'spec.channel: a slack Notifier with a bot token (Secret key token) posts with chat.postMessage, which needs a channel',
+    };
+  }
   for (const [text, field] of [
     [spec.template?.title, 'spec.template.title'],
     [spec.template?.text, 'spec.template.text'],
@@ -92,6 +104,7 @@ export function providerConfigOf(
       ...(spec.template?.text ? { text: spec.template.text } : {}),
       ...(spec.targetURL ? { targetURL: spec.targetURL } : {}),
       ...(spec.context ? { context: spec.context } : {}),
+      ...(slackApi ? { channel: spec.channel } : {}),
     },
   };
 }

@@ -10,6 +10,7 @@
  * has moved on, or a merged one, is not the change the reviewers look at now.
  */
 import type { RecordMessage } from './record.ts';
+import { planActionsMarkdown, type PlanActions } from './plan-actions.ts';
 import { repositoryOf } from './commit-status.ts';
 import { json, type Built, type OutboundRequest, type ProviderConfig } from './request.ts';
 import type { TemplateFields } from './template.ts';
@@ -18,11 +19,25 @@ type Kind = RecordMessage['kind'];
 /** A comment says how a revision ended; its progress is the commit status's job. */
 export const COMMENT_KINDS: ReadonlySet<Kind> = new Set<Kind>(['healthy', 'failed', 'resolved']);
 
-/** The comment messages a record's messages add when the Notifier comments: same record, its own id. */
-export function withPullRequestComments(msgs: readonly RecordMessage[]): RecordMessage[] {
-  return msgs.flatMap((m) =>
-    COMMENT_KINDS.has(m.kind) ? [m, { ...m, id: `${m.id}/comment`, channel: 'pull-request' as const }] : [m],
-  );
+/**
+ * The comment messages a record's messages add when the Notifier comments: same record, its own id, and what the
+ * apply did (`planOf`: the list, or why there is none).
+ */
+export function withPullRequestComments(
+  msgs: readonly RecordMessage[],
+  planOf: (m: RecordMessage) => { plan: PlanActions } | { missing: string } = () => ({ missing: 'not recorded' }),
+): RecordMessage[] {
+  return msgs.flatMap((m) => {
+    if (!COMMENT_KINDS.has(m.kind)) return [m];
+    const p = planOf(m);
+    const comment: RecordMessage = {
+      ...m,
+      id: `${m.id}/comment`,
+      channel: 'pull-request',
+      ...('plan' in p ? { plan: p.plan } : { planMissing: p.missing }),
+    };
+    return [m, comment];
+  });
 }
 
 const HEADING: Record<Kind, string> = {
@@ -57,6 +72,7 @@ export function commentMarkdown(msg: RecordMessage, f: TemplateFields): string {
     lines.push(`> **${inline(f.reason)}**: ${inline(f.message)}`, '');
     if (f.cause) lines.push(`> Why: ${inline(f.cause)}`, '');
   }
+  lines.push(...planActionsMarkdown(msg.plan, msg.planMissing));
   if (f.url) lines.push(`[Open in PackageSync](${f.url})`, '');
   return lines.join('\n');
 }

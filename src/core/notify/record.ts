@@ -8,6 +8,7 @@
 import type { Status } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
 import { conditionOf } from '../status.ts';
+import type { PlanActions } from './plan-actions.ts';
 
 export type Phase = 'started' | 'applied' | 'healthy' | 'failed' | 'superseded';
 /** What a message says: a record's phase, or "resolved" (healthy again after a failure message was sent). */
@@ -107,6 +108,9 @@ export interface RecordMessage {
   at: string;
   /** A forge Notifier's comment on the pull request (pull-request.ts); otherwise the provider's usual message. */
   channel?: 'pull-request';
+  /** A comment: what the revision's apply did, object by object (plan-actions.ts), or why that is not known. */
+  plan?: PlanActions;
+  planMissing?: string;
 }
 
 /** What a Notifier wants sent. */

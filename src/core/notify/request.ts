@@ -1,5 +1,6 @@
 /** A message's outbound HTTP request as plain data, and the Notifier configuration it is built from. */
 import type { ProviderType } from '../../api/notifier.ts';
+import type { SlackAnswer } from './slack.ts';
 
 export interface OutboundRequest {
   method: 'POST' | 'GET';
@@ -20,14 +21,19 @@ export interface ProviderConfig {
   text?: string;
   targetURL?: string;
   context?: string;
+  /** Slack with a bot token: the channel chat.postMessage posts in. */
+  channel?: string;
 }
 
 /**
- * What delivering a message takes: one request; or a lookup first (which pull request has this commit as its
- * head), whose answer (`undefined`: the forge said 404) decides the request; or nothing, and why.
+ * What delivering a message takes: one request (`reply`: its 2xx answer must be read, as Slack's Web API says
+ * `ok: false` with a 200); or a lookup first (which pull request has this commit as its head), whose answer
+ * (`undefined`: the forge said 404) decides the request; or nothing, and why.
  */
 export type Built =
-  { request: OutboundRequest } | { lookup: OutboundRequest; then: (answer: unknown) => Built } | { skip: string };
+  | { request: OutboundRequest; reply?: (answer: unknown) => SlackAnswer }
+  | { lookup: OutboundRequest; then: (answer: unknown) => Built }
+  | { skip: string };
 
 export function json(url: string, body: unknown, headers: Record<string, string> = {}): OutboundRequest {
   return {
