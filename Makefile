@@ -10,7 +10,7 @@ KUBECTL := $(shell hack/build-cluster.sh paths | sed -n 's/^KUBE_BIN_DIR=//p')/k
 CLUSTER_KUBECONFIG := $(CURDIR)/.cluster/kubeconfig
 
 .PHONY: help deps system-deps node-deps build-cluster cluster-up cluster-down cluster-status kubectl \
-	lint typecheck ui test test-unit test-e2e demo controller crds bench bench-quick bench-drift bench-monorepo bench-soak bench-ui bench-notify clean image image-reproducible test-image install-yaml
+	lint typecheck ui test test-unit test-e2e demo controller crds bench bench-quick bench-drift bench-rollout bench-monorepo bench-soak bench-ui bench-notify clean image image-reproducible test-image install-yaml
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -96,6 +96,9 @@ bench-quick: deps ## the same at small sizes (minutes): checks the harness, not 
 
 bench-drift: deps ## self-heal latency: kubectl edit → corrected, p50/p95 over N edits (bench/drift.ts, < 2 min)
 	node bench/drift.ts
+
+bench-rollout: deps ## issue 31: a PackageSyncSet over N targets in 4 waves (0 bake) vs N PackageSyncs: time and RSS; ARGS="--targets 20"
+	node bench/rollout.ts $(ARGS)
 
 bench-notify: deps ## issue 29: a fleet with a webhook Notifier on every unit vs without: time to Ready, delivery p99, outbox bound; ARGS="--units 50"
 	node bench/notify.ts $(ARGS)

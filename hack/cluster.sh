@@ -8,6 +8,10 @@
 #   hack/cluster.sh restart-kwok   restart kwok alone (after a change in hack/kwok-stages/)
 #
 # Everything lives in $CLUSTER_DIR (default .cluster/): pki/, data/, logs/, pids/, kubeconfig.
+#
+# A *member* cluster (ETCD_SERVERS set; e2e/support/fleet-clusters.ts starts several as PackageSyncSet targets):
+# no etcd of its own, its kube-apiserver stores under ETCD_PREFIX in that etcd, the controller-manager runs only
+# KCM_CONTROLLERS, and there is no scheduler (its workloads name their Node). `down` deletes its prefix.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -22,12 +26,17 @@ KCM_PORT="${KCM_PORT:-10257}"
 SCHEDULER_PORT="${SCHEDULER_PORT:-10259}"
 KWOK_PORT="${KWOK_PORT:-10247}"
 NODE_NAME="${NODE_NAME:-kwok-node-0}"
+ETCD_SERVERS="${ETCD_SERVERS:-}"
+ETCD_PREFIX="${ETCD_PREFIX:-/registry}"
+KCM_CONTROLLERS="${KCM_CONTROLLERS:-*}"
 
 pki="$CLUSTER_DIR/pki"; logs="$CLUSTER_DIR/logs"; pids="$CLUSTER_DIR/pids"; data="$CLUSTER_DIR/data"
 kubeconfig="$CLUSTER_DIR/kubeconfig"
 kubectl="$KUBE_BIN_DIR/kubectl"
 # start order; `down` stops in reverse
 components=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+[[ -n "$ETCD_SERVERS" ]] && components=(kube-apiserver kube-controller-manager kwok)
+member() { [[ -n "$ETCD_SERVERS" ]]; }
 
 log() { echo "[cluster] $*" >&2; }
 # On a failed start, stop what this run started (the logs stay for reading) so nothing is left running.
@@ -167,15 +176,15 @@ up() {
   write_kubeconfig
 
   # etcd reads ETCD_* variables as flags: keep our port variables away from it
-  start etcd "$ETCD_CLIENT_PORT" env -u ETCD_CLIENT_PORT -u ETCD_PEER_PORT "$ETCD_BIN" --name=packagesync-local --data-dir="$data/etcd" \
+  member || start etcd "$ETCD_CLIENT_PORT" env -u ETCD_CLIENT_PORT -u ETCD_PEER_PORT "$ETCD_BIN" --name=packagesync-local --data-dir="$data/etcd" \
     --listen-client-urls="http://127.0.0.1:$ETCD_CLIENT_PORT" --advertise-client-urls="http://127.0.0.1:$ETCD_CLIENT_PORT" \
     --listen-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-cluster="packagesync-local=http://127.0.0.1:$ETCD_PEER_PORT" \
     --unsafe-no-fsync --quota-backend-bytes=8589934592 --log-level=warn
-  wait_for etcd "healthy" 60 curl -fsS "http://127.0.0.1:$ETCD_CLIENT_PORT/health"
+  member || wait_for etcd "healthy" 60 curl -fsS "http://127.0.0.1:$ETCD_CLIENT_PORT/health"
 
   start kube-apiserver "$APISERVER_PORT" "$KUBE_BIN_DIR/kube-apiserver" \
-    --etcd-servers="http://127.0.0.1:$ETCD_CLIENT_PORT" \
+    --etcd-servers="${ETCD_SERVERS:-http://127.0.0.1:$ETCD_CLIENT_PORT}" --etcd-prefix="$ETCD_PREFIX" \
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
     --tls-cert-file="$pki/admin.crt" --tls-private-key-file="$pki/admin.key" --client-ca-file="$pki/ca.crt" \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
@@ -189,15 +198,15 @@ up() {
     --kubeconfig="$kubeconfig" --authentication-kubeconfig="$kubeconfig" --authorization-kubeconfig="$kubeconfig" \
     --bind-address=127.0.0.1 --secure-port="$KCM_PORT" \
     --root-ca-file="$pki/ca.crt" --service-account-private-key-file="$pki/sa.key" \
-    --use-service-account-credentials=false --leader-elect=false \
+    --use-service-account-credentials=false --leader-elect=false --controllers="$KCM_CONTROLLERS" \
     --kube-api-qps=200 --kube-api-burst=400 --concurrent-gc-syncs=20 --v=1
-  start kube-scheduler "$SCHEDULER_PORT" "$KUBE_BIN_DIR/kube-scheduler" \
+  member || start kube-scheduler "$SCHEDULER_PORT" "$KUBE_BIN_DIR/kube-scheduler" \
     --kubeconfig="$kubeconfig" --authentication-kubeconfig="$kubeconfig" --authorization-kubeconfig="$kubeconfig" \
     --bind-address=127.0.0.1 --secure-port="$SCHEDULER_PORT" --leader-elect=false --v=1
   start_kwok
 
   wait_for kube-controller-manager "healthy" 60 curl -fsSk "https://127.0.0.1:$KCM_PORT/healthz"
-  wait_for kube-scheduler "healthy" 60 curl -fsSk "https://127.0.0.1:$SCHEDULER_PORT/healthz"
+  member || wait_for kube-scheduler "healthy" 60 curl -fsSk "https://127.0.0.1:$SCHEDULER_PORT/healthz"
   "$kubectl" --kubeconfig "$kubeconfig" apply -f - >/dev/null <<NODE
 apiVersion: v1
 kind: Node
@@ -233,8 +242,19 @@ stop_processes() {
   done
 }
 
+# base64 of a key for etcd's JSON gateway
+b64() { printf '%s' "$1" | base64 -w0; }
+
 down() {
   stop_processes
+  # a member's objects live in the shared etcd under its prefix: removed with it (never the default /registry)
+  if member && [[ "$ETCD_PREFIX" != /registry && "$ETCD_PREFIX" != /registry/ && "$ETCD_PREFIX" == /?* ]]; then
+    local from="${ETCD_PREFIX%/}/" to
+    to="${from%?}0" # the key after every key with prefix "<prefix>/" ('/' + 1 = '0')
+    curl -fsS -X POST "${ETCD_SERVERS%%,*}/v3/kv/deleterange" \
+      -d "{\"key\":\"$(b64 "$from")\",\"range_end\":\"$(b64 "$to")\"}" >/dev/null ||
+      log "could not delete $ETCD_PREFIX from $ETCD_SERVERS"
+  fi
   rm -rf "$data" "$pids" "$pki" "$kubeconfig" "$logs"
   rmdir "$CLUSTER_DIR" 2>/dev/null || true
   log "down; cluster data and logs removed"

@@ -25,7 +25,8 @@ export interface PrivateCluster {
   down(): Promise<void>;
 }
 
-async function freePorts(n: number): Promise<number[]> {
+/** `n` ports free on loopback now (the OS picks them; a fixed port could be another engineer's). */
+export async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
     Array.from({ length: n }, async () => {
       const s = createServer();
@@ -38,7 +39,14 @@ async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
-const PORT_VARS = ['ETCD_CLIENT_PORT', 'ETCD_PEER_PORT', 'APISERVER_PORT', 'KCM_PORT', 'SCHEDULER_PORT', 'KWOK_PORT'];
+export const PORT_VARS = [
+  'ETCD_CLIENT_PORT',
+  'ETCD_PEER_PORT',
+  'APISERVER_PORT',
+  'KCM_PORT',
+  'SCHEDULER_PORT',
+  'KWOK_PORT',
+];
 
 export interface PrivateClusterOptions {
   /**
@@ -73,20 +81,39 @@ export async function startPrivateCluster(opts: PrivateClusterOptions = {}): Pro
     );
   }
   const kubeconfig = join(dir, 'kubeconfig');
-  const pidFile = join(dir, 'pids/kube-apiserver.pid');
-  let argv: string[] = [];
   const kubectl = async (...args: string[]) =>
     (await run(inject('kubectl'), ['--kubeconfig', kubeconfig, ...args], { maxBuffer: 64 << 20 })).stdout;
+  const apiServer = apiServerControl(dir, kubectl);
   return {
     kubeconfig,
     kubectl,
-    async killApiServer() {
+    killApiServer: apiServer.kill,
+    startApiServer: apiServer.start,
+    async down() {
+      await cluster('down').catch(() => undefined);
+      await removeDir();
+    },
+  };
+}
+
+/**
+ * The kube-apiserver hack/cluster.sh started in `dir`: `kill` SIGKILLs it, `start` runs it again with the same
+ * argv and data, recording its pid where `cluster.sh down` looks.
+ */
+export function apiServerControl(
+  dir: string,
+  kubectl: (...args: string[]) => Promise<string>,
+): { kill(): Promise<void>; start(): Promise<void> } {
+  const pidFile = join(dir, 'pids/kube-apiserver.pid');
+  let argv: string[] = [];
+  return {
+    async kill() {
       const pid = Number((await readFile(pidFile, 'utf8')).trim());
       argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean);
       process.kill(pid, 'SIGKILL');
       while (await alive(pid)) await new Promise((r) => setTimeout(r, 50));
     },
-    async startApiServer() {
+    async start() {
       const log = openSync(join(dir, 'logs/kube-apiserver.log'), 'a');
       const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: ['ignore', log, log] });
       child.unref();
@@ -101,11 +128,7 @@ export async function startPrivateCluster(opts: PrivateClusterOptions = {}): Pro
           return;
         await new Promise((r) => setTimeout(r, 200));
       }
-      throw new Error('the restarted kube-apiserver did not become ready');
-    },
-    async down() {
-      await cluster('down').catch(() => undefined);
-      await removeDir();
+      throw new Error(`the restarted kube-apiserver of ${dir} did not become ready`);
     },
   };
 }

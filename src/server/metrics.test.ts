@@ -112,6 +112,24 @@ describe('controller metrics', () => {
     expect((await m.render()).body).toContain('packagesync_git_fetch_duration_seconds_count 1');
   });
 
+  it('a wrapped source keeps every resolver: an OCI PackageSyncSet resolves its artifact through it', async () => {
+    const m = createMetrics({ processMetrics: false });
+    const source = m.instrumentSource({
+      fetch: () => Promise.reject(new Error('not called')),
+      resolve: () => Promise.resolve({ ok: true, value: 'a'.repeat(40) }),
+      resolveArtifact: () => Promise.resolve({ ok: true, value: `v1@sha256:${'b'.repeat(64)}` }),
+    });
+    const src = { oci: { url: 'oci://r.example/web' }, path: '.' };
+    expect(await source.resolveArtifact?.(src, undefined, AbortSignal.timeout(1000))).toEqual({
+      ok: true,
+      value: `v1@sha256:${'b'.repeat(64)}`,
+    });
+    expect(await source.resolve?.({ url: 'https://x', path: '.' }, undefined, AbortSignal.timeout(1000))).toEqual({
+      ok: true,
+      value: 'a'.repeat(40),
+    });
+  });
+
   it('includes Node process metrics by default', async () => {
     const { body } = await createMetrics().render();
     expect(body).toContain('process_cpu_user_seconds_total');

@@ -305,6 +305,8 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
         },
         forget: (url) => source.forget?.(url),
         ...(source.resolve ? { resolve: source.resolve.bind(source) } : {}),
+        // PackageSyncSets resolve an OCI template through it (docs/adr/0042): dropped here, no OCI set resolved
+        ...(source.resolveArtifact ? { resolveArtifact: source.resolveArtifact.bind(source) } : {}),
         ...(source.verify ? { verify: source.verify.bind(source) } : {}),
       };
     },

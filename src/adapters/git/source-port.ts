@@ -75,6 +75,15 @@ export interface SourcePort {
     credentials: Record<string, string> | undefined,
     signal: AbortSignal,
   ): Promise<Result<string>>;
+  /**
+   * spec.source.oci: the revision (`tag@sha256:…`) the ref names now, from one manifest read (PackageSyncSet
+   * rollouts pin it by digest, docs/adr/0042). Kept apart from resolve, which the engine's unchanged check uses.
+   */
+  resolveArtifact?(
+    source: Spec['source'],
+    credentials: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<Result<string>>;
   /** Forgets what it recently learnt about this URL's refs: the next fetch asks the git server. */
   forget?(url: string): void;
   /** spec.source.verify: the fetched commit (or tag) is signed by a key `keys` allows (verify-source.ts). */

@@ -32,6 +32,14 @@ export function sourceBySpec(git: SourcePort, oci: SourcePort, chart?: SourcePor
               : git.resolve!(source, credentials, signal),
         }
       : {}),
+    ...(oci.resolveArtifact
+      ? {
+          resolveArtifact: async (source, credentials, signal) =>
+            source.oci !== undefined
+              ? oci.resolveArtifact!(source, credentials, signal)
+              : fail<string>(Reason.InvalidSpec, 'only an OCI source is resolved to an artifact digest'),
+        }
+      : {}),
     verify: async (source, fetched, keys, credentials, signal) => {
       if (notGit(source) || !git.verify)
         return {

@@ -36,11 +36,8 @@ export function createOciSource(
 ): SourcePort {
   const limits = { maxFiles: config.maxFiles, maxFileBytes: config.maxFileBytes, maxTotalBytes: config.maxTotalBytes };
 
-  async function fetch(
-    source: Spec['source'],
-    credentials: Record<string, string> | undefined,
-    signal: AbortSignal,
-  ): Promise<Result<FetchedSource>> {
+  /** The checks every use of spec.source.oci starts with, and a registry client for it (closed by the caller). */
+  function open(source: Spec['source'], credentials: Record<string, string> | undefined, signal: AbortSignal) {
     const oci = source.oci;
     if (!oci) return fail(Reason.InvalidSpec, 'spec.source.oci is not set', { terminal: true });
     const repo = parseOciRepository(oci.url);
@@ -55,50 +52,69 @@ export function createOciSource(
     }
     const ref = validateOciRef(oci.ref);
     if (!ref.ok) return ref;
-    const path = validatePackagePath(source.path);
-    if (!path.ok) return path;
     const secretName = oci.secretRef?.name ?? oci.certSecretRef?.name ?? '';
     const auth = registryAuthFromSecret(credentials, repo.value.host, secretName);
     if (!auth.ok) return auth;
-
     const timeout = AbortSignal.any([signal, AbortSignal.timeout(durationMs(config.gitTimeout))]);
     const client = new RegistryClient(repo.value, {
       auth: auth.value,
       insecure: oci.insecure === true,
       signal: timeout,
     });
+    return ok({ oci, artifact, ref: ref.value, auth: auth.value, client });
+  }
+
+  /** The ref (tag, semver range or digest) → the manifest it names now, its digest checked. */
+  async function resolveManifest(
+    client: RegistryClient,
+    r: Extract<ReturnType<typeof validateOciRef>, { ok: true }>['value'],
+    artifact: string,
+  ) {
+    let tag: string | undefined;
+    if (r.kind === 'semver') {
+      const tags = await client.tags();
+      if (!tags.ok) return tags;
+      tag = chooseSemverTag(tags.value, r.range);
+      if (tag === undefined)
+        return fail(
+          Reason.RefNotFound,
+          `no tag of ${artifact} matches the semver range ${r.range}: push one, or fix spec.source.oci.ref.semver`,
+        );
+    } else if (r.kind === 'tag') tag = r.tag;
+    const manifest = await client.manifest(tag ?? (r as { digest: string }).digest);
+    if (!manifest.ok) return manifest;
+    const digest = manifest.value.digest;
+    if (r.kind === 'digest' && digest !== r.digest) {
+      return fail(
+        Reason.ArtifactDigestMismatch,
+        `artifact ${artifact}: the manifest the registry sent for ${r.digest} hashes to ${digest}: nothing was applied; check the registry`,
+        { terminal: true },
+      );
+    }
+    if (r.kind === 'tag' && r.digest !== undefined && digest !== r.digest) {
+      return fail(
+        Reason.ArtifactTagMoved,
+        `artifact ${artifact}: tag ${r.tag} moved from ${r.digest} (spec.source.oci.ref.digest) to ${digest}: nothing was applied; set ref.digest to the new digest to accept it, or drop ref.digest to follow the tag`,
+        { terminal: true },
+      );
+    }
+    return ok({ manifest: manifest.value, digest, revision: formatOciRevision(tag, digest) });
+  }
+
+  async function fetch(
+    source: Spec['source'],
+    credentials: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<Result<FetchedSource>> {
+    const path = validatePackagePath(source.path);
+    const opened = open(source, credentials, signal);
+    if (!opened.ok) return opened;
+    const { oci, artifact, client, auth: a } = opened.value;
     try {
-      const r = ref.value;
-      let tag: string | undefined;
-      if (r.kind === 'semver') {
-        const tags = await client.tags();
-        if (!tags.ok) return tags;
-        tag = chooseSemverTag(tags.value, r.range);
-        if (tag === undefined)
-          return fail(
-            Reason.RefNotFound,
-            `no tag of ${artifact} matches the semver range ${r.range}: push one, or fix spec.source.oci.ref.semver`,
-          );
-      } else if (r.kind === 'tag') tag = r.tag;
-      const manifest = await client.manifest(tag ?? (r as { digest: string }).digest);
-      if (!manifest.ok) return manifest;
-      const digest = manifest.value.digest;
-      if (r.kind === 'digest' && digest !== r.digest) {
-        return fail(
-          Reason.ArtifactDigestMismatch,
-          `artifact ${artifact}: the manifest the registry sent for ${r.digest} hashes to ${digest}: nothing was applied; check the registry`,
-          { terminal: true },
-        );
-      }
-      if (r.kind === 'tag' && r.digest !== undefined && digest !== r.digest) {
-        return fail(
-          Reason.ArtifactTagMoved,
-          `artifact ${artifact}: tag ${r.tag} moved from ${r.digest} (spec.source.oci.ref.digest) to ${digest}: nothing was applied; set ref.digest to the new digest to accept it, or drop ref.digest to follow the tag`,
-          { terminal: true },
-        );
-      }
-      const revision = formatOciRevision(tag, digest);
-      const a = auth.value;
+      if (!path.ok) return path;
+      const resolved = await resolveManifest(client, opened.value.ref, artifact);
+      if (!resolved.ok) return resolved;
+      const { manifest, digest, revision } = resolved.value;
       const base = await store.base(
         artifact,
         a?.username !== undefined || a?.identityToken !== undefined
@@ -106,7 +122,7 @@ export function createOciSource(
           : undefined,
       );
       const got = await store.checkout(base, digest.slice('sha256:'.length), artifact, (staging) =>
-        unpackArtifact(client, manifest.value, staging, artifact, oci.layerSelector),
+        unpackArtifact(client, manifest, staging, artifact, oci.layerSelector),
       );
       if (!got.ok)
         return { ok: false, failure: { ...got.failure, message: `${got.failure.message} (revision ${revision})` } };
@@ -118,6 +134,22 @@ export function createOciSource(
       return ok({ revision, commit: digest, files: files.value, checkoutRoot: dir, packagePath: path.value });
     } finally {
       await client.close().catch(() => undefined);
+    }
+  }
+
+  /** The revision (`tag@sha256:…`, or the digest) the ref names now: one manifest read, no layer downloaded. */
+  async function resolveArtifact(
+    source: Spec['source'],
+    credentials: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<Result<string>> {
+    const opened = open(source, credentials, signal);
+    if (!opened.ok) return opened;
+    try {
+      const resolved = await resolveManifest(opened.value.client, opened.value.ref, opened.value.artifact);
+      return resolved.ok ? ok(resolved.value.revision) : resolved;
+    } finally {
+      await opened.value.client.close().catch(() => undefined);
     }
   }
 
@@ -154,5 +186,5 @@ export function createOciSource(
     }
   }
 
-  return { fetch };
+  return { fetch, resolveArtifact };
 }

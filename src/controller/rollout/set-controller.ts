@@ -35,8 +35,11 @@ import { checkHttpGate } from './http-gate.ts';
 
 export interface SetControllerOptions {
   client: KubeClient;
-  /** Resolves the template's ref to a commit (the engine's git source: shared ls-remote, same credentials rules). */
-  source: Pick<SourcePort, 'resolve'>;
+  /**
+   * Resolves the template's ref: git's to a commit (shared ls-remote), OCI's to a digest (resolveArtifact); the
+   * engine's sources, same credentials rules.
+   */
+  source: Pick<SourcePort, 'resolve' | 'resolveArtifact'>;
   readSecret: (namespace: string, name: string) => Promise<Record<string, string> | undefined>;
   /** The manager's PackageSync watch cache (`namespace/name`). */
   packageSyncs: ReadonlyMap<string, KubeObject>;
@@ -144,9 +147,9 @@ export class SetController {
     const generation = set.metadata.generation ?? 0;
     const parsed = SetSpecSchema.safeParse(set.spec);
     const now = Date.now();
-    if (!parsed.success || parsed.data.template.spec.source.url === undefined) {
+    if (!parsed.success || parsed.data.template.spec.source.chart !== undefined) {
       const message = parsed.success
-        ? 'spec.template.spec.source: only git sources (url) roll out in waves in this version'
+        ? 'spec.template.spec.source: only git (url) and OCI (oci) sources roll out in waves in this version'
         : parsed.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ');
       const conditions = invalidSpecConditions(set.status?.conditions, generation, message, now);
       await this.writeStatus(set, { ...(set.status ?? {}), observedGeneration: generation, conditions });
@@ -169,9 +172,12 @@ export class SetController {
     const source = spec.template.spec.source as Spec['source'];
     let revision: string | undefined;
     let revisionError: { reason: string; message: string } | undefined;
-    const credentials = source.secretRef ? await this.opts.readSecret(namespace, source.secretRef.name) : undefined;
-    const resolved = this.opts.source.resolve ? await this.opts.source.resolve(source, credentials, signal) : undefined;
-    if (resolved?.ok) revision = revisionOf(source.ref, resolved.value);
+    const secretName = source.oci ? (source.oci.secretRef ?? source.oci.certSecretRef)?.name : source.secretRef?.name;
+    const credentials = secretName ? await this.opts.readSecret(namespace, secretName) : undefined;
+    // an OCI artifact's revision is `tag@sha256:…` from one manifest read; git's is the ref's commit
+    const resolve = source.oci ? this.opts.source.resolveArtifact : this.opts.source.resolve;
+    const resolved = resolve ? await resolve(source, credentials, signal) : undefined;
+    if (resolved?.ok) revision = source.oci ? resolved.value : revisionOf(source.ref, resolved.value);
     else if (resolved) revisionError = { reason: resolved.failure.reason, message: resolved.failure.message };
 
     const uid = set.metadata.uid;

@@ -71,3 +71,32 @@ describe('childObject', () => {
     expect(revisionOf(undefined, sha)).toBe(`sha1:${sha}`);
   });
 });
+
+describe('childObject of an OCI source', () => {
+  const ociSpec = SetSpecSchema.parse({
+    template: {
+      spec: { source: { oci: { url: 'oci://registry.example/apps/web', ref: { semver: '^1' } } } },
+    },
+    generators: { clusters: {} },
+    rollout: { waves: [{ name: 'all' }] },
+  });
+  const [t] = generateTargets(
+    { name: 'web', namespace: 'team-a' },
+    [{ name: 'prod', namespace: 'team-a', labels: { 'packagesync.io/secret-type': 'cluster' } }],
+    undefined,
+    undefined,
+  );
+  const digest = `sha256:${'b'.repeat(64)}`;
+
+  it('pins the digest alone (no tag or range that could move or refuse a revert), and reads the pin back', () => {
+    const child = childObject(
+      { name: 'web', namespace: 'team-a', uid: 'u1' },
+      ociSpec.template,
+      t!,
+      `v1.2.0@${digest}`,
+    );
+    expect(child.spec.source.oci).toEqual({ url: 'oci://registry.example/apps/web', ref: { digest } });
+    expect(child.spec.source.ref).toBeUndefined();
+    expect(observationOf(child).pinnedCommit).toBe(digest);
+  });
+});

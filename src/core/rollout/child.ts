@@ -1,6 +1,6 @@
 /**
  * A target's child PackageSync, from the set's template (docs/adr/0042): its cluster's kubeconfig Secret, its
- * directory, and source.ref pinned to the exact commit of its wave. And the reverse: what the rollout reads of
+ * directory, and source.ref pinned to the exact commit of its wave (an OCI source: oci.ref to its digest). And the reverse: what the rollout reads of
  * a child (status fields only).
  */
 import { API_VERSION, KIND, type PackageSync } from '../../api/packagesync.ts';
@@ -20,7 +20,11 @@ export function childObject(set: SetRef, template: SetSpec['template'], target: 
   const commit = commitOf(revision);
   if (!commit) throw new Error(`not an exact revision: ${revision}`);
   const spec = structuredClone(template.spec) as PackageSync['spec'];
-  spec.source = { ...spec.source, ref: { commit } };
+  // an OCI artifact is pinned by its digest alone: with its tag kept, a revert to an older digest would be
+  // refused as a moved tag (ArtifactTagMoved)
+  if (spec.source.oci)
+    spec.source = { ...spec.source, oci: { ...spec.source.oci, ref: { digest: `sha256:${commit}` } } };
+  else spec.source = { ...spec.source, ref: { commit } };
   if (target.directory !== undefined) spec.source.path = target.directory;
   spec.kubeConfig = { secretRef: { name: target.cluster } };
   return {
@@ -59,6 +63,7 @@ export function observationOf(ps: PackageSync): ChildObservation {
   const ready = cond('Ready');
   return {
     ...(ps.spec?.source?.ref?.commit ? { pinnedCommit: ps.spec.source.ref.commit } : {}),
+    ...(ps.spec?.source?.oci?.ref?.digest ? { pinnedCommit: ps.spec.source.oci.ref.digest } : {}),
     ...(ps.metadata.generation !== undefined ? { generation: ps.metadata.generation } : {}),
     ...(ps.status?.observedGeneration !== undefined ? { observedGeneration: ps.status.observedGeneration } : {}),
     ...(ready ? { ready: ready.status, reason: ready.reason, message: ready.message } : {}),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Fleet, REV1, REV2, REV3, commit, rolloutSpec, secrets } from './fleet-model.test-support.ts';
-import { gatesToCheck, parseApproval, stepRollout } from './step.ts';
+import { gatesToCheck, NO_TARGETS, parseApproval, stepRollout } from './step.ts';
 
 const MIN = 60_000;
 const threeWaves = () =>
@@ -21,6 +21,14 @@ function until(f: Fleet, rev: string, done: () => boolean, n = 20) {
 }
 
 describe('stepRollout: waves in order', () => {
+  it('a set with no target says why (clusters of its own namespace only), and pins nothing', () => {
+    const f = new Fleet([], threeWaves());
+    const r = f.step(REV1);
+    expect(r.pins.size).toBe(0);
+    expect(r.status.message).toBe(NO_TARGETS);
+    expect(r.status.conditions!.find((c) => c.type === 'Ready')?.message).toBe(NO_TARGETS);
+  });
+
   it('a first rollout stamps only the first wave; later waves have no child until their turn', () => {
     const f = new Fleet(secrets(6), threeWaves());
     const r = f.step(REV1);

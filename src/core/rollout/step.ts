@@ -47,6 +47,9 @@ export interface StepResult {
 }
 
 export const GATE_RETRY_MS = 10_000;
+export const NO_TARGETS =
+  'no target: no kubeconfig Secret labelled packagesync.io/secret-type=cluster in the set’s own namespace matches ' +
+  'spec.generators.clusters.selector; a set targets only clusters registered in its own namespace';
 const FAILURE_LIST = 10;
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -329,6 +332,8 @@ export function stepRollout(input: StepInput): StepResult {
   s.settleOthers(stillRunning);
 
   if (s.note) st.message = `${s.note}${st.message ?? ''}`;
+  // a set whose selector matches nothing says so, and where targets come from (a tenant's own namespace only)
+  if (input.targets.length === 0 && st.revision) st.message = NO_TARGETS;
   st.waves = s.waves;
   st.targets = [...s.targets.values()];
   st.conditions = rolloutConditions(input.status?.conditions, st, input.generation, input.revisionError, input.now);

@@ -1,0 +1,194 @@
+/**
+ * `make bench-rollout` / `node bench/rollout.ts`: issue 31's measure. A 4-object package (bench/lib/fixtures.ts
+ * fleetUnit) over N targets, two ways, each with a fresh controller on the bench's control plane:
+ *
+ *   direct   N PackageSyncs created at once (path fleet/u-NNNN each)
+ *   rollout  one PackageSyncSet stamping the same N PackageSyncs, in 4 waves of 25 % with 0 bake time
+ *
+ * and for each the time from create to every unit Ready (rollout: the set Succeeded) and the controller's peak
+ * RSS. Targets are directories, not clusters: one cluster Secret (this control plane's own kubeconfig) × N
+ * directories (spec.generators.directories), since a bench cannot start 100 API servers; each child therefore
+ * reaches the cluster through a kubeconfig Secret (as a real fleet does), the direct PackageSyncs in-cluster.
+ * Issue 31's bar: rollout time ≤ 1.2 × direct, rollout RSS within 10 % of direct.
+ *
+ *   --targets 100           N (run it small on a shared machine: --targets 20)
+ *   --kubeconfig <path>     use this cluster instead of the bench control plane
+ *   --prefix <p>  --port-base <n>   namespace prefix and first of four loopback ports
+ *   --out <file>            also write the result as JSON (default bench/.work/rollout-latest.json)
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { KubeClient } from '../src/adapters/kube/client.ts';
+import {
+  createNamespace,
+  deleteNamespace,
+  ensureBenchCluster,
+  kubectl,
+  root,
+  workDir,
+  countingClient,
+} from './lib/cluster.ts';
+import { commitFleet, startGitFixtures, unitName, unitPath } from './lib/fixtures.ts';
+import { dropFinalizers } from './lib/fleet.ts';
+import { memoryOf, startPackageSync, waitServing } from './lib/procs.ts';
+import { BENCH_LABEL, createAll, isReady, packageSyncOf, PS_PATH, watchUntil } from './lib/units.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    targets: { type: 'string', default: '100' },
+    kubeconfig: { type: 'string' },
+    prefix: { type: 'string', default: 'bench-' },
+    'port-base': { type: 'string', default: '18190' },
+    out: { type: 'string', default: resolve(workDir, 'rollout-latest.json') },
+  },
+});
+
+const log = (msg: string) => console.log(`[bench-rollout ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+const SETS_PATH = (ns: string) => `/apis/packagesync.io/v1alpha1/namespaces/${ns}/packagesyncsets`;
+const TIMEOUT_MS = 20 * 60_000;
+
+interface Run {
+  seconds: number;
+  peakMiB: number;
+}
+
+async function measure(
+  client: KubeClient,
+  kubeconfig: string,
+  tag: string,
+  port: number,
+  body: (ns: string) => Promise<() => Promise<void>>,
+): Promise<Run> {
+  const ns = `${args.prefix}rollout-${tag}-${Date.now().toString(36)}`;
+  await createNamespace(client, ns);
+  const proc = startPackageSync({ kubeconfig, concurrency: 4, metricsPort: port, tag: `rollout-${tag}` });
+  try {
+    await waitServing(proc);
+    const started = Date.now();
+    const done = await body(ns);
+    await done();
+    const seconds = (Date.now() - started) / 1000;
+    return { seconds, peakMiB: memoryOf(proc.child.pid!).peakMiB };
+  } finally {
+    await proc.stop();
+    await dropFinalizers(client, PS_PATH(ns));
+    await deleteNamespace(client, ns);
+  }
+}
+
+async function main(): Promise<void> {
+  const n = Number(args.targets);
+  const cluster = args.kubeconfig ? undefined : ensureBenchCluster();
+  const kubeconfig = args.kubeconfig ?? cluster!.kubeconfig;
+  kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', resolve(root, 'crds'));
+  for (const crd of ['packagesyncs', 'packagesyncsets'])
+    kubectl(kubeconfig, 'wait', '--for=condition=Established', `crd/${crd}.packagesync.io`, '--timeout=60s');
+  const { client } = await countingClient(kubeconfig);
+  const git = await startGitFixtures();
+  const port = Number(args['port-base']);
+  try {
+    await commitFleet(git.fleet.repo, n);
+    log(`direct: ${n} PackageSyncs`);
+    const direct = await measure(client, kubeconfig, 'direct', port, async (ns) => {
+      const ready = watchUntil(client, PS_PATH(ns), n, isReady, TIMEOUT_MS);
+      await createAll(
+        client,
+        Array.from({ length: n }, (_, i) => ({
+          path: PS_PATH(ns),
+          body: packageSyncOf(ns, {
+            name: unitName(i),
+            url: git.fleet.url,
+            path: unitPath(i),
+            interval: '1h',
+            wait: true,
+          }),
+        })),
+      );
+      return async () => {
+        await ready.ready;
+        ready.stop();
+      };
+    });
+    log(`direct: ${direct.seconds.toFixed(1)} s, peak RSS ${direct.peakMiB.toFixed(0)} MiB`);
+
+    log(`rollout: one PackageSyncSet over ${n} targets in 4 waves, 0 bake`);
+    const rollout = await measure(client, kubeconfig, 'set', port + 1, async (ns) => {
+      await client.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+        body: {
+          metadata: { name: 'self', labels: { 'packagesync.io/secret-type': 'cluster' } },
+          stringData: { value: readFileSync(kubeconfig, 'utf8') },
+        },
+      });
+      await client.request('POST', SETS_PATH(ns), {
+        body: {
+          apiVersion: 'packagesync.io/v1alpha1',
+          kind: 'PackageSyncSet',
+          metadata: { name: 'fleet', labels: { [BENCH_LABEL]: 'true' } },
+          spec: {
+            template: {
+              spec: {
+                source: { url: git.fleet.url, ref: { branch: 'main' } },
+                interval: '1h',
+                timeout: '10m',
+                prune: true,
+                wait: true,
+              },
+            },
+            generators: { clusters: {}, directories: Array.from({ length: n }, (_, i) => unitPath(i)) },
+            rollout: {
+              // three quarters by percent, the last wave takes the rest; bakeTime defaults to 0
+              waves: [
+                { name: 'w1', targets: { percent: 25 } },
+                { name: 'w2', targets: { percent: 25 } },
+                { name: 'w3', targets: { percent: 25 } },
+                { name: 'w4' },
+              ],
+            },
+          },
+        },
+      });
+      return async () => {
+        const deadline = Date.now() + TIMEOUT_MS;
+        for (;;) {
+          const set = await client.request<{ status?: { phase?: string; message?: string } }>(
+            'GET',
+            `${SETS_PATH(ns)}/fleet`,
+          );
+          if (set.status?.phase === 'Succeeded') return;
+          if (set.status?.phase === 'Reverted' || set.status?.phase === 'Holding')
+            throw new Error(`the rollout stopped: ${set.status.message}`);
+          if (Date.now() > deadline) throw new Error(`the rollout did not finish: ${set.status?.message}`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      };
+    });
+    log(`rollout: ${rollout.seconds.toFixed(1)} s, peak RSS ${rollout.peakMiB.toFixed(0)} MiB`);
+    const result = {
+      targets: n,
+      waves: 4,
+      bakeSeconds: 0,
+      direct,
+      rollout,
+      timeRatio: rollout.seconds / direct.seconds,
+      rssRatio: rollout.peakMiB / direct.peakMiB,
+      load: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
+    };
+    log(
+      `time ratio ${result.timeRatio.toFixed(2)} (bar ≤ 1.2), RSS ratio ${result.rssRatio.toFixed(2)} (bar ≤ 1.1), load ${result.load}`,
+    );
+    mkdirSync(dirname(args.out), { recursive: true });
+    writeFileSync(args.out, JSON.stringify(result, null, 2) + '\n');
+  } finally {
+    await git.stop();
+    cluster?.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
