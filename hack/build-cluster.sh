@@ -215,7 +215,8 @@ build_jaeger() {
    && mv "$jaeger_dir/jaeger.tmp" "$jaeger_dir/jaeger")
 }
 
-# Same form as jaeger: a throwaway module requires cmd/prometheus as a tool and builds it. The web UI assets are
+# Same form as jaeger: a throwaway module requires cmd/prometheus as a tool and builds it. Not in build_all: only
+# e2e/rollout-gates uses it, and its support (test/support/prometheus.ts) builds it on first use. The web UI assets are
 # not embedded (no builtinassets tag): the tests use only the HTTP API.
 build_prometheus() {
   [[ -x "$prometheus_dir/prometheus" ]] && { log "prometheus $PROMETHEUS_VERSION: cached"; return; }
@@ -234,7 +235,7 @@ build_prometheus() {
 # are safe to share between concurrent builds (Go locks them). Each piece's output is prefixed with its name; a
 # failed piece fails the whole run, after the others have finished, and is named.
 build_all() {
-  local tmp pieces=(kubernetes jaeger prometheus sops helm render-worker etcd kustomize kwok oci-registry kstatus-check render-sandbox)
+  local tmp pieces=(kubernetes jaeger sops helm render-worker etcd kustomize kwok oci-registry kstatus-check render-sandbox)
   tmp="$(mktemp -d)"
   local started=$SECONDS p
   for p in "${pieces[@]}"; do
