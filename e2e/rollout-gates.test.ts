@@ -20,9 +20,7 @@ let prometheus: TestPrometheus;
 
 beforeAll(async () => {
   fx = await startGitEnv({ args: SERVE_METRICS });
-  const base = await httpBase(fx.controller);
-  prometheus = await startPrometheus([new URL(base).host]);
-}, 600_000);
+});
 
 afterAll(async () => {
   await prometheus?.stop();
@@ -176,6 +174,11 @@ describe('PackageSyncSet: time windows', () => {
 });
 
 describe('PackageSyncSet: a metric gate on a real Prometheus', () => {
+  // built from its module on first use (cold: long; hack/build-cluster.sh prometheus)
+  beforeAll(async () => {
+    prometheus = await startPrometheus([new URL(await httpBase(fx.controller)).host]);
+  }, 1_800_000);
+
   it('holds while the query misses its threshold; a person resumes it, recorded with who', async () => {
     const ns = await fx.namespace('gates-metric');
     const { url, sha } = await fx.repo('gates-metric', {
