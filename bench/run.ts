@@ -297,7 +297,7 @@ async function main(): Promise<void> {
         log(`  floor ${b.floorSeconds.toFixed(1)} s, PackageSync ${b.seconds.toFixed(1)} s`);
         if (b.noop)
           log(
-            `  no-op: ${b.noop.seconds.toFixed(2)} s, ${b.noop.requests} requests, ${b.noop.writes} writes, ${b.noop.renders} renders; the next check: ${b.noop.next?.writes} writes, ${b.noop.next?.renders} renders, ${b.noop.next?.requests} requests`,
+            `  no-op (at rest ${b.atRestSeconds?.toFixed(1)} s after Ready): ${b.noop.seconds.toFixed(2)} s, ${b.noop.requests} requests, ${b.noop.writes} writes, ${b.noop.renders} renders; the next check: ${b.noop.next?.writes} writes, ${b.noop.next?.renders} renders, ${b.noop.next?.requests} requests; requested: ${b.noop.requested?.seconds.toFixed(2)} s, CPU ${b.noop.requested?.cpuSeconds?.toFixed(2)} s, ${b.noop.requested?.writes} writes`,
           );
         if (b.inventory) log(`  inventory: ${JSON.stringify(b.inventory)}`);
         if (b.prune)

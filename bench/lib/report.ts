@@ -117,7 +117,7 @@ export function renderResults(r: Results): string {
   line(
     '| N | tool | time (s) | units/s | peak RSS (MiB) | API server requests | by verb | controller’s own requests | load before (1 min) |',
   );
-  line('|---|---|---|---|---|---|---|---|---|');
+  line('|---|---|---|---|---|---|---|---|---|---|');
   for (const x of r.fleet) {
     const per = Object.entries(x.perProcessPeakMiB)
       .map(([k, v]) => `${k} ${f1(v)}`)
@@ -165,18 +165,31 @@ export function renderResults(r: Results): string {
 
   line('## 3. No-op resync');
   line();
-  line('The next periodic reconcile of the big package after it is Ready, nothing changed in git or cluster.');
-  line('Time = that reconcile’s duration (packagesync_reconcile_duration_seconds); requests = the controller’s own.');
+  line('The next periodic reconcile of the big package after it is Ready and at rest (every Deployment Current:');
+  line('kube-controller-manager has stopped writing their status), nothing changed in git or cluster. "at rest after"');
+  line('= seconds from Ready until then.');
+  line('Time = that reconcile’s duration (packagesync_reconcile_duration_seconds); CPU = the controller’s over the');
+  line('window (process_cpu_seconds_total); requests = the controller’s own. "requested": then a requested reconcile');
+  line(
+    'of the same unchanged package, which takes no shortcut (render, from its cache; plan) and writes the request’s answer.',
+  );
   line();
   line(
-    '| objects | time (s) | requests | writes | renders | requests per 100 objects | by verb | API server delta (all clients) |',
+    '| objects | at rest after (s) | time (s) | CPU (s) | requests | writes | renders | requests per 100 objects | by verb | API server delta (all clients) |',
   );
-  line('|---|---|---|---|---|---|---|---|');
+  line('|---|---|---|---|---|---|---|---|---|---|');
   for (const b of r.big)
     if (b.noop)
       line(
-        `| ${b.n} | ${f2(b.noop.seconds)} | ${b.noop.requests} | ${b.noop.writes} | ${b.noop.renders ?? '–'}${b.noop.next ? `, then ${b.noop.next.renders ?? '–'} (next check: ${b.noop.next.writes} writes, ${b.noop.next.requests} requests)` : ''} | ${f2((100 * b.noop.requests) / b.n)} | ${verbs(b.noop.client)} | ${total(b.noop.apiserver)} (writes ${writes(b.noop.apiserver)}: ${verbs(b.noop.apiserver)}) |`,
+        `| ${b.n} | ${b.atRestSeconds === undefined ? '–' : f1(b.atRestSeconds)} | ${f2(b.noop.seconds)} | ${b.noop.cpuSeconds === undefined ? '–' : f2(b.noop.cpuSeconds)} | ${b.noop.requests} | ${b.noop.writes} | ${b.noop.renders ?? '–'}${b.noop.next ? `, then ${b.noop.next.renders ?? '–'} (next check: ${b.noop.next.writes} writes, ${b.noop.next.requests} requests)` : ''} | ${f2((100 * b.noop.requests) / b.n)} | ${verbs(b.noop.client)} | ${total(b.noop.apiserver)} (writes ${writes(b.noop.apiserver)}: ${verbs(b.noop.apiserver)}) |`,
       );
+  for (const b of r.big)
+    if (b.noop?.requested) {
+      const q = b.noop.requested;
+      line(
+        `| ${b.n}, requested (full check) | – | ${f2(q.seconds)} | ${q.cpuSeconds === undefined ? '–' : f2(q.cpuSeconds)} | ${q.requests} | ${q.writes} | ${q.renders ?? '–'} | ${f2((100 * q.requests) / b.n)} | ${verbs(q.client)} | ${total(q.apiserver)} (writes ${writes(q.apiserver)}: ${verbs(q.apiserver)}) |`,
+      );
+    }
   line();
 
   if (r.big.some((b) => b.prune || b.inventory)) {
@@ -189,7 +202,7 @@ export function renderResults(r: Results): string {
     line(
       '| objects | inventory stored as | status (KiB) | pruned | prune time (s) | requests | left behind | wrongly deleted | inventory = live |',
     );
-    line('|---|---|---|---|---|---|---|---|---|');
+    line('|---|---|---|---|---|---|---|---|---|---|');
     for (const b of r.big) {
       const inv = b.inventory;
       const where = !inv ? '—' : inv.shards ? `${inv.shards} shards, ${inv.count} objects` : `${inv.entries} entries`;
