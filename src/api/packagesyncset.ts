@@ -7,11 +7,14 @@
 import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
 import { nameField } from './names.ts';
-import { duration, DURATION_PATTERN, SpecSchema } from './packagesync.ts';
+import { duration, DURATION_PATTERN, GROUP, SpecSchema, VERSION } from './packagesync.ts';
 import { ConditionSchema } from './status-schema.ts';
 
 export const SET_KIND = 'PackageSyncSet';
 export const SET_PLURAL = 'packagesyncsets';
+/** The sets' collection (of one namespace, or of all): the controller and the CLI read it. */
+export const setCollectionPath = (namespace?: string) =>
+  `/apis/${GROUP}/${VERSION}${namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''}/${SET_PLURAL}`;
 /** A Secret is a registered cluster only with this label (value `cluster`): a selector never reaches git credentials. */
 export const CLUSTER_SECRET_LABEL = 'packagesync.io/secret-type';
 export const CLUSTER_SECRET_VALUE = 'cluster';

@@ -11,9 +11,8 @@
  */
 import { Option, type Command } from 'commander';
 import type { PackageSync } from '../api/packagesync.ts';
-import type { PackageSyncSet } from '../api/packagesyncset.ts';
+import { setCollectionPath, type PackageSyncSet } from '../api/packagesyncset.ts';
 import { isNotFound } from '../adapters/kube/client.ts';
-import { setCollectionPath } from '../controller/rollout/set-controller.ts';
 import { setWhyLines } from '../core/rollout/why.ts';
 import type { Objects } from '../engine/ports.ts';
 import { computeHealth, isWorkload, whyChain, whyText, type PackageFacts, type WhyLink } from '../core/health/index.ts';

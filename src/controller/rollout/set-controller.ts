@@ -15,6 +15,7 @@ import {
   CLUSTER_SECRET_VALUE,
   SET_LABEL,
   SET_PLURAL,
+  setCollectionPath,
   SetSpecSchema,
   TARGET_ANNOTATION,
   type PackageSyncSet,
@@ -61,8 +62,7 @@ const FIELD_MANAGER = 'packagesync-set';
 /** Without a deadline to wake for, a set looks again this often (cluster Secrets and refs also wake it). */
 const RESYNC_MS = 60_000;
 
-export const setCollectionPath = (namespace?: string) =>
-  `/apis/${GROUP}/${VERSION}${namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''}/${SET_PLURAL}`;
+export { setCollectionPath } from '../../api/packagesyncset.ts';
 const secretsPath = (namespace?: string) =>
   namespace ? `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets` : '/api/v1/secrets';
 
