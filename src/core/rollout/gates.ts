@@ -41,7 +41,7 @@ export interface GateHost {
   approval?: Approval;
   gateResults?: ReadonlyMap<string, GateResult>;
   block(wave: string, gate: string, reason: string, message: string): number;
-  fail(wave: string, reason: string, message: string): void;
+  fail(wave: string, reason: string, message: string, gate?: string): void;
   wake(at: number): void;
 }
 
@@ -84,7 +84,7 @@ export function checkGates(
     );
     if (result?.failed) {
       wave.phase = 'Failed';
-      host.fail(wave.name, 'GateFailed', `wave ${wave.name}: gate ${gate.name} failed: ${result.message}`);
+      host.fail(wave.name, 'GateFailed', `wave ${wave.name}: gate ${gate.name} failed: ${result.message}`, gate.name);
       return 'failed';
     }
     const timeout = timeoutOf(gate);
@@ -94,6 +94,7 @@ export function checkGates(
         wave.name,
         'GateFailed',
         `wave ${wave.name}: gate ${gate.name} failed for ${timeout}: ${result?.message ?? 'no answer'}`,
+        gate.name,
       );
       return 'failed';
     }

@@ -247,7 +247,7 @@ class Step {
     return Date.parse(since);
   }
 
-  fail(wave: string, reason: string, message: string) {
+  fail(wave: string, reason: string, message: string, gate = 'health') {
     const revision = this.status.revision!;
     const good = this.status.lastGoodRevision;
     this.status.failedRevision = revision;
@@ -267,7 +267,7 @@ class Step {
           : `${message}; holding for a person (onFailure: hold)`;
       this.status.message += `; to go on with it: annotate packagesync.io/resume=${wave}@${commitOf(revision) ?? revision}`;
     }
-    this.status.blockedBy = { wave, gate: 'health', reason, message, since };
+    this.status.blockedBy = { wave, gate, reason, message, since };
   }
 
   /** Targets outside the running rollout's plan sit on the last good revision (no child before there is one). */
