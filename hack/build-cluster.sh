@@ -36,6 +36,9 @@ registry_dir="$cache/bin/oci-registry-$DISTRIBUTION_VERSION-$(cat "$registry_src
 # jaeger: Jaeger v2 (cmd/jaeger, built on the OpenTelemetry Collector) with its default all-in-one config: OTLP in,
 # memory storage, the query API. Only the tracing e2e needs it (docs/adr/0043). Keyed by version.
 jaeger_dir="$cache/bin/jaeger-$JAEGER_VERSION"
+# prometheus: the Prometheus server (cmd/prometheus, Go module versions v0.3xx = release v3.x) for the rollout
+# metric gate's e2e: it scrapes the controller's /metrics and answers PromQL. Only e2e/rollout-gates needs it.
+prometheus_dir="$cache/bin/prometheus-$PROMETHEUS_VERSION"
 
 log() { echo "[build-cluster] $*" >&2; }
 command -v go >/dev/null || { log "go is required to build the control plane (none on PATH)"; exit 1; }
@@ -212,16 +215,42 @@ build_jaeger() {
    && mv "$jaeger_dir/jaeger.tmp" "$jaeger_dir/jaeger")
 }
 
+# Same form as jaeger: a throwaway module requires cmd/prometheus as a tool and builds it (e2e/rollout-gates' metric
+# gate). In build_all, beside the others: built inside a test it would be the longest stretch of a cold CI run, alone.
+# The web UI assets are not embedded (no builtinassets tag): the tests use only the HTTP API.
+build_prometheus() {
+  [[ -x "$prometheus_dir/prometheus" ]] && { log "prometheus $PROMETHEUS_VERSION: cached"; return; }
+  log "prometheus $PROMETHEUS_VERSION: building (cold: heavy, many service-discovery SDKs)"
+  local mod="$cache/src/prometheus"
+  rm -rf "$mod"; mkdir -p "$mod" "$prometheus_dir"
+  (cd "$mod" && go mod init packagesync.local/prometheus-build >/dev/null 2>&1 \
+   && go get -tool "github.com/prometheus/prometheus/cmd/prometheus@$PROMETHEUS_VERSION" \
+   && go build -trimpath -ldflags "-s -w -X github.com/prometheus/common/version.Version=$PROMETHEUS_VERSION" \
+        -o "$prometheus_dir/prometheus.tmp" github.com/prometheus/prometheus/cmd/prometheus \
+   && mv "$prometheus_dir/prometheus.tmp" "$prometheus_dir/prometheus")
+}
+
 # Every piece `make test` uses, built side by side: on a cold machine the kubernetes build alone is most of the
 # time, and the others fill its single-threaded stretches (module downloads, links). The Go build and module caches
 # are safe to share between concurrent builds (Go locks them). Each piece's output is prefixed with its name; a
 # failed piece fails the whole run, after the others have finished, and is named.
+# One build of a piece at a time on this machine: each starts by emptying its own source folder, so two runs of
+# the script (a test's first-use build beside `make test`'s) would delete each other's sources mid-build. The
+# second waits, then finds the first one's binary cached.
+locked() {
+  local fd
+  mkdir -p "$cache/locks"
+  exec {fd}>"$cache/locks/$1.lock"
+  flock "$fd"
+  "build_${1//-/_}"
+}
+
 build_all() {
-  local tmp pieces=(kubernetes jaeger sops helm render-worker etcd kustomize kwok oci-registry kstatus-check render-sandbox)
+  local tmp pieces=(kubernetes jaeger prometheus sops helm render-worker etcd kustomize kwok oci-registry kstatus-check render-sandbox)
   tmp="$(mktemp -d)"
   local started=$SECONDS p
   for p in "${pieces[@]}"; do
-    { (set +e; (set -e; "build_${p//-/_}"); echo $? >"$tmp/$p.rc") 2>&1 | sed -u "s/^/[$p] /" >&2; } &
+    { (set +e; (set -e; locked "$p"); echo $? >"$tmp/$p.rc") 2>&1 | sed -u "s/^/[$p] /" >&2; } &
   done
   wait
   local failed=()
@@ -234,18 +263,13 @@ build_all() {
 what="${1:-all}"
 case "$what" in
   all) build_all ;;
-  kstatus-check) build_kstatus_check ;;
-  render-sandbox) build_render_sandbox ;;
-  render-worker) build_render_worker ;;
-  oci-registry) build_oci_registry ;;
-  jaeger) build_jaeger ;;
-  kustomize) build_kustomize ;; helm) build_helm ;; sops) build_sops ;;
-  etcd) build_etcd ;; kwok) build_kwok ;; kubernetes) build_kubernetes ;;
+  kstatus-check|render-sandbox|render-worker|oci-registry|jaeger|prometheus|kustomize|helm|sops|etcd|kwok|kubernetes)
+    locked "$what" ;;
   paths) echo "ETCD_BIN=$etcd_dir/etcd"; echo "KUBE_BIN_DIR=$k8s_dir"; echo "KWOK_DIR=$kwok_dir"; echo "KSTATUS_CHECK=$kstatus_dir/kstatus-check"
     echo "KUSTOMIZE_BIN=$kustomize_dir/kustomize"; echo "HELM_BIN=$helm_dir/helm"
     echo "SOPS_BIN=$sops_dir/sops"; echo "OCI_REGISTRY_BIN=$registry_dir/oci-registry"
-    echo "JAEGER_BIN=$jaeger_dir/jaeger"
+    echo "JAEGER_BIN=$jaeger_dir/jaeger"; echo "PROMETHEUS_BIN=$prometheus_dir/prometheus"
     echo "RENDER_SANDBOX_BIN=$sandbox_dir/render-sandbox"; echo "RENDER_WORKER_BIN=$worker_dir/render-worker"; exit 0 ;;
-  *) log "usage: $0 [all|etcd|kwok|kubernetes|kstatus-check|render-sandbox|render-worker|kustomize|helm|sops|oci-registry|jaeger|paths]"; exit 2 ;;
+  *) log "usage: $0 [all|etcd|kwok|kubernetes|kstatus-check|render-sandbox|render-worker|kustomize|helm|sops|oci-registry|jaeger|prometheus|paths]"; exit 2 ;;
 esac
 log "done: $k8s_dir $etcd_dir $kwok_dir"

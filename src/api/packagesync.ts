@@ -33,7 +33,7 @@ export const FIELD_MANAGER = 'packagesync';
 export const RECONCILE_REQUESTED_AT = 'packagesync.io/reconcile-requested-at';
 
 /** Go-style durations as Flux takes them: 30s, 5m, 1h30m, 250ms. */
-const DURATION_PATTERN = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$';
+export const DURATION_PATTERN = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$';
 export const duration = (fallback: string, what: string) =>
   z
     .string()

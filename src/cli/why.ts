@@ -11,6 +11,9 @@
  */
 import { Option, type Command } from 'commander';
 import type { PackageSync } from '../api/packagesync.ts';
+import { setCollectionPath, type PackageSyncSet } from '../api/packagesyncset.ts';
+import { isNotFound } from '../adapters/kube/client.ts';
+import { setWhyLines } from '../core/rollout/why.ts';
 import type { Objects } from '../engine/ports.ts';
 import { computeHealth, isWorkload, whyChain, whyText, type PackageFacts, type WhyLink } from '../core/health/index.ts';
 import { refOfEntry } from '../core/inventory.ts';
@@ -39,13 +42,15 @@ export function registerWhy(program: Command): void {
         'chain, or a workload, its ReplicaSet and the Pod with its reason (ImagePullBackOff on image X). ' +
         'A dependsOn cycle ends the chain with a line naming it. Exit 0 when Ready, 1 otherwise.',
     )
-    .argument('<name>', 'the PackageSync')
+    .argument('<name>', 'the PackageSync, or packagesyncset/NAME for a rollout: the gate it waits on and why')
     .addOption(namespaceOption())
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .addOption(kubeconfigOption())
     .action(async (name: string, flags: WhyFlags) => {
       process.exitCode = await withCluster(flags.kubeconfig, async (cluster) => {
         const namespace = flags.namespace ?? cluster.contextNamespace;
+        const setName = /^(?:packagesyncsets?|pss)\/(.+)$/.exec(name)?.[1];
+        if (setName) return whySet(cluster, namespace, setName, flags.output);
         const ps = await cluster.packageSyncs.get(namespace, name);
         if (!ps) throw new CliError(ExitCode.Invalid, `PackageSync ${namespace}/${name} not found`);
         const links = await whyLinks(cluster, ps);
@@ -59,6 +64,28 @@ export function registerWhy(program: Command): void {
         return upToDate ? ExitCode.Ok : ExitCode.No;
       });
     });
+}
+
+/** A set's rollout: phase, the blocking gate of which wave and why, the targets not healthy (core/rollout/why.ts). */
+async function whySet(cluster: Cluster, namespace: string, name: string, output: WhyFlags['output']): Promise<number> {
+  let set: PackageSyncSet;
+  try {
+    set = await cluster.client.request<PackageSyncSet>(
+      'GET',
+      `${setCollectionPath(namespace)}/${encodeURIComponent(name)}`,
+    );
+  } catch (e) {
+    if (isNotFound(e)) throw new CliError(ExitCode.Invalid, `PackageSyncSet ${namespace}/${name} not found`);
+    throw e;
+  }
+  const ready = isReadyFor(set.status, set.metadata.generation);
+  const chain = setWhyLines(`${namespace}/${name}`, set.status);
+  process.stdout.write(
+    output === 'json'
+      ? `${JSON.stringify({ ready, chain, blockedBy: set.status?.blockedBy ?? null }, null, 2)}\n`
+      : `${chain.join('\n')}\n`,
+  );
+  return ready ? ExitCode.Ok : ExitCode.No;
 }
 
 /** The links from `ps` to the first real cause: what `why` prints, and the web UI shows. */

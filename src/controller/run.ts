@@ -216,6 +216,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     watchNamespace: config.watchNamespace,
     labelSelector: config.watchLabelSelector,
     allowHttp: config.allowInsecureHttp,
+    defaultServiceAccount: config.defaultServiceAccount,
   });
   manager.informer.on((event, obj) => rollouts.onPackageSync(event, obj));
   let watchSynced = false;

@@ -10,10 +10,12 @@ import type { Logger } from 'pino';
 import { durationMs, GROUP, VERSION, type PackageSync, type Spec } from '../../api/packagesync.ts';
 import {
   APPROVE_ANNOTATION,
+  RESUME_ANNOTATION,
   CLUSTER_SECRET_LABEL,
   CLUSTER_SECRET_VALUE,
   SET_LABEL,
   SET_PLURAL,
+  setCollectionPath,
   SetSpecSchema,
   TARGET_ANNOTATION,
   type PackageSyncSet,
@@ -28,10 +30,13 @@ import { errorText } from '../../core/failure.ts';
 import { childObject, observationOf, ownedBy, revisionOf } from '../../core/rollout/child.ts';
 import { invalidSpecConditions } from '../../core/rollout/conditions.ts';
 import type { ChildObservation } from '../../core/rollout/observe.ts';
-import { gatesToCheck, parseApproval, stepRollout, type GateResult } from '../../core/rollout/step.ts';
+import { gatesToCheck, parseApproval, parseResume, stepRollout, type GateResult } from '../../core/rollout/step.ts';
 import { generateTargets, setLabelValue, type ClusterSecret } from '../../core/rollout/targets.ts';
 import { WorkQueue } from '../work-queue.ts';
-import { checkHttpGate } from './http-gate.ts';
+import { checkGate } from './check-gate.ts';
+
+/** Job gates run as the template's ServiceAccount, else the controller's default one (as its children apply). */
+const gateServiceAccount = (sa: string | undefined) => (sa ? { serviceAccount: sa } : {});
 
 export interface SetControllerOptions {
   client: KubeClient;
@@ -51,6 +56,8 @@ export interface SetControllerOptions {
   labelSelector?: string;
   allowHttp?: boolean;
   concurrency?: number;
+  /** --default-service-account: what a Job gate runs as when the template names no serviceAccountName. */
+  defaultServiceAccount?: string;
 }
 
 const CHILD_DIGEST = 'packagesync.io/child-digest';
@@ -58,8 +65,7 @@ const FIELD_MANAGER = 'packagesync-set';
 /** Without a deadline to wake for, a set looks again this often (cluster Secrets and refs also wake it). */
 const RESYNC_MS = 60_000;
 
-export const setCollectionPath = (namespace?: string) =>
-  `/apis/${GROUP}/${VERSION}${namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''}/${SET_PLURAL}`;
+export { setCollectionPath } from '../../api/packagesyncset.ts';
 const secretsPath = (namespace?: string) =>
   namespace ? `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets` : '/api/v1/secrets';
 
@@ -190,10 +196,18 @@ export class SetController {
     for (const g of gatesToCheck(spec.rollout, set.status))
       gateResults.set(
         g.key,
-        await checkHttpGate(g.url, g.expectStatus, { allowHttp: this.opts.allowHttp ?? false, signal }),
+        await checkGate(g, {
+          client: this.opts.client,
+          set,
+          readSecret: this.opts.readSecret,
+          allowHttp: this.opts.allowHttp ?? false,
+          signal,
+          ...gateServiceAccount(spec.template.spec.serviceAccountName ?? this.opts.defaultServiceAccount),
+        }),
       );
 
     const approval = parseApproval(set.metadata.annotations?.[APPROVE_ANNOTATION]);
+    const resume = parseResume(set.metadata.annotations?.[RESUME_ANNOTATION]);
     const step = stepRollout({
       rollout: spec.rollout,
       status: set.status,
@@ -203,6 +217,7 @@ export class SetController {
       ...(revision ? { revision } : {}),
       ...(revisionError ? { revisionError } : {}),
       ...(approval ? { approval } : {}),
+      ...(resume ? { resume } : {}),
       gateResults,
       now,
     });

@@ -5,6 +5,7 @@
  */
 import { SetSpecSchema, type SetSpecInput, type SetStatus } from '../../api/packagesyncset.ts';
 import type { ChildObservation } from './observe.ts';
+import type { Resume } from './resume.ts';
 import { stepRollout, type Approval, type GateResult, type StepResult } from './step.ts';
 import { generateTargets, type ClusterSecret, type Target } from './targets.ts';
 
@@ -45,6 +46,7 @@ export class Fleet {
   history: { step: number; target: string; revision: string }[] = [];
   steps = 0;
   approval: Approval | undefined;
+  resume: Resume | undefined;
   gateResults = new Map<string, GateResult>();
   readonly rollout: ReturnType<typeof rolloutSpec>;
 
@@ -64,6 +66,7 @@ export class Fleet {
       children: this.children,
       ...(revision !== undefined ? { revision } : {}),
       ...(this.approval ? { approval: this.approval } : {}),
+      ...(this.resume ? { resume: this.resume } : {}),
       gateResults: this.gateResults,
       now: this.now,
     });

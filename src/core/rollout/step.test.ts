@@ -303,7 +303,13 @@ describe('gates', () => {
     const f = new Fleet(secrets(3), rollout);
     until(f, REV1, () => f.status!.phase === 'Gating');
     expect(gatesToCheck(rollout, f.status)).toEqual([
-      { key: 'one/smoke', url: 'http://smoke.test/ok', expectStatus: 200 },
+      {
+        key: 'one/smoke',
+        wave: 'one',
+        gate: { name: 'smoke', http: { url: 'http://smoke.test/ok', expectStatus: 200, timeout: '1m' } },
+        revision: REV1,
+        attempt: 0,
+      },
     ]);
     f.gateResults.set('one/smoke', { passed: true, message: '200' });
     until(f, REV1, () => f.status!.phase === 'Succeeded');

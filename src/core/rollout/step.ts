@@ -9,18 +9,13 @@ import { durationMs } from '../../api/packagesync.ts';
 import { rolloutConditions } from './conditions.ts';
 import { commitOf, observeChild, sameRevision, type ChildObservation } from './observe.ts';
 import type { Target } from './targets.ts';
+import { checkGates, type Approval, type GateResult } from './gates.ts';
+import { resumeHeld, type Resume } from './resume.ts';
 import { planWaves, resolveIntOrPercent } from './waves.ts';
+import { windowBlock } from './windows.ts';
 
-export interface Approval {
-  wave: string;
-  revision: string;
-  by?: string;
-}
-
-export interface GateResult {
-  passed: boolean;
-  message: string;
-}
+export type { Approval, GateResult } from './gates.ts';
+export { GATE_RETRY_MS, gatesToCheck } from './gates.ts';
 
 export interface StepInput {
   rollout: SetSpec['rollout'];
@@ -33,7 +28,9 @@ export interface StepInput {
   revision?: string;
   revisionError?: { reason: string; message: string };
   approval?: Approval;
-  /** HTTP gate results by `<wave>/<gate>`, checked by the controller (gatesToCheck) just before this step. */
+  /** packagesync.io/resume, parsed: a held rollout goes on when it names the wave and revision held. */
+  resume?: Resume;
+  /** http, job and metric gate results by `<wave>/<gate>`, checked by the controller (gatesToCheck) just before this step. */
   gateResults?: ReadonlyMap<string, GateResult>;
   now: number;
 }
@@ -46,7 +43,6 @@ export interface StepResult {
   requeueAfterMs?: number;
 }
 
-export const GATE_RETRY_MS = 10_000;
 export const NO_TARGETS =
   'no target: no kubeconfig Secret labelled packagesync.io/secret-type=cluster in the set’s own namespace matches ' +
   'spec.generators.clusters.selector; a set targets only clusters registered in its own namespace';
@@ -60,6 +56,12 @@ export function parseApproval(value: string | undefined): Approval | undefined {
   const m = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?)@([^:\s]+(?::[0-9a-f]{40,64})?)(?::(.+))?$/.exec(value?.trim() ?? '');
   if (!m) return undefined;
   return { wave: m[1]!, revision: m[3]!, ...(m[4] ? { by: m[4] } : {}) };
+}
+
+/** packagesync.io/resume: the same form as an approval, naming the held wave and revision. */
+export function parseResume(value: string | undefined): Resume | undefined {
+  const a = parseApproval(value);
+  return a && { ...a, value: value!.trim() };
 }
 
 class Step {
@@ -144,6 +146,13 @@ class Step {
     const deadline = durationMs(spec.progressDeadline);
     wave.size = members.length;
     wave.budget = resolveIntOrPercent(spec.failureBudget, members.length, 'down', 0);
+    // a window closed (or a freeze in force): no wave starts and no further target of this one is updated
+    const closed = windowBlock(this.input.rollout.windows, now);
+    if (closed?.opensAt !== undefined) this.wakeAt.push(closed.opensAt);
+    if (closed && wave.phase === 'Pending') {
+      this.block(wave.name, closed.window, closed.reason, `wave ${wave.name} not started: ${closed.message}`);
+      return 'wait';
+    }
     if (wave.phase === 'Pending') {
       wave.phase = 'Progressing';
       wave.startedAt = iso(now);
@@ -155,7 +164,7 @@ class Step {
     for (const t of started) this.observe(t, deadline);
     let inFlight = started.filter((t) => t.health === 'Progressing').length;
     for (const t of members) {
-      if (inFlight >= parallel) break;
+      if (inFlight >= parallel || closed) break;
       if (sameRevision(t.revision, revision)) continue;
       this.pin(t, revision);
       this.observe(t, deadline);
@@ -186,6 +195,10 @@ class Step {
       // a regression during bake or gates restarts the bake clock when it is healthy again
       delete wave.healthyAt;
       wave.phase = 'Progressing';
+      if (closed && members.some((t) => !sameRevision(t.revision, revision))) {
+        this.block(wave.name, closed.window, closed.reason, `wave ${wave.name} paused: ${closed.message}`);
+        return 'wait';
+      }
       this.block(
         wave.name,
         'health',
@@ -208,47 +221,20 @@ class Step {
       return 'wait';
     }
     wave.phase = 'Gating';
-    for (const gate of spec.gates ?? []) {
-      if (wave.gatesPassed?.includes(gate.name)) continue;
-      if (gate.approval) {
-        const a = this.input.approval;
-        if (a && a.wave === wave.name && sameRevision(a.revision, revision)) {
-          wave.gatesPassed = [...(wave.gatesPassed ?? []), gate.name];
-          wave.approvedBy = a.by ?? 'unknown';
-          wave.approvedAt = iso(now);
-          continue;
-        }
-        this.block(
-          wave.name,
-          gate.name,
-          'WaitingForApproval',
-          `wave ${wave.name} waits for approval: annotate packagesync.io/approve=${wave.name}@${commitOf(revision) ?? revision}`,
-        );
-        return 'wait';
-      }
-      const result = this.input.gateResults?.get(`${wave.name}/${gate.name}`);
-      if (result?.passed) {
-        wave.gatesPassed = [...(wave.gatesPassed ?? []), gate.name];
-        continue;
-      }
-      const since = this.block(
-        wave.name,
-        gate.name,
-        'GateNotPassed',
-        `gate ${gate.name}: ${result?.message ?? 'not checked yet'}`,
-      );
-      if (gate.http && now - since > durationMs(gate.http.timeout)) {
-        wave.phase = 'Failed';
-        this.fail(
-          wave.name,
-          'GateFailed',
-          `wave ${wave.name}: gate ${gate.name} failed for ${gate.http.timeout}: ${result?.message ?? 'no answer'}`,
-        );
-        return 'failed';
-      }
-      this.wakeAt.push(now + GATE_RETRY_MS);
-      return 'wait';
-    }
+    const gates = checkGates(
+      {
+        now,
+        ...(this.input.approval ? { approval: this.input.approval } : {}),
+        ...(this.input.gateResults ? { gateResults: this.input.gateResults } : {}),
+        block: (...a) => this.block(...a),
+        fail: (...a) => this.fail(...a),
+        wake: (at) => this.wakeAt.push(at),
+      },
+      spec,
+      wave,
+      revision,
+    );
+    if (gates !== 'passed') return gates;
     wave.phase = 'Succeeded';
     wave.completedAt = iso(now);
     delete this.status.blockedBy;
@@ -264,7 +250,7 @@ class Step {
     return Date.parse(since);
   }
 
-  fail(wave: string, reason: string, message: string) {
+  fail(wave: string, reason: string, message: string, gate = 'health') {
     const revision = this.status.revision!;
     const good = this.status.lastGoodRevision;
     this.status.failedRevision = revision;
@@ -282,8 +268,9 @@ class Step {
         this.input.rollout.onFailure === 'revert'
           ? `${message}; holding: no earlier revision went through every wave, nothing to revert to`
           : `${message}; holding for a person (onFailure: hold)`;
+      this.status.message += `; to go on with it: annotate packagesync.io/resume=${wave}@${commitOf(revision) ?? revision}`;
     }
-    this.status.blockedBy = { wave, gate: 'health', reason, message, since };
+    this.status.blockedBy = { wave, gate, reason, message, since };
   }
 
   /** Targets outside the running rollout's plan sit on the last good revision (no child before there is one). */
@@ -308,13 +295,21 @@ export function stepRollout(input: StepInput): StepResult {
   // a revision that failed stays failed (Reverted or Holding) until another one comes
   if (revision !== undefined && !sameRevision(revision, st.revision)) s.startRollout(revision);
   else if (revision === undefined && !st.revision) st.phase = 'Idle';
+  else if (input.resume) resumeHeld(st, s.waves, s.targets, input.resume, input.now);
 
   const running = ['Progressing', 'Baking', 'Gating'].includes(st.phase ?? '');
   if (running) {
     let i = s.waves.findIndex((w) => w.phase !== 'Succeeded');
     while (i >= 0 && i < s.waves.length) {
       const outcome = s.driveWave(i);
-      st.phase = outcome === 'wait' ? (s.waves[i]!.phase as 'Progressing' | 'Baking' | 'Gating') : st.phase;
+      // a wave a window keeps from starting is still Pending: the rollout itself is progressing
+      const wavePhase = s.waves[i]!.phase;
+      st.phase =
+        outcome === 'wait'
+          ? wavePhase === 'Pending'
+            ? 'Progressing'
+            : (wavePhase as 'Progressing' | 'Baking' | 'Gating')
+          : st.phase;
       if (outcome !== 'next') break;
       i++;
     }
@@ -341,23 +336,4 @@ export function stepRollout(input: StepInput): StepResult {
   for (const t of s.targets.values()) if (t.revision !== undefined) pins.set(t.name, t.revision);
   const next = s.wakeAt.filter((t) => t > input.now).sort((a, b) => a - b)[0];
   return { status: st, pins, ...(next !== undefined ? { requeueAfterMs: next - input.now } : {}) };
-}
-
-/** The HTTP gates the controller must check before the next step: those the active wave is blocked on. */
-export function gatesToCheck(
-  rollout: SetSpec['rollout'],
-  status: SetStatus | undefined,
-): { key: string; url: string; expectStatus: number }[] {
-  const b = status?.blockedBy;
-  if (!b || status?.phase !== 'Gating') return [];
-  const wave = rollout.waves.find((w) => w.name === b.wave);
-  const ws = status?.waves?.find((w) => w.name === b.wave);
-  const out: { key: string; url: string; expectStatus: number }[] = [];
-  for (const g of wave?.gates ?? []) {
-    if (ws?.gatesPassed?.includes(g.name)) continue;
-    if (!g.http) break; // gates run in order: an approval before it blocks first
-    out.push({ key: `${b.wave}/${g.name}`, url: g.http.url, expectStatus: g.http.expectStatus });
-    break;
-  }
-  return out;
 }
