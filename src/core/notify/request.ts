@@ -1,6 +1,6 @@
 /** A message's outbound HTTP request as plain data, and the Notifier configuration it is built from. */
 import type { ProviderType } from '../../api/notifier.ts';
-import type { SlackAnswer } from './slack.ts';
+import type { SlackAnswer } from './slack-thread.ts';
 
 export interface OutboundRequest {
   method: 'POST' | 'GET';

@@ -10,19 +10,9 @@
  */
 import type { RecordMessage } from './record.ts';
 import { json, type Built, type ProviderConfig } from './request.ts';
+import type { SlackThread } from './slack-thread.ts';
 
-/** Where the first message of a revision landed: its replies go there. */
-export interface SlackThread {
-  uid: string;
-  revision: string;
-  /** The first message's `ts` (Slack's message id). */
-  ts: string;
-  /** The channel's id as Slack answered it (a reply must name the channel the parent is in). */
-  channel: string;
-}
-
-/** What a chat.postMessage answer says (HTTP 200 either way: the outcome is in the body's `ok`). */
-export type SlackAnswer = { ok: true; thread?: SlackThread } | { ok: false; error: string; retry: boolean };
+export type { SlackAnswer, SlackThread } from './slack-thread.ts';
 
 export const SLACK_API = 'https://slack.com/api/chat.postMessage';
 
