@@ -16,12 +16,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
+  applyCrds,
   countingClient,
   createNamespace,
   deleteNamespace,
   ensureBenchCluster,
   kubectl,
-  root,
   workDir,
 } from './lib/cluster.ts';
 import { CHANGE_OBJECTS, CHANGE_PATH, commitChange, startGitFixtures } from './lib/fixtures.ts';
@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   // the bench control plane, stopped at the end only when started here
   const cluster = args.kubeconfig ? undefined : ensureBenchCluster();
   const kubeconfig = args.kubeconfig ?? cluster!.kubeconfig;
-  kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', resolve(root, 'crds'));
+  applyCrds(kubeconfig);
   kubectl(kubeconfig, 'wait', '--for=condition=Established', 'crd/packagesyncs.packagesync.io', '--timeout=60s');
   const { client } = await countingClient(kubeconfig);
   const git = await startGitFixtures();

@@ -21,13 +21,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
+  applyCrds,
   countingClient,
   createNamespace,
   deleteNamespace,
   ensureBenchCluster,
   kubectl,
   metricValue,
-  root,
   workDir,
 } from './lib/cluster.ts';
 import { commitFleet, startGitFixtures, unitName, unitPath } from './lib/fixtures.ts';
@@ -210,7 +210,7 @@ async function main(): Promise<void> {
   const per = Number(args['per-notifier']);
   const cluster = args.kubeconfig ? undefined : ensureBenchCluster();
   const kubeconfig = args.kubeconfig ?? cluster!.kubeconfig;
-  kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', resolve(root, 'crds'));
+  applyCrds(kubeconfig);
   for (const crd of ['packagesyncs', 'notifiers'])
     kubectl(kubeconfig, 'wait', '--for=condition=Established', `crd/${crd}.packagesync.io`, '--timeout=60s');
   const { client } = await countingClient(kubeconfig);

@@ -21,11 +21,11 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { KubeClient } from '../src/adapters/kube/client.ts';
 import {
+  applyCrds,
   createNamespace,
   deleteNamespace,
   ensureBenchCluster,
   kubectl,
-  root,
   workDir,
   countingClient,
 } from './lib/cluster.ts';
@@ -81,7 +81,7 @@ async function main(): Promise<void> {
   const n = Number(args.targets);
   const cluster = args.kubeconfig ? undefined : ensureBenchCluster();
   const kubeconfig = args.kubeconfig ?? cluster!.kubeconfig;
-  kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', resolve(root, 'crds'));
+  applyCrds(kubeconfig);
   for (const crd of ['packagesyncs', 'packagesyncsets'])
     kubectl(kubeconfig, 'wait', '--for=condition=Established', `crd/${crd}.packagesync.io`, '--timeout=60s');
   const { client } = await countingClient(kubeconfig);

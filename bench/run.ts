@@ -40,7 +40,15 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runBig, type BigResult } from './lib/big.ts';
-import { countingClient, ensureBenchCluster, kubectl, root, setWaitForDeletion, workDir } from './lib/cluster.ts';
+import {
+  applyCrds,
+  countingClient,
+  ensureBenchCluster,
+  kubectl,
+  root,
+  setWaitForDeletion,
+  workDir,
+} from './lib/cluster.ts';
 import {
   commitBig,
   commitChange,
@@ -142,7 +150,7 @@ async function main(): Promise<void> {
   const cluster = args.kubeconfig ? undefined : ensureBenchCluster();
   const kubeconfig = args.kubeconfig ?? cluster!.kubeconfig;
   log(`cluster: ${kubeconfig}`);
-  kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', resolve(root, 'crds'));
+  applyCrds(kubeconfig);
   let flux: BenchContext['flux'];
   let fluxHelm: HelmFluxBinaries | undefined;
   const fluxTools = !args['no-flux'] && tools.has('flux');

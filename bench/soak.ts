@@ -32,6 +32,7 @@ import { Informer } from '../src/adapters/kube/informer.ts';
 import { inventoryId } from '../src/core/inventory.ts';
 import { refOf, type KubeObject } from '../src/core/object.ts';
 import {
+  applyCrds,
   countingClient,
   createNamespace,
   deleteNamespace,
@@ -96,7 +97,7 @@ async function main(): Promise<number> {
   mkdirSync(workDir, { recursive: true });
   const cluster = args.kubeconfig ? undefined : ensureBenchCluster();
   const kubeconfig = args.kubeconfig ?? cluster!.kubeconfig;
-  kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', resolve(root, 'crds'));
+  applyCrds(kubeconfig);
   kubectl(kubeconfig, 'wait', '--for=condition=Established', 'crd/packagesyncs.packagesync.io', '--timeout=60s');
   const { client } = await countingClient(kubeconfig);
   await removeLeftovers(client, args.prefix);

@@ -63,6 +63,15 @@ export function kubectl(kubeconfig: string, ...args: string[]): string {
 }
 
 /** A client that counts its own requests by API-server verb, so the harness can subtract itself. */
+/**
+ * The project's CRDs applied, and waited for until the API server serves them (Established): on a control plane
+ * started a moment ago the first request for a new kind can otherwise answer 503 "not found".
+ */
+export function applyCrds(kubeconfig: string): void {
+  kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', resolve(root, 'crds'));
+  kubectl(kubeconfig, 'wait', '--for=condition=Established', '--timeout=120s', '-f', resolve(root, 'crds'));
+}
+
 export interface CountingClient {
   client: KubeClient;
   own: Record<string, number>;
