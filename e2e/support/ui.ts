@@ -4,7 +4,6 @@
  * only their token, a UI server on loopback, and Debian's chromium driven by playwright-core.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { parse, stringify } from 'yaml';
@@ -158,14 +157,5 @@ export async function tokenOf(kubeconfigPath: string): Promise<string> {
   return doc.users[0]!.user.token;
 }
 
-/** A port free on 127.0.0.1 right now, for a process that must be told its port (the controller's --ui-address). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+/** A port free on 127.0.0.1 right now (the controller's --ui-address). */
+export { freePort } from '../../test/support/local-tools.ts';

@@ -3,14 +3,11 @@
  * by version) on loopback for the tracing e2e: OTLP/HTTP in, memory storage, the query API out, every port chosen
  * free for this run (the all-in-one defaults would collide with anything else on the machine).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-
-const root = resolve(import.meta.dirname, '../..');
+import { join } from 'node:path';
+import { builtTool, freePort } from './local-tools.ts';
 
 export interface TestJaeger {
   /** Where to send spans: http://127.0.0.1:<port>/v1/traces */
@@ -22,20 +19,7 @@ export interface TestJaeger {
 }
 
 export function jaegerBinary(): string {
-  const build = resolve(root, 'hack/build-cluster.sh');
-  const bin = /JAEGER_BIN=(.*)/.exec(execFileSync(build, ['paths'], { encoding: 'utf8' }))![1]!;
-  if (!existsSync(bin)) execFileSync(build, ['jaeger'], { stdio: 'inherit' });
-  return bin;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((r, reject) => {
-    const s = createServer();
-    s.once('error', reject).listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => r(port));
-    });
-  });
+  return builtTool('jaeger', 'JAEGER_BIN');
 }
 
 export async function startJaeger(): Promise<TestJaeger> {

@@ -3,14 +3,11 @@
  * cached by version) on loopback for the rollout metric gate's e2e: it scrapes the given targets every second and
  * answers PromQL on a free port. TSDB in a temporary directory, removed on stop.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-
-const root = resolve(import.meta.dirname, '../..');
+import { join } from 'node:path';
+import { builtTool, freePort } from './local-tools.ts';
 
 export interface TestPrometheus {
   /** The API's base: http://127.0.0.1:<port> */
@@ -20,20 +17,7 @@ export interface TestPrometheus {
 }
 
 export function prometheusBinary(): string {
-  const build = resolve(root, 'hack/build-cluster.sh');
-  const bin = /PROMETHEUS_BIN=(.*)/.exec(execFileSync(build, ['paths'], { encoding: 'utf8' }))![1]!;
-  if (!existsSync(bin)) execFileSync(build, ['prometheus'], { stdio: 'inherit' });
-  return bin;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((r, reject) => {
-    const s = createServer();
-    s.once('error', reject).listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => r(port));
-    });
-  });
+  return builtTool('prometheus', 'PROMETHEUS_BIN');
 }
 
 /** `targets`: host:port pairs serving /metrics, scraped as job `packagesync`. */

@@ -1,10 +1,10 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, connect } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { repoDirName } from './repo.ts';
+import { freePort } from '../local-tools.ts';
 
 /**
  * A real SSH git server for tests: Debian's sshd on a random loopback port, with its own config, host key and
@@ -128,14 +128,6 @@ async function generateKey(file: string): Promise<{ privateKey: string; publicKe
   const [privateKey, publicKey] = await Promise.all([readFile(file, 'utf8'), readFile(`${file}.pub`, 'utf8')]);
   // Drop the comment: known_hosts and authorized_keys lines only need "type base64".
   return { privateKey, publicKey: publicKey.trim().split(/\s+/).slice(0, 2).join(' ') };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Resolves once the port answers with an SSH banner; rejects if sshd exits or 5 s pass. */
