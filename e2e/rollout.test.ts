@@ -7,11 +7,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PackageSync } from '../src/api/packagesync.ts';
-import type { PackageSyncSet } from '../src/api/packagesyncset.ts';
 import { eventually, get, kube, kubeconfig } from './support/cluster.ts';
 import { SHARD_LABEL } from './support/controller.ts';
 import { configMap, startGitEnv, type GitEnvWithController } from './support/git-env.ts';
+import { approve, children, getSet, setsPath } from './support/rollout.ts';
 
 let fx: GitEnvWithController;
 
@@ -22,8 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await fx?.dispose();
 });
-
-const setsPath = (ns: string) => `/apis/packagesync.io/v1alpha1/namespaces/${ns}/packagesyncsets`;
 
 async function clusterSecret(ns: string, name: string, labels: Record<string, string>) {
   const client = await kube();
@@ -41,28 +38,6 @@ async function unreachableClusterSecret(ns: string, name: string) {
   const text = readFileSync(kubeconfig(), 'utf8').replace(/server: https:\/\/[^\s]+/, 'server: https://127.0.0.1:9');
   await client.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
     body: { metadata: { name, labels: { 'packagesync.io/secret-type': 'cluster' } }, stringData: { value: text } },
-  });
-}
-
-async function getSet(ns: string, name: string): Promise<PackageSyncSet> {
-  return (await kube()).request<PackageSyncSet>('GET', `${setsPath(ns)}/${name}`);
-}
-
-async function children(ns: string, set: string): Promise<PackageSync[]> {
-  const list = await (
-    await kube()
-  ).request<{ items: PackageSync[] }>('GET', `/apis/packagesync.io/v1alpha1/namespaces/${ns}/packagesyncs`, {
-    query: { labelSelector: `packagesync.io/set=${set}` },
-  });
-  return list.items;
-}
-
-async function approve(ns: string, name: string, value: string) {
-  await (
-    await kube()
-  ).request('PATCH', `${setsPath(ns)}/${name}`, {
-    contentType: 'application/merge-patch+json',
-    body: { metadata: { annotations: { 'packagesync.io/approve': value } } },
   });
 }
 
