@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { buildRequest, signature, SIGNATURE_HEADER, type ProviderConfig } from './payloads.ts';
 import type { RecordMessage } from './record.ts';
 import { redactSecrets } from './redact.ts';
+import { teamsWebhookProblems } from '../../../test/support/teams-card.ts';
 import { commitOf, renderTemplate, templateProblem, fieldsOf } from './template.ts';
 
 const SHA = '3f2a'.padEnd(40, '0');
@@ -36,7 +37,14 @@ interface Json {
   description: string;
   type: string;
   blocks: { text: { text: string } }[];
-  attachments: { contentType: string; content: { type: string; actions?: unknown[] } }[];
+  attachments: {
+    contentType: string;
+    content: {
+      type: string;
+      actions?: unknown[];
+      body?: { text?: string; color?: string; facts?: { title: string }[] }[];
+    };
+  }[];
   [field: string]: unknown;
 }
 
@@ -141,17 +149,56 @@ describe('providers', () => {
     expect(block).toContain('<https://ui.example/ps/team-a/web|Open>');
   });
 
-  it('msteams: an Adaptive Card in a message', () => {
+  it('msteams: one Adaptive Card in a message, as Teams webhooks and Workflows accept it (and Flux sends it)', () => {
     const out = send({
       type: 'msteams',
       address: 'https://x.webhook.office.com/a',
       targetURL: 'https://ui/{{ .name }}',
     });
+    expect(teamsWebhookProblems(out)).toEqual([]);
     const att = out.json.attachments[0]!;
     expect(out.json.type).toBe('message');
     expect(att.contentType).toBe('application/vnd.microsoft.card.adaptive');
-    expect(att.content.type).toBe('AdaptiveCard');
+    expect(att.content).toMatchObject({ type: 'AdaptiveCard', version: '1.4', msteams: { width: 'Full' } });
     expect(att.content.actions?.[0]).toEqual({ type: 'Action.OpenUrl', title: 'Open', url: 'https://ui/web' });
+    // a failure reads in the attention colour, with the record's fields as facts
+    const [title, text, facts] = att.content.body!;
+    expect(title).toMatchObject({ type: 'TextBlock', text: `team-a/web failed: main@sha1:${SHA}`, weight: 'Bolder' });
+    expect(text).toMatchObject({ type: 'TextBlock', color: 'attention' });
+    expect(text!.text).toContain('HealthCheckFailed: Deployment/web not ready');
+    expect(facts).toEqual({
+      type: 'FactSet',
+      facts: [
+        { title: 'PackageSync', value: 'team-a/web' },
+        { title: 'Revision', value: `main@sha1:${SHA}` },
+        { title: 'Phase', value: 'failed' },
+        { title: 'Reason', value: 'HealthCheckFailed' },
+      ],
+    });
+    // every kind is a card Teams takes; progress has no reason fact and no colour
+    const progress = (kind: RecordMessage['kind']) => {
+      const m = msg({ kind });
+      delete m.reason;
+      return send({ type: 'msteams', address: 'https://x/a' }, m);
+    };
+    for (const kind of ['started', 'applied', 'healthy', 'superseded', 'resolved'] as const) {
+      expect(teamsWebhookProblems(progress(kind))).toEqual([]);
+    }
+    const started = progress('started').json.attachments[0]!.content.body!;
+    expect(started[1]!.color).toBeUndefined();
+    expect(started[2]!.facts!.map((f) => f.title)).toEqual(['PackageSync', 'Revision', 'Phase']);
+  });
+
+  it('the Teams check refuses what Teams would not post', () => {
+    const ok = send({ type: 'msteams', address: 'https://x/a' });
+    const broken = JSON.parse(ok.body) as { attachments: { content: Record<string, unknown> }[] };
+    broken.attachments[0]!.content.version = '1.6';
+    broken.attachments[0]!.content.body = [{ type: 'TextBlock', text: '' }];
+    expect(teamsWebhookProblems({ ...ok, body: JSON.stringify(broken) })).toEqual([
+      'attachments[0].content.version 1.6 is not 1.0–1.4',
+      'attachments[0].content.body[0].text is empty',
+    ]);
+    expect(teamsWebhookProblems({ ...ok, body: '{"text":"hi"}' })).toEqual(['type is not "message"', 'no attachments']);
   });
 
   it('a target URL that is not http(s) is left out', () => {

@@ -10,7 +10,8 @@ import { DEFAULT_TEXT, DEFAULT_TITLE, fieldsOf, renderTemplate, type TemplateFie
 import { commitStatusRequest } from './commit-status.ts';
 import { pullRequestCommentRequest } from './pull-request.ts';
 import { slackRequest, threadOf, type SlackThread } from './slack.ts';
-import { json, safeUrl, type Built, type OutboundRequest, type ProviderConfig } from './request.ts';
+import { teamsRequest } from './teams.ts';
+import { safeUrl, type Built, type OutboundRequest, type ProviderConfig } from './request.ts';
 
 export type { Built, OutboundRequest, ProviderConfig };
 
@@ -33,7 +34,7 @@ export function buildRequest(cfg: ProviderConfig, msg: RecordMessage, ctx: { thr
     case 'slack':
       return slackRequest(cfg, msg, title, text, url, threadOf(ctx.thread, msg));
     case 'msteams':
-      return { request: json(cfg.address, teamsBody(title, text, url)) };
+      return { request: teamsRequest(cfg.address, msg, fields, title, text, url) };
     default:
       return { skip: `no provider ${cfg.type}` };
   }
@@ -83,27 +84,4 @@ function cloudEvent(
   const headers: Record<string, string> = { 'content-type': 'application/cloudevents+json; charset=utf-8' };
   if (cfg.token) headers[SIGNATURE_HEADER] = signature(body, cfg.token);
   return { method: 'POST', url: cfg.address, headers, body };
-}
-
-/** Teams incoming webhooks (Workflows): a message with one Adaptive Card. */
-function teamsBody(title: string, text: string, url: string): unknown {
-  return {
-    type: 'message',
-    attachments: [
-      {
-        contentType: 'application/vnd.microsoft.card.adaptive',
-        contentUrl: null,
-        content: {
-          $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
-          type: 'AdaptiveCard',
-          version: '1.4',
-          body: [
-            { type: 'TextBlock', text: title, weight: 'Bolder', size: 'Medium', wrap: true },
-            { type: 'TextBlock', text, wrap: true },
-          ],
-          ...(url ? { actions: [{ type: 'Action.OpenUrl', title: 'Open', url }] } : {}),
-        },
-      },
-    ],
-  };
 }
