@@ -1,18 +1,18 @@
 /** Notifier fixtures the notification e2e files share: a generic Notifier on a test's shard, its outbox read back. */
 import { eventually, kube } from './cluster.ts';
 import { SHARD_LABEL } from './controller.ts';
-import type { GitEnvWithController } from './git-env.ts';
 import type { NotifyReceiver } from '../../test/support/notify-receiver.ts';
 import { notifierCollectionPath } from '../../src/controller/notify/notify-controller.ts';
 import { outboxName } from '../../src/adapters/kube/notifier-store.ts';
 import type { NotifierState } from '../../src/core/notify/outbox.ts';
 
 /**
- * A namespace with a generic Notifier `hook` pointed at the receiver, path /<namespace>, on env's shard; its
- * Secret holds the HMAC key and the receiver's CA. Resolves once the Notifier is Ready.
+ * A namespace with a generic Notifier `hook` pointed at the receiver, path /<namespace>, on env's shard (the
+ * controller's, or the shard of the replicas a test started); its Secret holds the HMAC key and the receiver's CA.
+ * Resolves once the Notifier is Ready.
  */
 export async function notifiedNamespace(
-  env: GitEnvWithController,
+  env: { namespace(prefix: string): Promise<string>; controller: { shard: string } },
   receiver: NotifyReceiver,
   prefix: string,
   hmacKey: string,

@@ -121,6 +121,7 @@ export interface Notifier {
     uid?: string;
     generation?: number;
     resourceVersion?: string;
+    creationTimestamp?: string;
     labels?: Record<string, string>;
   };
   spec: NotifierSpec;

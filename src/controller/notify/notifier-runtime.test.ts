@@ -97,7 +97,7 @@ describe('a generic webhook Notifier', () => {
     const first = start({ type: 'generic', address: receiver.url, secretRef: { name: 's' } }, { store });
     first.runtime.packageSync(ps('a', failedStatus(SHA1)));
     await until('the first attempt in flight', () => receiver!.requests.length === 1);
-    first.runtime.stop(); // the process dies: what it wrote to the store is all that is left
+    void first.runtime.stop(); // the process dies: what it wrote to the store is all that is left
     receiver.release(true);
     receiver.answer = () => ({ status: 200 });
     // the new leader sees the same status: the record is in the store, nothing new to record
@@ -109,6 +109,36 @@ describe('a generic webhook Notifier', () => {
     const answered = receiver.requests.filter((r) => r.answered === 200);
     expect(answered).toHaveLength(1);
     expect(new Set(ids(receiver.requests))).toEqual(new Set([`uid-a/main@sha1:${SHA1}#1`]));
+  });
+
+  it('stop() resolves once the outbox write under way has landed, and nothing is sent after it', async () => {
+    // a leader handing its Lease over stops its Notifiers first: no write of its own may land after that
+    receiver = current.receiver = await startNotifyReceiver({ hmacKey: KEY });
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    class SlowStore extends MemoryStore {
+      saving = false;
+      override async save(ref: unknown, text: string) {
+        this.saving = true;
+        await gate;
+        await super.save(ref, text);
+      }
+    }
+    const store = new SlowStore();
+    const { runtime } = start({ type: 'generic', address: receiver.url, secretRef: { name: 's' } }, { store });
+    runtime.packageSync(ps('a', failedStatus(SHA1)));
+    await until('the outbox write under way', () => store.saving);
+    let stopped = false;
+    const stopping = runtime.stop().then(() => (stopped = true));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(stopped).toBe(false);
+    open();
+    await stopping;
+    expect(JSON.parse(store.text!).outbox.map((e: { msg: { id: string } }) => e.msg.id)).toEqual([
+      `uid-a/main@sha1:${SHA1}#1`,
+    ]);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(receiver.requests).toEqual([]);
   });
 
   it('a receiver that hangs is given up on after the timeout and retried', async () => {

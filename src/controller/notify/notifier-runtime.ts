@@ -132,10 +132,13 @@ export class NotifierRuntime {
     });
   }
 
-  stop(): void {
+  /** Stops; a send in flight is abandoned (its message stays queued). Resolves once a state write under way landed:
+   * a leader handing its Lease over after this leaves no write to arrive after the next leader read the outbox. */
+  stop(): Promise<void> {
     this.stopped = true;
     this.abort.abort();
     if (this.timer) clearTimeout(this.timer);
+    return this.chain.then(() => undefined);
   }
 
   /** Runs `fn` after every change queued before it; a failure is logged, and the next change goes on. */
@@ -214,7 +217,8 @@ export class NotifierRuntime {
       return;
     }
     const spec = parsed.data;
-    this.policy = policyOf(spec);
+    const created = Date.parse(this.notifier.metadata.creationTimestamp ?? '');
+    this.policy = { ...policyOf(spec), ...(Number.isFinite(created) ? { watchingSince: created } : {}) };
     let secret: NotifierSecret | undefined;
     let secretMissing = false;
     if (spec.secretRef) {

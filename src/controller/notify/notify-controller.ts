@@ -58,10 +58,12 @@ export class NotifyController {
     this.informer.start();
   }
 
+  /** Stops every Notifier; resolves once their state writes under way have landed (before a Lease is released). */
   async stop(): Promise<void> {
     this.informer.stop();
-    for (const r of this.runtimes.values()) r.stop();
+    const stopped = [...this.runtimes.values()].map((r) => r.stop());
     this.runtimes.clear();
+    await Promise.all(stopped);
     await this.sender.close();
   }
 
@@ -92,7 +94,7 @@ export class NotifyController {
     const key = `${n.metadata.namespace}/${n.metadata.name}`;
     const existing = this.runtimes.get(key);
     if (event === 'delete') {
-      existing?.stop();
+      void existing?.stop();
       this.runtimes.delete(key);
       this.store.forget(n.metadata);
       return;

@@ -124,7 +124,7 @@ describe('a slack Notifier with a bot token', () => {
     const a = start(spec(receiver.url), { store, secret });
     a.runtime.packageSync(ps('web', progressing(SHA1)));
     await until('the first post', () => a.results.includes('delivered'));
-    a.runtime.stop();
+    void a.runtime.stop();
     const b = start(spec(receiver.url), { store, secret, units: [ps('web', failedStatus(SHA1))] });
     await until('the reply', () => b.results.includes('delivered'));
     expect(posted()).toHaveLength(2);

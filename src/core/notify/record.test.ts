@@ -187,6 +187,19 @@ describe('deployment records from PackageSync statuses', () => {
     expect(run([failed(SHA1)]).sent.map((s) => s.kind)).toEqual(['failed']);
   });
 
+  it("first sight of a unit that became healthy since the Notifier was created: the record's ending is sent", () => {
+    // the outbox write of its earlier phases never landed (the leader died first): its ending is still news
+    const created = Date.parse(T);
+    const since = (ms: number) => ({ ...ALL, watchingSince: ms });
+    const { sent, memory } = run([healthy(SHA1), healthy(SHA1)], since(created - 60_000));
+    expect(sent.map((m) => [m.kind, m.id])).toEqual([['healthy', `u1/${rev(SHA1)}#1`]]);
+    expect(memory).toMatchObject({ phase: 'healthy', seq: 1, wasHealthy: true });
+    // the same second counts as since (both times have a second's resolution)
+    expect(run([healthy(SHA1)], since(created + 999)).sent.map((s) => s.kind)).toEqual(['healthy']);
+    // healthy before the Notifier existed (it was created later): nothing happened it should have seen
+    expect(run([healthy(SHA1)], since(created + 1_000)).sent).toEqual([]);
+  });
+
   it('a Notifier that wants only failures gets only failures and their resolution', () => {
     const policy = { ...ALL, kinds: new Set<MessageKind>(['failed', 'resolved']) };
     const { sent } = run([progressing(SHA1), healthy(SHA1), progressing(SHA2), failed(SHA2), healthy(SHA2)], policy);

@@ -119,6 +119,8 @@ export interface RecordPolicy {
   quietPeriodMs: number;
   /** Commit statuses mirror the commit's state: no quiet period applies to them. */
   mirrorsState: boolean;
+  /** When the Notifier was created (epoch ms): what became healthy since, it should have seen. */
+  watchingSince?: number;
 }
 
 export interface PackageSyncView {
@@ -146,8 +148,10 @@ export function observe(
   const mem = memory && memory.uid === ps.uid ? { ...memory } : undefined;
   if (!view.phase) return { memory: mem, messages: [] };
   const revision = view.revision ?? mem?.revision ?? '';
-  // first sight of a unit already healthy (a new Notifier, a lost outbox): nothing happened to tell
-  if (!mem && view.phase === 'healthy') {
+  // first sight of a unit already healthy before this Notifier watched (a new Notifier): nothing happened to tell.
+  // One that became healthy since is a record this Notifier's outbox never got (the leader died, or the outbox
+  // write was refused, between the status write and its own): its ending is still news.
+  if (!mem && view.phase === 'healthy' && !becameReadySince(ps.status, policy.watchingSince)) {
     return { memory: { uid: ps.uid, revision, phase: 'healthy', seq: 0, wasHealthy: true }, messages: [] };
   }
   const next: RecordMemory = mem ?? { uid: ps.uid, revision, phase: view.phase, seq: 0 };
@@ -213,6 +217,12 @@ export function observe(
   }
   if (view.phase === 'healthy') next.wasHealthy = true;
   return { memory: next, messages };
+}
+
+/** True when Ready turned True at or after `since` (epoch ms; both have a second's resolution). */
+function becameReadySince(status: Status | undefined, since: number | undefined): boolean {
+  const at = Date.parse(conditionOf(status, 'Ready')?.lastTransitionTime ?? '');
+  return since !== undefined && Number.isFinite(at) && at >= Math.floor(since / 1000) * 1000;
 }
 
 /** Within one revision: forward through started → applied → healthy, into failed (again, with a new reason), out of failed only by Ready. */
