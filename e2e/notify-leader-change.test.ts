@@ -251,7 +251,7 @@ describe('the outbox across a leader change', () => {
         );
       });
 
-      const refusals = () => leader.logs.filter((l) => l.includes('notifier step failed')).length;
+      const refusals = () => leader.logs.filter((l) => l.includes('could not write the outbox')).length;
       const before = refusals();
       await createPackageSync(packageSync(ns, 'db', a.shard, quickSpec(url)));
       await waitReady(ns, 'db');

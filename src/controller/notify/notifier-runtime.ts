@@ -155,13 +155,18 @@ export class NotifierRuntime {
     });
   }
 
-  /** Stops; a send in flight is abandoned (its message stays queued). Resolves once a state write under way landed:
-   * a leader handing its Lease over after this leaves no write to arrive after the next leader read the outbox. */
+  /** Stops; a send in flight is abandoned (its message stays queued), no write starts. Resolves once the write under
+   * way landed: a leader handing its Lease over after this leaves none to arrive after the next leader read. */
   stop(): Promise<void> {
     this.stopped = true;
     this.abort.abort();
     if (this.timer) clearTimeout(this.timer);
-    return this.chain.then(() => undefined);
+    return this.chain
+      .then(() => this.writing)
+      .then(
+        () => undefined,
+        () => undefined,
+      );
   }
 
   /** Runs `fn` after every change queued before it; a failure is logged, and the next change goes on. */
@@ -234,7 +239,8 @@ export class NotifierRuntime {
 
   /** Resolves once a write holding change `change` (and every one before it) has completed. */
   private async persisted(change: number): Promise<void> {
-    while (this.stored < change) {
+    // stopped: what is not stored stays unsaid here; the next leader derives it again from the statuses
+    while (this.stored < change && !this.stopped) {
       this.writing ??= this.write().finally(() => (this.writing = undefined));
       await this.writing;
     }
