@@ -4,6 +4,7 @@ import type {
   ActionResult,
   ChangeEvent,
   FleetPage,
+  FleetRow,
   GraphNodeView,
   ObjectDetail,
   PackageSyncDetail,
@@ -15,6 +16,7 @@ export type {
   ActionResult,
   ChangeEvent,
   FleetPage,
+  FleetRow,
   GraphNodeView,
   ObjectDetail,
   PackageSyncDetail,
@@ -148,16 +150,4 @@ export function onChange(listener: Listener): () => void {
     };
   }
   return () => listeners.delete(listener);
-}
-
-/** Calls `fn` at most once per `ms`, the last call winning: a burst of changes is one re-read. */
-export function throttle(fn: () => void, ms: number): () => void {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return () => {
-    if (timer) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      fn();
-    }, ms);
-  };
 }

@@ -6,7 +6,8 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { commitUrl } from '../src/cli/ui/forge.ts';
-import { act, getPackageSync, onChange, throttle, type Action, type PackageSyncDetail } from './api.ts';
+import { act, getPackageSync, onChange, type Action, type PackageSyncDetail } from './api.ts';
+import { throttle } from './throttle.ts';
 import { newestOnly } from './newest-only.ts';
 import { age, shortRevision } from './format.ts';
 import { Drift, Events, History, Objects, Plan } from './package-sync-sections.tsx';

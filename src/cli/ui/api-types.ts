@@ -190,8 +190,13 @@ export interface ActionResult {
   message: string;
 }
 
-/** Server-sent event data on /api/watch: a PackageSync changed (or went), the pages re-read what they show. */
+/**
+ * Server-sent event data on /api/watch: a PackageSync changed (or went), the pages re-read what they show. `row`
+ * is its fleet row as it is now (absent when it went): a fleet page showing it updates that row at once, before
+ * its re-read brings the new counts and order.
+ */
 export interface ChangeEvent {
   namespace: string;
   name: string;
+  row?: FleetRow;
 }

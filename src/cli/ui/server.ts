@@ -27,7 +27,7 @@ import {
   type FleetPage,
 } from './api-types.ts';
 import { packageSyncDetail } from './detail.ts';
-import { fleetPage } from './fleet.ts';
+import { fleetPage, fleetRow } from './fleet.ts';
 import { clearedSessionCookie, sessionCookie, tokenProblem } from './identity.ts';
 import { objectDetail } from './object-page.ts';
 import { planRunner } from './plan-runner.ts';
@@ -101,9 +101,21 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   /** This server's plans, two at a time (plan-runner.ts). */
   const runPlan = planRunner();
   let synced = false;
-  informer.on((_event, obj) => {
+  /**
+   * Fleet pages by what they were computed from (the watch's version, who may see which namespaces, the query):
+   * a status write sends every open fleet page a change, and their re-reads of the same page are one computation.
+   */
+  let fleetVersion = 0;
+  const fleetPages = new Map<string, Omit<FleetPage, 'refused'>>();
+  informer.on((event, obj) => {
+    fleetVersion++;
+    fleetPages.clear();
     if (!synced) return;
-    const change: ChangeEvent = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name };
+    const change: ChangeEvent = {
+      namespace: obj.metadata.namespace ?? '',
+      name: obj.metadata.name,
+      ...(event === 'delete' ? {} : { row: fleetRow(obj as unknown as PackageSync) }),
+    };
     const frame = `data: ${JSON.stringify(change)}\n\n`;
     // each viewer hears only of namespaces where RBAC lets them list PackageSyncs
     for (const s of streams)
@@ -156,12 +168,23 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     if (req.method === 'GET' && path === '/api/packagesyncs') {
       const query = FleetQuerySchema.safeParse(Object.fromEntries(url.searchParams));
       if (!query.success) return sendJson(res, 400, { ok: false, message: query.error.issues[0]?.message });
+      const version = fleetVersion;
       const all = [...informer.cache.values()] as unknown[] as PackageSync[];
       const visible = await visibleTo(viewer, all);
+      const key = `${visible.namespaces}\n${JSON.stringify(query.data)}`;
+      let computed = version === fleetVersion ? fleetPages.get(key) : undefined;
+      if (!computed) {
+        computed = fleetPage(visible.items, query.data);
+        // a change while the viewer's access was being read: the page is right for this request, not for later ones
+        if (version === fleetVersion) {
+          if (fleetPages.size >= FLEET_PAGES_KEPT) fleetPages.clear();
+          fleetPages.set(key, computed);
+        }
+      }
       const body: FleetPage = {
-        ...fleetPage(visible, query.data),
+        ...computed,
         ...(refused ? { refused } : {}),
-        ...(access.perRequest && all.length > 0 && visible.length === 0
+        ...(access.perRequest && all.length > 0 && visible.items.length === 0
           ? { refused: `${viewer.user} may not list PackageSyncs in any namespace that has one (RBAC).` }
           : {}),
       };
@@ -266,12 +289,17 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
 }
 
 /** The PackageSyncs of the namespaces where the viewer may list them (all, for the kubeconfig's own watch). */
-async function visibleTo(viewer: Viewer, all: PackageSync[]): Promise<PackageSync[]> {
+/** Fleet pages kept for the current watch version (distinct queries and audiences; cleared on every change). */
+const FLEET_PAGES_KEPT = 64;
+
+/** The PackageSyncs `viewer` may list, and a key naming which namespaces those are ('*': every one). */
+async function visibleTo(viewer: Viewer, all: PackageSync[]): Promise<{ items: PackageSync[]; namespaces: string }> {
   const namespaces = [...new Set(all.map((p) => p.metadata.namespace))];
   const may = new Set(
     (await Promise.all(namespaces.map(async (ns) => ((await viewer.mayList(ns)) ? ns : '')))).filter(Boolean),
   );
-  return may.size === namespaces.length ? all : all.filter((p) => may.has(p.metadata.namespace));
+  if (may.size === namespaces.length) return { items: all, namespaces: '*' };
+  return { items: all.filter((p) => may.has(p.metadata.namespace)), namespaces: [...may].sort().join(',') };
 }
 
 const SignInSchema = z.object({ token: z.string().min(1) });
