@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { SetSpec, SetStatus } from '../../api/packagesyncset.ts';
 import type { PlanDocument } from '../plan/plan-render.ts';
 import {
+  MARKDOWN_STYLE,
   renderSetPlan,
   rolloutWaves,
   setPlanDocument,
@@ -138,6 +139,15 @@ describe('setPlanDocument', () => {
       '-- target c2 (cluster c2; PackageSync web-c2)\nNot planned (unreachable): connect ECONNREFUSED',
     );
     expect(lines.at(-2)).toBe('Summary: 3 targets: 2 planned (1 with changes), 1 unreachable; unreachable: c2');
+
+    // markdown (a pull-request comment): the same structure under headings one level above each target's plan
+    const md = renderSetPlan(
+      doc,
+      MARKDOWN_STYLE(() => '### PackageSync …\n'),
+    ).split('\n');
+    expect(md[0]).toBe(`## Plan for PackageSyncSet team-a/web at ${REV}: 3 targets in 2 waves`);
+    expect(md).toContain('### wave 2 of 2: main — 2 targets: 1 planned (0 with changes), 1 unreachable');
+    expect(md).toContain('#### target c1 (cluster c1; PackageSync web-c1)');
   });
 
   it('would fail outranks a target not planned, which outranks changes', () => {
