@@ -190,8 +190,10 @@ export interface ActionResult {
   message: string;
 }
 
-/** Server-sent event data on /api/watch: a PackageSync changed (or went), the pages re-read what they show. */
+/** Server-sent event data on /api/watch: a PackageSync (or a set) changed or went, the pages re-read what they show. */
 export interface ChangeEvent {
   namespace: string;
   name: string;
+  /** Set for a PackageSyncSet's change (from its own shared watch); absent for a PackageSync's. */
+  kind?: 'PackageSyncSet';
 }
