@@ -140,7 +140,7 @@ export function Fleet() {
   );
 }
 
-function Alert({ message }: { message: string | undefined }) {
+export function Alert({ message }: { message: string | undefined }) {
   return message ? (
     <p class="alert" role="alert">
       {message}
@@ -149,7 +149,7 @@ function Alert({ message }: { message: string | undefined }) {
 }
 
 /** A labelled select of the filter form; `all` offers "all" (the empty value) first. */
-function Choice<T extends string>(props: {
+export function Choice<T extends string>(props: {
   label: string;
   value: T | '';
   options: readonly T[];
@@ -172,7 +172,12 @@ function Choice<T extends string>(props: {
 }
 
 /** A labelled search box of the filter form: every keystroke is a new query (the server filters). */
-function SearchField(props: { label: string; value: string; placeholder: string; onInput: (value: string) => void }) {
+export function SearchField(props: {
+  label: string;
+  value: string;
+  placeholder: string;
+  onInput: (value: string) => void;
+}) {
   return (
     <label>
       {props.label}{' '}
