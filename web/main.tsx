@@ -59,7 +59,7 @@ function App() {
   return (
     <>
       <header class="top">
-        <nav class="nav" aria-label="Pages">
+        <nav class="nav" aria-label="Site">
           <a href="#/" class="brand">
             PackageSync
           </a>
