@@ -12,13 +12,24 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChangeEvent } from '../src/cli/ui/api-types.ts';
+import { startInClusterUi } from '../src/cli/ui/in-cluster.ts';
 import type { UiServer } from '../src/cli/ui/server.ts';
+import type { SetListPage } from '../src/cli/ui/set-types.ts';
 import { eventually, get, kube, kubeconfig, kubectl } from './support/cluster.ts';
 import { packagesync } from './support/cli.ts';
 import { SHARD_LABEL } from './support/controller.ts';
 import { configMap, startGitEnv, type GitEnvWithController } from './support/git-env.ts';
 import { children, createSet, getSet, setsPath, waitSet } from './support/rollout.ts';
-import { ensureUiBuilt, launchChromium, serviceAccountUser, uiServer, type RoleRule } from './support/ui.ts';
+import {
+  ensureUiBuilt,
+  freePort,
+  launchChromium,
+  serviceAccountUser,
+  tokenOf,
+  uiServer,
+  type RoleRule,
+} from './support/ui.ts';
 
 const SCRIPT = '<script>window.__pwned = 1</script>';
 const IMG = '"><img src=x onerror="window.__pwned = 2">';
@@ -32,6 +43,7 @@ let ns: string;
 let sha: string;
 let browser: Browser;
 const servers: UiServer[] = [];
+let approverConfig: string;
 let approverUi: UiServer;
 let watcherUi: UiServer;
 
@@ -100,7 +112,8 @@ beforeAll(async () => {
     }),
   );
   await hostileSet(repo.url);
-  const [approverConfig, watcherConfig] = await Promise.all([
+  let watcherConfig: string;
+  [approverConfig, watcherConfig] = await Promise.all([
     serviceAccountUser(ns, 'approver', ['get', 'list', 'watch'], tmp, sets(['get', 'list', 'watch', 'patch'])),
     serviceAccountUser(ns, 'watcher', ['get', 'list', 'watch'], tmp, sets(['get', 'list', 'watch'])),
   ]);
@@ -315,6 +328,88 @@ describe('hostile strings and accessibility', () => {
       );
       expect(violations, hash).toEqual([]);
       await page.close();
+    }
+  });
+});
+
+describe("in the cluster (the controller's --ui-address)", () => {
+  it('lists and streams to each token only the sets of namespaces where RBAC lets it list them', async () => {
+    const other = await fx.namespace('ui-rollout-other');
+    await createSet(
+      other,
+      setBody(
+        'elsewhere',
+        'https://git.example.com/x.git',
+        { generators: { clusters: {} }, rollout: { waves: [{ name: 'one' }] } },
+        false,
+      ),
+    );
+    const [roamer, psOnly] = await Promise.all([
+      serviceAccountUser(other, 'roamer', ['get', 'list', 'watch'], tmp, sets(['get', 'list', 'watch'])),
+      // may list the PackageSyncs of ns, not its sets
+      serviceAccountUser(ns, 'ps-only', ['get', 'list', 'watch'], tmp),
+    ]);
+    const [approver, elsewhere, noSets] = await Promise.all([
+      tokenOf(approverConfig),
+      tokenOf(roamer),
+      tokenOf(psOnly),
+    ]);
+    const ui = await startInClusterUi({ kubeconfig: kubeconfig(), bindAddress: `127.0.0.1:${await freePort()}` });
+    const stream = new AbortController();
+    try {
+      const list = async (token: string) => {
+        const res = await fetch(`${ui.url}api/packagesyncsets`, { headers: { authorization: `Bearer ${token}` } });
+        const page = (await res.json()) as SetListPage;
+        return { items: page.items.map((r) => `${r.namespace}/${r.name}`), refused: page.refused };
+      };
+      // one shared watch holds both namespaces' sets; each token sees its own namespace's
+      expect(await list(approver)).toEqual({ items: [`${ns}/hostile`, `${ns}/stuck`, `${ns}/web`] });
+      expect(await list(elsewhere)).toEqual({ items: [`${other}/elsewhere`] });
+      // listing PackageSyncs is not listing sets
+      expect(await list(noSets)).toEqual({
+        items: [],
+        refused: `system:serviceaccount:${ns}:ps-only may not list PackageSyncSets in any namespace that has one (RBAC).`,
+      });
+
+      const res = await fetch(`${ui.url}api/watch`, {
+        headers: { authorization: `Bearer ${approver}` },
+        signal: stream.signal,
+      });
+      const frames = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      const heard: ChangeEvent[] = [];
+      let buffered = '';
+      const hear = async (name: string) => {
+        while (!heard.some((c) => c.name === name)) {
+          const { value, done } = await frames.read();
+          if (done) throw new Error('the event stream ended');
+          buffered += value;
+          for (const m of buffered.matchAll(/^data: (.+)\n/gm)) heard.push(JSON.parse(m[1]!) as ChangeEvent);
+          buffered = buffered.slice(buffered.lastIndexOf('\n') + 1);
+        }
+      };
+      const touch = (namespace: string, name: string, v: string) =>
+        kube().then((c) =>
+          c.request('PATCH', `${setsPath(namespace)}/${name}`, {
+            contentType: 'application/merge-patch+json',
+            body: { metadata: { annotations: { 'e2e.packagesync.io/touch': v } } },
+          }),
+        );
+      await touch(other, 'elsewhere', '1');
+      await touch(ns, 'hostile', '1');
+      await hear('hostile');
+      // by the second change of its own namespace, the other namespace's change has long been decided
+      await touch(other, 'elsewhere', '2');
+      await touch(ns, 'stuck', '1');
+      await hear('stuck');
+      expect(heard.filter((c) => c.namespace === other)).toEqual([]);
+      expect(heard.find((c) => c.name === 'hostile')).toEqual({
+        namespace: ns,
+        name: 'hostile',
+        kind: 'PackageSyncSet',
+      });
+    } finally {
+      stream.abort();
+      await ui.close();
     }
   });
 });
