@@ -1,7 +1,7 @@
 /**
  * A person's decisions on a rollout, from the web UI: approve the wave a set waits on (packagesync.io/approve) and
  * resume a held rollout (packagesync.io/resume), each `<wave>@<commit>:<who>` as the CLI writes it
- * (core/rollout/approval-annotation.ts) with who = the viewer as the API server named them. The patch is made
+ * (approvalAnnotation, core/rollout/step.ts) with who = the viewer as the API server named them. The patch is made
  * with the viewer's own credentials, so the API server decides (a Role without `patch` on packagesyncsets gets
  * its Forbidden); each one done is an Event on the set naming the user (docs/adr/0045).
  */
@@ -13,7 +13,7 @@ import {
   setCollectionPath,
   type PackageSyncSet,
 } from '../../api/packagesyncset.ts';
-import { approvalAnnotation } from '../../core/rollout/approval-annotation.ts';
+import { approvalAnnotation } from '../../core/rollout/step.ts';
 import { commitOf } from '../../core/rollout/observe.ts';
 import type { Cluster } from '../cluster.ts';
 import type { ActionResult } from './api-types.ts';
@@ -29,8 +29,11 @@ export interface SetActionRequest {
   revision: string;
 }
 
-/** The API server's name for the user, or nothing when it would not say (the gate then records `unknown`). */
-const who = (user: string) => (user === 'unknown user' ? undefined : user);
+/**
+ * The API server's name for the user, on one line (the annotation is read as one), or nothing when it would not say
+ * (the gate then records `unknown`).
+ */
+const who = (user: string) => (user === 'unknown user' ? undefined : user.replace(/\s+/g, ' ').trim() || undefined);
 
 export async function performSetAction(
   cluster: Cluster,
