@@ -396,5 +396,6 @@ async function main(): Promise<void> {
 
 main().catch((e: unknown) => {
   console.error(e);
-  process.exitCode = 1;
+  // a failure before the measuring starts leaves the git servers open (and the bench plane up): exit, not hang
+  process.exit(1);
 });

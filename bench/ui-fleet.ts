@@ -3,7 +3,8 @@
  * five states (status written as a controller would), then the controller run twice on the same fleet — without
  * the UI, and with `--ui-address` and B browsers on the fleet page — measuring:
  *   - server time of the first fleet page (GET /api/packagesyncs as the fleet page asks it, a viewer's bearer
- *     token, once the UI lists the whole fleet): p50/p95/max of 30 requests, wall time on loopback;
+ *     token, once the UI lists the whole fleet): p50/p95/max of 30 requests, each after a status write elsewhere
+ *     in the fleet (so the page is computed, not the shared copy), wall time on loopback;
  *   - first contentful paint in headless Chromium, and the time until the table's rows are shown;
  *   - the controller's RSS with the UI on and B browsers connected, against the same fleet without the UI;
  *   - SSE update latency: from a status write of a PackageSync on the first page until each of the B pages shows
@@ -30,6 +31,7 @@ import type { FleetPage } from '../src/cli/ui/api-types.ts';
 import { UI_ASSETS_DIR } from '../src/cli/ui/command.ts';
 import { buildUi } from '../hack/build-ui.ts';
 import {
+  applyCrds,
   countingClient,
   createNamespace,
   deleteNamespace,
@@ -41,7 +43,7 @@ import { loadCell, waitQuiet, type LoadBeforeRun } from './lib/machine-load.ts';
 import { memoryOf, startPackageSync, waitServing, type Proc } from './lib/procs.ts';
 import { PS_PATH } from './lib/units.ts';
 import { quantile } from './lib/report.ts';
-import { fleetFixture, freePort, launchChromium, statusFor, TARGETS, viewerToken } from './lib/ui-fleet.ts';
+import { fleetFixture, fleetName, freePort, launchChromium, statusFor, TARGETS, viewerToken } from './lib/ui-fleet.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -72,6 +74,7 @@ if (!loadBefore.quiet && !args['allow-busy']) {
 
 const bench = args.kubeconfig ? undefined : ensureBenchCluster();
 const kubeconfig = args.kubeconfig ?? bench!.kubeconfig;
+applyCrds(kubeconfig);
 const { client } = await countingClient(kubeconfig);
 const ns = `bench-ui-${Date.now().toString(36)}`;
 const procs: Proc[] = [];
@@ -173,8 +176,16 @@ async function measureUi(url: string, token: string) {
     if (Date.now() > deadline) throw new Error(`the UI did not list ${count} PackageSyncs within 5 minutes`);
     await new Promise((r) => setTimeout(r, 500));
   }
+  // each request after a status write elsewhere in the fleet: the server computes the page (its pages are shared
+  // only until the next change), so this is the computed page's time, not a cached answer's
   const times: number[] = [];
   for (let i = 0; i < 30; i++) {
+    const other = count - 1 - i;
+    await client.request('PATCH', `${PS_PATH(ns)}/${fleetName(other)}/status`, {
+      contentType: 'application/merge-patch+json',
+      body: { status: statusFor(other, `bench change ${i} ${Date.now()}`) },
+    });
+    await new Promise((r) => setTimeout(r, 300));
     const t0 = performance.now();
     const res = await fetch(`${url}api/packagesyncs${FIRST_PAGE}`, { headers });
     await res.arrayBuffer();

@@ -4,6 +4,7 @@ import type {
   ActionResult,
   ChangeEvent,
   FleetPage,
+  FleetRow,
   GraphNodeView,
   ObjectDetail,
   PackageSyncDetail,
@@ -16,6 +17,7 @@ export type {
   ActionResult,
   ChangeEvent,
   FleetPage,
+  FleetRow,
   GraphNodeView,
   ObjectDetail,
   PackageSyncDetail,
@@ -174,16 +176,4 @@ export function onChange(listener: Listener): () => void {
     };
   }
   return () => listeners.delete(listener);
-}
-
-/** Calls `fn` at most once per `ms`, the last call winning: a burst of changes is one re-read. */
-export function throttle(fn: () => void, ms: number): () => void {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return () => {
-    if (timer) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      fn();
-    }, ms);
-  };
 }

@@ -1,7 +1,9 @@
 /** The fleet: every PackageSync the user may list, counted by state, filtered, sorted and paged by the server. */
 import { useEffect, useState } from 'preact/hooks';
 import { FLEET_SORTS, FLEET_STATES, type FleetState } from '../src/cli/ui/fleet-states.ts';
-import { getFleet, onChange, throttle, type FleetPage } from './api.ts';
+import { getFleet, onChange, type FleetPage } from './api.ts';
+import { throttle } from './throttle.ts';
+import { withRow } from './fleet-row.ts';
 import { newestOnly } from './newest-only.ts';
 import { age, psHref, shortRevision } from './format.ts';
 
@@ -43,7 +45,14 @@ export function Fleet() {
       (e) => setError(e.message),
     );
     reads.load();
-    const stopListening = onChange(throttle(() => reads.load(), 200));
+    const reload = throttle(() => reads.load(), 200);
+    const stopListening = onChange((change) => {
+      if (change?.kind) return; // a PackageSyncSet's: not on this page
+      // the changed row at once where this page shows it; the re-read brings counts, order and paging
+      const row = change?.row;
+      if (row) setData((d) => d && withRow(d, row));
+      reload();
+    });
     return () => (stopListening(), reads.stop());
   }, [filter]);
 

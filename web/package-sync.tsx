@@ -6,7 +6,8 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { commitUrl } from '../src/cli/ui/forge.ts';
-import { act, getPackageSync, onChange, throttle, type Action, type PackageSyncDetail } from './api.ts';
+import { act, getPackageSync, onChange, type Action, type PackageSyncDetail } from './api.ts';
+import { throttle } from './throttle.ts';
 import { newestOnly } from './newest-only.ts';
 import { shortRevision } from './format.ts';
 import { Conditions, Drift, Events, History, Objects, Plan } from './package-sync-sections.tsx';
@@ -26,7 +27,9 @@ export function PackageSyncPage({ namespace, name }: { namespace: string; name: 
     );
     reads.load();
     const reload = throttle(() => reads.load(), 100);
-    const stopListening = onChange((c) => (!c || (c.namespace === namespace && c.name === name)) && reload());
+    const stopListening = onChange(
+      (c) => (!c || (!c.kind && c.namespace === namespace && c.name === name)) && reload(),
+    );
     return () => (stopListening(), reads.stop());
   }, [namespace, name]);
 

@@ -6,18 +6,10 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { commitUrl } from '../src/cli/ui/forge.ts';
-import {
-  actOnSet,
-  getSet,
-  onChange,
-  throttle,
-  type SetAction,
-  type SetDetail,
-  type TargetView,
-  type WaveView,
-} from './api.ts';
+import { actOnSet, getSet, onChange, type SetAction, type SetDetail, type TargetView, type WaveView } from './api.ts';
 import { age, psHref, shortRevision, timeLeft } from './format.ts';
 import { newestOnly } from './newest-only.ts';
+import { throttle } from './throttle.ts';
 import { Conditions, Events } from './package-sync-sections.tsx';
 
 export function SetPage({ namespace, name }: { namespace: string; name: string }) {

@@ -1,9 +1,10 @@
 /** The rollouts: every PackageSyncSet the user may list, its phase, revision, waves done and what blocks it. */
 import { useEffect, useState } from 'preact/hooks';
-import { getSets, onChange, throttle, type SetListPage } from './api.ts';
+import { getSets, onChange, type SetListPage } from './api.ts';
 import { Alert, Choice, SearchField } from './fleet.tsx';
 import { age, setHref, shortRevision } from './format.ts';
 import { newestOnly } from './newest-only.ts';
+import { throttle } from './throttle.ts';
 
 export function Sets() {
   const [filter, setFilter] = useState({ namespace: '', q: '' });

@@ -70,6 +70,23 @@ export function kubectl(kubeconfig: string, ...args: string[]): string {
 export function applyCrds(kubeconfig: string): void {
   kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', resolve(root, 'crds'));
   kubectl(kubeconfig, 'wait', '--for=condition=Established', '--timeout=120s', '-f', resolve(root, 'crds'));
+  // Established can come before the API server's handler serves the kind ("Resource kind … not found. There can be
+  // a delay…", 503): a list of every kind answering is the proof
+  const kinds = kubectl(kubeconfig, 'get', '-f', resolve(root, 'crds'), '-o', 'name')
+    .split('\n')
+    .filter(Boolean)
+    .map((n) => n.replace(/^customresourcedefinition\.apiextensions\.k8s\.io\//, ''))
+    .join(',');
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      kubectl(kubeconfig, 'get', kinds, '--all-namespaces', '--request-timeout=10s', '-o', 'name');
+      return;
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+      execFileSync('sleep', ['0.5']);
+    }
+  }
 }
 
 export interface CountingClient {

@@ -5,7 +5,7 @@
  * default on a cluster given with --kubeconfig) changes nothing cluster-wide and says what the cluster does.
  */
 import { resolve } from 'node:path';
-import type { KubeClient } from '../../src/adapters/kube/client.ts';
+import { KubeApiError, type KubeClient } from '../../src/adapters/kube/client.ts';
 import { FINALIZER } from '../../src/api/packagesync.ts';
 import { kubectl, root } from './cluster.ts';
 import { PS_PATH } from './units.ts';
@@ -26,26 +26,40 @@ export async function useFinalizerPolicy(
 ): Promise<boolean> {
   if (!['install', 'remove', 'leave'].includes(choice)) throw new Error(`--finalizer-policy: ${choice}?`);
   if (choice === 'remove') kubectl(kubeconfig, 'delete', '--ignore-not-found', '-f', POLICY);
-  if (choice !== 'install') return givenAtCreation(client, namespace);
-  kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', POLICY);
+  if (choice === 'install') kubectl(kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', POLICY);
   const deadline = Date.now() + 60_000;
-  while (!(await givenAtCreation(client, namespace))) {
-    if (Date.now() > deadline) throw new Error(`${POLICY} installed, but the API server did not act on it in 60 s`);
+  for (;;) {
+    const given = await givenAtCreation(client, namespace);
+    if (given === true || (given === false && choice !== 'install')) return given;
+    if (Date.now() > deadline)
+      throw new Error(
+        given === undefined
+          ? 'the API server did not admit a PackageSync in 60 s (503: its admission policies do not know the kind yet)'
+          : `${POLICY} installed, but the API server did not act on it in 60 s`,
+      );
     await new Promise((r) => setTimeout(r, 500));
   }
-  return true;
 }
 
-/** A dry-run create: nothing is stored, and the answer shows what admission did. */
-async function givenAtCreation(client: KubeClient, namespace: string): Promise<boolean> {
-  const dry = await client.request<{ metadata: { finalizers?: string[] } }>('POST', PS_PATH(namespace), {
-    query: { dryRun: 'All' },
-    body: {
-      apiVersion: 'packagesync.io/v1alpha1',
-      kind: 'PackageSync',
-      metadata: { name: 'finalizer-policy-probe', namespace },
-      spec: { source: { url: 'https://example.invalid/none.git' } },
-    },
-  });
-  return dry.metadata.finalizers?.includes(FINALIZER) ?? false;
+/**
+ * A dry-run create: nothing is stored, and the answer shows what admission did. Undefined while the API server's
+ * admission policies do not know the kind yet: on a plane started a moment ago they answer 503 "Resource kind …
+ * not found. There can be a delay…" for a while after the CRD is Established and served.
+ */
+async function givenAtCreation(client: KubeClient, namespace: string): Promise<boolean | undefined> {
+  try {
+    const dry = await client.request<{ metadata: { finalizers?: string[] } }>('POST', PS_PATH(namespace), {
+      query: { dryRun: 'All' },
+      body: {
+        apiVersion: 'packagesync.io/v1alpha1',
+        kind: 'PackageSync',
+        metadata: { name: 'finalizer-policy-probe', namespace },
+        spec: { source: { url: 'https://example.invalid/none.git' } },
+      },
+    });
+    return dry.metadata.finalizers?.includes(FINALIZER) ?? false;
+  } catch (e) {
+    if (e instanceof KubeApiError && e.status === 503) return undefined;
+    throw e;
+  }
 }

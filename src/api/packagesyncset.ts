@@ -207,7 +207,9 @@ export const SetSpecSchema = z.object({
     }),
     directories: z
       .array(z.string().min(1).max(1024))
-      .max(64)
+      // a monorepo of many apps on one cluster is common (Argo CD's git directory generator has no bound);
+      // 500 × 1 KiB keeps the object well under etcd's 1.5 MiB
+      .max(500)
       .optional()
       .meta({ description: 'Repository paths: one target per cluster × directory, instead of one per cluster.' }),
   }),

@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { registerApply } from './apply.ts';
+import { registerApprove } from './set-actions.ts';
 import { registerDiff } from './diff.ts';
 import { registerPlan } from './plan.ts';
 import { registerPushArtifact } from './push-artifact.ts';
@@ -21,6 +22,7 @@ export function registerCliCommands(program: Command): void {
   registerStatus(program);
   registerWhy(program);
   registerReconcile(program);
+  registerApprove(program);
   registerPushArtifact(program);
   registerUi(program);
 }

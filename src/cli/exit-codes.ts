@@ -20,6 +20,11 @@ export const ExitCode = {
   WouldFail: 5,
   /** apply --plan-digest: the plan computed now is not the approved one; nothing was written. */
   PlanChanged: 6,
+  /**
+   * plan packagesyncset/NAME: at least one target could not be planned (its cluster did not answer, or refused a
+   * read or dry run the plan needs); every other target's plan is printed.
+   */
+  TargetsNotPlanned: 7,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -29,6 +29,7 @@ describe('packagesync --help', () => {
     expect(program.commands.map((c) => c.name()).sort()).toEqual(
       [
         'apply',
+        'approve',
         'controller',
         'diff',
         'plan',

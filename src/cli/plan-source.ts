@@ -23,6 +23,7 @@ import type { GitRef, PackageSync, Spec } from '../api/packagesync.ts';
 import { defaultToolPaths } from '../config/tool-paths.ts';
 import type { Failure } from '../core/failure.ts';
 import type { PackageObjects, Ports } from '../engine/ports.ts';
+import type { SourcePort } from '../adapters/git/source-port.ts';
 import { renderStep, type RenderedStep } from '../engine/render-step.ts';
 import { readCredentials } from '../engine/source-credentials.ts';
 import { readSubstitution } from '../engine/substitution-inputs.ts';
@@ -64,41 +65,61 @@ export function parseRefFlag(ref: string): GitRef {
   return { branch: ref };
 }
 
-/** The PackageSync's package rendered as the controller would render it, from the source the flags choose. */
+/**
+ * The controller's sources (git, OCI, chart: whichever spec.source names) and its defaults over a throwaway cache;
+ * none for --dir. `packagesync plan packagesyncset/NAME` opens one for all its targets: each target's checkout of
+ * the same commit comes from that one cache.
+ */
+export interface PlanSources {
+  source?: SourcePort;
+  close(): Promise<void>;
+}
+
+export async function openPlanSources(flags: Pick<PlanSourceFlags, 'dir' | 'allowInsecureHttp'>): Promise<PlanSources> {
+  if (flags.dir) return { close: () => Promise.resolve() };
+  const cacheDir = await mkdtemp(join(tmpdir(), 'packagesync-plan-'));
+  const tools = defaultToolPaths();
+  const log = pino({ level: 'silent' });
+  const config = {
+    gitCacheDir: join(cacheDir, 'git'),
+    gitTimeout: '90s',
+    allowInsecureHttp: flags.allowInsecureHttp,
+    maxFiles: 10_000,
+    maxFileBytes: 4 << 20,
+    maxTotalBytes: 64 << 20,
+    ociMaxLayerBytes: 64 << 20,
+  };
+  const archives = createCheckoutStore(config);
+  const git = await createGitSource(config, log);
+  const source = sourceBySpec(
+    // a chart in git whose dependencies are not vendored gets them fetched (docs/adr/0041)
+    withChartDependencies(git, { ...config, helmPath: tools.helm }, archives, log),
+    createOciSource(config, log, archives),
+    createChartSource({ ...config, helmPath: tools.helm }, log, archives, git),
+  );
+  return { source, close: () => rm(cacheDir, { recursive: true, force: true }) };
+}
+
+/**
+ * The PackageSync's package rendered as the controller would render it, from the source the flags choose;
+ * `shared`: sources the caller opened (and closes), else a throwaway one for this call.
+ */
 export async function renderForPlan(
   cluster: Cluster,
   ps: PackageSync,
   spec: Spec,
   objects: PackageObjects,
   flags: PlanSourceFlags,
+  shared?: PlanSources,
 ): Promise<PlannedSource> {
   const namespace = ps.metadata.namespace;
   const sopsAgeSecret = parseSopsAgeSecret(flags.sopsAgeSecret);
   const secrets = new Secrets(cluster.client);
   const tools = defaultToolPaths();
-  const cacheDir = flags.dir ? undefined : await mkdtemp(join(tmpdir(), 'packagesync-plan-'));
   const log = pino({ level: 'silent' });
+  const sources = shared ?? (await openPlanSources(flags));
+  const source = sources.source;
   try {
-    // the controller's sources (git, OCI, chart: whichever spec.source names) and its defaults, in a throwaway cache
-    const config = {
-      gitCacheDir: join(cacheDir ?? tmpdir(), 'git'),
-      gitTimeout: '90s',
-      allowInsecureHttp: flags.allowInsecureHttp,
-      maxFiles: 10_000,
-      maxFileBytes: 4 << 20,
-      maxTotalBytes: 64 << 20,
-      ociMaxLayerBytes: 64 << 20,
-    };
-    const archives = createCheckoutStore(config);
-    const git = cacheDir ? await createGitSource(config, log) : undefined;
-    const source = git
-      ? sourceBySpec(
-          // a chart in git whose dependencies are not vendored gets them fetched (docs/adr/0041)
-          withChartDependencies(git, { ...config, helmPath: tools.helm }, archives, log),
-          createOciSource(config, log, archives),
-          createChartSource({ ...config, helmPath: tools.helm }, log, archives, git),
-        )
-      : undefined;
     const ports: Ports = {
       objects: cluster.objects,
       packageSyncs: cluster.packageSyncs,
@@ -145,7 +166,7 @@ export async function renderForPlan(
     if (!rendered.ok) throw invalid(rendered.failure);
     return { revision: fetched.revision, rendered: rendered.value };
   } finally {
-    if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
+    if (!shared) await sources.close();
   }
 }
 

@@ -7,23 +7,20 @@
  * field manager (engine/plan-dry-run.ts). The result, in dependency-graph order, is data (core/plan/
  * plan-report.ts) printed as text, markdown or JSON, with a digest `apply --plan-digest` checks.
  * Exit codes (docs/cli.md#plan): 0 no changes, 1 changes, 2 bad input or render, 3 cluster, 5 would fail.
+ * `plan packagesyncset/NAME` plans every target of a set, by wave (set-plan.ts; 7: a target not planned).
  */
 import { Option, type Command } from 'commander';
-import type { PackageSync } from '../api/packagesync.ts';
-import type { Objects } from '../engine/ports.ts';
-import { parseSpec } from '../core/spec.ts';
 import { hasPlannedChanges } from '../core/plan/plan-report.ts';
-import { planDocument, renderPlanMarkdown, renderPlanText, type PlanDocument } from '../core/plan/plan-render.ts';
-import { duplicateKeysMessage } from '../core/render/render.ts';
-import { planForPackage } from '../engine/package-plan.ts';
-import { planWithDryRun } from '../engine/plan-dry-run.ts';
-import { kubeconfigOption, namespaceOption, withCluster, type Cluster } from './cluster.ts';
+import { renderPlanMarkdown, renderPlanText, type PlanDocument } from '../core/plan/plan-render.ts';
+import { kubeconfigOption, namespaceOption, withCluster } from './cluster.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
-import { planFailure } from './package-plan.ts';
-import { renderForPlan, type PlanSourceFlags } from './plan-source.ts';
+import { computePlan } from './plan-package-sync.ts';
+import type { PlanSourceFlags } from './plan-source.ts';
+import { planSet } from './set-plan.ts';
+import { setArgument } from './set-ref.ts';
 import { withTargetObjects } from './target-objects.ts';
 
-interface PlanFlags extends PlanSourceFlags {
+export interface PlanFlags extends PlanSourceFlags {
   namespace?: string;
   kubeconfig?: string;
   output: 'text' | 'json' | 'markdown';
@@ -37,10 +34,14 @@ export function registerPlan(program: Command): void {
       "Render a PackageSync's package as the controller would (its own source, --url/--ref, or --dir), dry-run " +
         'every object against the live cluster as its ServiceAccount, and compare with its inventory: creates, ' +
         'field-level updates, prunes, field-manager conflicts, admission rejections, immutable fields, workloads ' +
-        'that would roll, dependents that would be skipped, in dependency order. Exit 0: no changes, 1: changes, ' +
-        '2: invalid input, 3: cluster error, 5: applying would fail.',
+        'that would roll, dependents that would be skipped, in dependency order. packagesyncset/NAME: every target of ' +
+        "the set, stamped as the set's controller stamps it, planned in its own cluster, by wave. Exit 0: no changes, " +
+        '1: changes, 2: invalid input, 3: cluster error, 5: applying would fail, 7: a target of a set could not be planned.',
     )
-    .argument('<name>', 'the PackageSync')
+    .argument(
+      '<name>',
+      'the PackageSync, or packagesyncset/NAME (pkset/NAME): every target of the set, by wave (docs/cli.md#plan-packagesyncsetname)',
+    )
     .addOption(namespaceOption())
     .addOption(
       new Option('--url <url>', 'plan this git repository instead of spec.source.url (default: spec.source.url)'),
@@ -75,6 +76,11 @@ export function registerPlan(program: Command): void {
     )
     .addOption(kubeconfigOption())
     .action(async (name: string, flags: PlanFlags) => {
+      const setName = setArgument(name);
+      if (setName !== undefined) {
+        process.exitCode = await withCluster(flags.kubeconfig, (cluster) => planSet(cluster, setName, flags));
+        return;
+      }
       process.exitCode = await withCluster(flags.kubeconfig, async (cluster) => {
         const namespace = flags.namespace ?? cluster.contextNamespace;
         const ps = await cluster.packageSyncs.get(namespace, name);
@@ -90,40 +96,3 @@ export function registerPlan(program: Command): void {
 }
 
 const renderJson = (doc: PlanDocument) => `${JSON.stringify(doc, null, 2)}\n`;
-
-async function computePlan(
-  cluster: Cluster,
-  ps: PackageSync,
-  target: Objects,
-  flags: PlanFlags,
-): Promise<PlanDocument> {
-  const { name, namespace } = ps.metadata;
-  const parsed = parseSpec(ps.spec);
-  if (!parsed.ok) throw new CliError(ExitCode.Invalid, `${parsed.failure.reason}: ${parsed.failure.message}`);
-  const spec = parsed.value;
-  const owner = { name, namespace };
-  await target.discovery.refresh();
-  // the identity the controller's reconcile binds (run.actAs): every read and dry run goes through it
-  const objects = target.forPackage(owner, spec.serviceAccountName);
-  const { revision, rendered } = await renderForPlan(cluster, ps, spec, objects, flags);
-  // the reconcile's own planning (engine/package-plan.ts): drift policy, ignore rules and prune budget included
-  const planned = await planForPackage(objects, ps, spec, rendered, revision);
-  if (!planned.ok) throw planFailure(planned.failure);
-  const { plan, live, budget } = planned.value;
-  const result = await planWithDryRun(
-    objects,
-    { plan, live: live.byKey },
-    {
-      force: spec.force,
-      owner,
-      prune: spec.prune,
-      renderDigest: rendered.digest,
-      sources: rendered.sources,
-      pruneBudget: budget.ok ? { exceeded: false } : { exceeded: true, message: budget.failure.message },
-    },
-  );
-  const source = flags.dir ? { revision, dir: flags.dir } : { revision, url: flags.url ?? spec.source.url };
-  // keys the render tool wrote twice are applied last-wins, as the controller applies them: said here too
-  const warnings = rendered.duplicateKeys ? [duplicateKeysMessage(rendered.duplicateKeys)] : [];
-  return planDocument({ packageSync: owner, source, identity: objects.identity ?? null }, result, warnings);
-}

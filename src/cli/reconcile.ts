@@ -6,18 +6,22 @@
  */
 import { Option, type Command } from 'commander';
 import { RECONCILE_REQUESTED_AT, type PackageSync } from '../api/packagesync.ts';
+import { RESUME_ANNOTATION } from '../api/packagesyncset.ts';
 import { isNotFound } from '../adapters/kube/client.ts';
 import { packageSyncCollectionPath } from '../adapters/kube/packagesyncs.ts';
 import { conditionOf } from '../core/status.ts';
 import { kubeconfigOption, namespaceOption, withCluster, type Cluster } from './cluster.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
 import { parseTimeout } from './flags.ts';
+import { resumeSet } from './set-actions.ts';
+import { setArgument } from './set-ref.ts';
 
 interface SwitchFlags {
   namespace?: string;
   kubeconfig?: string;
   timeout: string;
   wait: boolean;
+  wave?: string;
 }
 
 const timeoutOption = () =>
@@ -66,13 +70,15 @@ export function registerReconcile(program: Command): void {
 
   program
     .command('resume')
-    .summary('resume a suspended PackageSync and wait for the result')
+    .summary("resume a suspended PackageSync, or a PackageSyncSet's held rollout, and wait for the result")
     .description(
       'Resume a suspended PackageSync (spec.suspend: false), ask for a reconcile at once and wait for the result ' +
-        '(exit codes as reconcile).',
+        '(exit codes as reconcile). packagesyncset/NAME: its rollout, held for a person, goes on from the wave it ' +
+        `holds at (${RESUME_ANNOTATION}=<wave>@<commit>:<you>), waited for until the controller acted on it.`,
     )
-    .argument('<name>', 'the PackageSync')
+    .argument('<name>', 'the PackageSync, or packagesyncset/NAME (pkset/NAME)')
     .addOption(namespaceOption())
+    .addOption(new Option('--wave <name>', 'packagesyncset/NAME: the wave it holds at, checked (default: that wave)'))
     .addOption(
       new Option('--no-wait', "return once resumed, without waiting for the controller's answer (default: wait)"),
     )
@@ -80,6 +86,9 @@ export function registerReconcile(program: Command): void {
     .addOption(kubeconfigOption())
     .action((name: string, flags: SwitchFlags) =>
       answered(flags, async (cluster, namespace, timeoutMs) => {
+        const setName = setArgument(name);
+        if (setName !== undefined)
+          return resumeSet(cluster, namespace, setName, { wave: flags.wave, wait: flags.wait, timeoutMs });
         const requestedAt = new Date().toISOString();
         // One patch: resumed and requested together, so the first reconcile after resuming is the requested one.
         await patch(cluster, namespace, name, {

@@ -11,8 +11,6 @@
  */
 import { Option, type Command } from 'commander';
 import type { PackageSync } from '../api/packagesync.ts';
-import { setCollectionPath, type PackageSyncSet } from '../api/packagesyncset.ts';
-import { isNotFound } from '../adapters/kube/client.ts';
 import { setWhyLines } from '../core/rollout/why.ts';
 import type { Objects } from '../engine/ports.ts';
 import { computeHealth, isWorkload, whyChain, whyText, type PackageFacts, type WhyLink } from '../core/health/index.ts';
@@ -21,6 +19,7 @@ import type { KubeObject } from '../core/object.ts';
 import { conditionOf, isReadyFor } from '../core/status.ts';
 import { kubeconfigOption, namespaceOption, withCluster, type Cluster } from './cluster.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
+import { getSet, setArgument } from './set-ref.ts';
 import { withTargetObjects } from './target-objects.ts';
 
 interface WhyFlags {
@@ -49,7 +48,7 @@ export function registerWhy(program: Command): void {
     .action(async (name: string, flags: WhyFlags) => {
       process.exitCode = await withCluster(flags.kubeconfig, async (cluster) => {
         const namespace = flags.namespace ?? cluster.contextNamespace;
-        const setName = /^(?:packagesyncsets?|pss)\/(.+)$/.exec(name)?.[1];
+        const setName = setArgument(name);
         if (setName) return whySet(cluster, namespace, setName, flags.output);
         const ps = await cluster.packageSyncs.get(namespace, name);
         if (!ps) throw new CliError(ExitCode.Invalid, `PackageSync ${namespace}/${name} not found`);
@@ -68,16 +67,7 @@ export function registerWhy(program: Command): void {
 
 /** A set's rollout: phase, the blocking gate of which wave and why, the targets not healthy (core/rollout/why.ts). */
 async function whySet(cluster: Cluster, namespace: string, name: string, output: WhyFlags['output']): Promise<number> {
-  let set: PackageSyncSet;
-  try {
-    set = await cluster.client.request<PackageSyncSet>(
-      'GET',
-      `${setCollectionPath(namespace)}/${encodeURIComponent(name)}`,
-    );
-  } catch (e) {
-    if (isNotFound(e)) throw new CliError(ExitCode.Invalid, `PackageSyncSet ${namespace}/${name} not found`);
-    throw e;
-  }
+  const set = await getSet(cluster, namespace, name);
   const ready = isReadyFor(set.status, set.metadata.generation);
   const chain = setWhyLines(`${namespace}/${name}`, set.status);
   process.stdout.write(

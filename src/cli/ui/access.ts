@@ -320,15 +320,19 @@ async function mayListIn(client: KubeClient, namespace: string, resource: Listed
   return r.status?.allowed === true;
 }
 
-/** The objects of the namespaces where the viewer may list them (all, for the kubeconfig's own watch). */
+/**
+ * The objects of the namespaces where `viewer` may list them (all, for the kubeconfig's own watch), and a key
+ * naming which namespaces those are ('*': every one).
+ */
 export async function visibleTo<T extends { metadata: { namespace: string } }>(
   viewer: Viewer,
   all: T[],
   resource: ListedResource = 'packagesyncs',
-): Promise<T[]> {
+): Promise<{ items: T[]; namespaces: string }> {
   const namespaces = [...new Set(all.map((p) => p.metadata.namespace))];
   const may = new Set(
     (await Promise.all(namespaces.map(async (ns) => ((await viewer.mayList(ns, resource)) ? ns : '')))).filter(Boolean),
   );
-  return may.size === namespaces.length ? all : all.filter((p) => may.has(p.metadata.namespace));
+  if (may.size === namespaces.length) return { items: all, namespaces: '*' };
+  return { items: all.filter((p) => may.has(p.metadata.namespace)), namespaces: [...may].sort().join(',') };
 }

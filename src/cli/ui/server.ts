@@ -27,7 +27,7 @@ import {
   type FleetPage,
 } from './api-types.ts';
 import { packageSyncDetail } from './detail.ts';
-import { fleetPage } from './fleet.ts';
+import { fleetPage, fleetRow } from './fleet.ts';
 import { clearedSessionCookie, sessionCookie, tokenProblem } from './identity.ts';
 import { objectDetail } from './object-page.ts';
 import { planRunner } from './plan-runner.ts';
@@ -102,6 +102,12 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   /** This server's plans, two at a time (plan-runner.ts). */
   const runPlan = planRunner();
   let synced = false;
+  /**
+   * Fleet pages by what they were computed from (the watch's version, who may see which namespaces, the query):
+   * a status write sends every open fleet page a change, and their re-reads of the same page are one computation.
+   */
+  let fleetVersion = 0;
+  const fleetPages = new Map<string, Omit<FleetPage, 'refused'>>();
   const broadcast = (change: ChangeEvent) => {
     const frame = `data: ${JSON.stringify(change)}\n\n`;
     const resource = change.kind ? 'packagesyncsets' : 'packagesyncs';
@@ -111,8 +117,15 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
         .mayList(change.namespace, resource)
         .then((may) => may && !s.res.writableEnded && s.res.write(frame));
   };
-  informer.on((_event, obj) => {
-    if (synced) broadcast({ namespace: obj.metadata.namespace ?? '', name: obj.metadata.name });
+  informer.on((event, obj) => {
+    fleetVersion++;
+    fleetPages.clear();
+    if (!synced) return;
+    broadcast({
+      namespace: obj.metadata.namespace ?? '',
+      name: obj.metadata.name,
+      ...(event === 'delete' ? {} : { row: fleetRow(obj as unknown as PackageSync) }),
+    });
   });
   informer.start();
   const sets = setRoutes({ cluster: opts.cluster, namespace: opts.namespace, recorder, onChange: broadcast });
@@ -166,12 +179,23 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     if (req.method === 'GET' && path === '/api/packagesyncs') {
       const query = FleetQuerySchema.safeParse(Object.fromEntries(url.searchParams));
       if (!query.success) return sendJson(res, 400, { ok: false, message: query.error.issues[0]?.message });
+      const version = fleetVersion;
       const all = [...informer.cache.values()] as unknown[] as PackageSync[];
       const visible = await visibleTo(viewer, all);
+      const key = `${visible.namespaces}\n${JSON.stringify(query.data)}`;
+      let computed = version === fleetVersion ? fleetPages.get(key) : undefined;
+      if (!computed) {
+        computed = fleetPage(visible.items, query.data);
+        // a change while the viewer's access was being read: the page is right for this request, not for later ones
+        if (version === fleetVersion) {
+          if (fleetPages.size >= FLEET_PAGES_KEPT) fleetPages.clear();
+          fleetPages.set(key, computed);
+        }
+      }
       const body: FleetPage = {
-        ...fleetPage(visible, query.data),
+        ...computed,
         ...(refused ? { refused } : {}),
-        ...(access.perRequest && all.length > 0 && visible.length === 0
+        ...(access.perRequest && all.length > 0 && visible.items.length === 0
           ? { refused: `${viewer.user} may not list PackageSyncs in any namespace that has one (RBAC).` }
           : {}),
       };
@@ -275,6 +299,9 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     },
   };
 }
+
+/** Fleet pages kept for the current watch version (distinct queries and audiences; cleared on every change). */
+const FLEET_PAGES_KEPT = 64;
 
 const SignInSchema = z.object({ token: z.string().min(1) });
 

@@ -86,7 +86,7 @@ export function setRoutes(opts: SetRoutesOptions): SetRoutes {
     const query = SetListQuerySchema.safeParse(Object.fromEntries(url.searchParams));
     if (!query.success) return { status: 400, body: { ok: false, message: query.error.issues[0]?.message } };
     const all = [...informer.cache.values()] as unknown[] as PackageSyncSet[];
-    const visible = await visibleTo(viewer, all, 'packagesyncsets');
+    const visible = (await visibleTo(viewer, all, 'packagesyncsets')).items;
     const body: SetListPage = {
       ...setListPage(visible, query.data),
       ...(refused ? { refused } : {}),

@@ -2,7 +2,13 @@
  * One Notifier at work (docs/adr/0040): its state loaded from its outbox ConfigMap, PackageSync statuses turned
  * into messages (core/notify/record.ts) and written to the outbox before anything is sent, then delivered one at a
  * time in order, with back-off, Retry-After and a rate limit. Every change of state goes through `locked`, so an
- * observed transition and a delivery never interleave their writes.
+ * observed transition and a delivery never interleave their changes.
+ *
+ * Writes are shared (a group commit): a change marks the state dirty and asks for a write that includes it; a
+ * change made while a write is in flight goes into the next one. A message is sent only once a write holding it has
+ * completed; a delivered message leaves the outbox in the next write, so a crash between its answer and that write
+ * sends it again under the same id, as a lost answer does (the receiver's dedup key). A burst of transitions across
+ * a Notifier's PackageSyncs is then a few writes, not two per message.
  */
 import type { Logger } from 'pino';
 import type { Notifier, ProviderType } from '../../api/notifier.ts';
@@ -78,6 +84,12 @@ export class NotifierRuntime {
   private timer: NodeJS.Timeout | undefined;
   private sending = false;
   private kickAgain = false;
+  /** Changes of state made (`dirty`) and stored (`stored`), counted; `writing`: the write in flight. */
+  private dirty = 0;
+  private stored = 0;
+  private writing: Promise<void> | undefined;
+  /** The change that enqueued each message still waiting: it is sent once that change is stored. */
+  private readonly enqueuedAt = new Map<string, number>();
   private stopped = false;
   private readonly abort = new AbortController();
   private readonly log: Logger;
@@ -110,15 +122,26 @@ export class NotifierRuntime {
   /** A PackageSync's status (or labels) changed. */
   packageSync(ps: PackageSync): void {
     if (ps.metadata.namespace !== this.notifier.metadata.namespace) return;
-    void this.locked(async () => {
-      try {
-        if (this.observe(ps)) await this.persist();
-      } finally {
-        // an API server that refused the write does not hold the message back: it is in memory, and the next
-        // write (the delivery's) stores the outbox as it is then
-        this.kick();
-      }
-    });
+    // a namespace's Notifiers each select a few of its PackageSyncs: one that does not select this one has nothing
+    // to do (observe ignores it too), and must not queue behind its own lock for every status write of the others
+    if (!selects(this.notifier.spec, ps.metadata.labels)) return;
+    void this.locked(async () => (this.observe(ps) ? this.dirty : undefined))
+      .then((change) => (change === undefined ? undefined : this.storeThenSend(change)))
+      .catch((e: unknown) => this.log.warn({ err: errorText(e) }, 'could not write the outbox; sending anyway'));
+  }
+
+  /** Stores the changes up to `change`, then starts the delivery of what they enqueued. */
+  private async storeThenSend(change: number): Promise<void> {
+    try {
+      await this.persisted(change);
+    } catch (e) {
+      // an API server that refused the write does not hold the messages back: they are in memory, and the next
+      // write stores the outbox as it is then
+      for (const [id, at] of this.enqueuedAt) if (at <= change) this.enqueuedAt.delete(id);
+      throw e;
+    } finally {
+      this.kick();
+    }
   }
 
   /** A PackageSync was deleted: what was queued for it is still delivered; its memory goes. */
@@ -127,7 +150,7 @@ export class NotifierRuntime {
       const next = forgetRecord(this.state, ps.metadata.name);
       if (next !== this.state) {
         this.state = next;
-        await this.persist();
+        await this.persisted(this.changed());
       }
     });
   }
@@ -159,8 +182,8 @@ export class NotifierRuntime {
     for (const ps of this.deps.packageSyncs()) {
       if (ps.metadata.namespace === this.notifier.metadata.namespace && this.observe(ps)) changed = true;
     }
-    if (changed) await this.persist();
-    this.kick();
+    if (changed) await this.storeThenSend(this.dirty);
+    else this.kick();
   }
 
   /** Runs the record state machine on one PackageSync; true when the state changed. */
@@ -185,6 +208,8 @@ export class NotifierRuntime {
       : r.messages;
     const { state, dropped } = enqueue({ ...this.state, records }, messages, now);
     this.state = state;
+    const change = this.changed();
+    for (const m of messages) this.enqueuedAt.set(m.id, change);
     for (let i = 0; i < dropped; i++) this.deps.onResult(this.notifier.spec.type, 'dropped');
     if (messages.length > 0) {
       this.log.debug({ packageSync: name, messages: messages.map((m) => `${m.kind} ${m.id}`) }, 'record changed');
@@ -199,9 +224,31 @@ export class NotifierRuntime {
     return this.deps.plans?.of(m.namespace, m.name, m.uid, m.revision) ?? { missing: 'not recorded' };
   }
 
-  private async persist(): Promise<void> {
+  /** Counts a change of state; the number to wait for with `persisted`. */
+  private changed(): number {
+    return ++this.dirty;
+  }
+
+  /** Resolves once a write holding change `change` (and every one before it) has completed. */
+  private async persisted(change: number): Promise<void> {
+    while (this.stored < change) {
+      this.writing ??= this.write().finally(() => (this.writing = undefined));
+      await this.writing;
+    }
+  }
+
+  private async write(): Promise<void> {
     const { namespace, name, uid } = this.notifier.metadata;
+    const upTo = this.dirty;
     await this.deps.store.save({ namespace, name, uid: uid ?? '' }, JSON.stringify(this.state));
+    this.stored = Math.max(this.stored, upTo);
+  }
+
+  /** Stores the change in the background (the delivery goes on); a failed write is retried by the next change. */
+  private persistSoon(change: number): void {
+    this.persisted(change).catch((e: unknown) => {
+      this.log.warn({ err: errorText(e) }, 'could not write the outbox; the next change writes it');
+    });
   }
 
   /** Reads the spec and its Secret; sets Ready=False naming the problem, or Ready=True. */
@@ -330,6 +377,9 @@ export class NotifierRuntime {
       if (wakeAt !== undefined) this.wakeAt(wakeAt);
       return undefined;
     }
+    // not stored yet: sent once the write holding it completes (storeThenSend kicks the loop then)
+    const change = this.enqueuedAt.get(entry.msg.id);
+    if (change !== undefined && change > this.stored) return undefined;
     if (isExpired(entry, now)) {
       this.log.warn({ id: entry.msg.id, lastError: entry.lastError }, 'message not delivered within a day: dropped');
       await this.finish(entry.msg.id, 'expired');
@@ -378,7 +428,7 @@ export class NotifierRuntime {
     }
     this.deps.onResult(type, 'retried');
     this.state = retryLater(this.state, entry.msg.id, this.deps.now(), res.error, this.deps.random(), res.retryAfterMs);
-    await this.persist();
+    this.persistSoon(this.changed());
     const attempts = entry.attempts + 1;
     this.log.info({ id: entry.msg.id, attempts, error: res.error }, 'delivery failed; retrying');
     if (attempts >= FAILING_AFTER) {
@@ -388,7 +438,8 @@ export class NotifierRuntime {
 
   private async finish(id: string, result: DeliveryResult): Promise<void> {
     this.state = removeEntry(this.state, id);
-    await this.persist();
+    this.enqueuedAt.delete(id);
+    this.persistSoon(this.changed());
     this.deps.onResult(this.notifier.spec.type, result);
   }
 }

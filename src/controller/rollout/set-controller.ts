@@ -16,7 +16,6 @@ import {
   SET_LABEL,
   SET_PLURAL,
   setCollectionPath,
-  SetSpecSchema,
   TARGET_ANNOTATION,
   type PackageSyncSet,
   type SetStatus,
@@ -27,13 +26,15 @@ import { packageSyncCollectionPath } from '../../adapters/kube/packagesyncs.ts';
 import type { SourcePort } from '../../adapters/git/source-port.ts';
 import type { KubeObject } from '../../core/object.ts';
 import { errorText } from '../../core/failure.ts';
-import { childObject, observationOf, ownedBy, revisionOf } from '../../core/rollout/child.ts';
+import { childObject, observationOf, ownedBy, setRef } from '../../core/rollout/child.ts';
 import { invalidSpecConditions } from '../../core/rollout/conditions.ts';
+import { readSetSpec } from '../../core/rollout/set-spec.ts';
 import type { ChildObservation } from '../../core/rollout/observe.ts';
 import { gatesToCheck, parseApproval, parseResume, stepRollout, type GateResult } from '../../core/rollout/step.ts';
 import { generateTargets, setLabelValue, type ClusterSecret } from '../../core/rollout/targets.ts';
 import { WorkQueue } from '../work-queue.ts';
 import { checkGate } from './check-gate.ts';
+import { resolveSetRevision } from './set-revision.ts';
 
 /** Job gates run as the template's ServiceAccount, else the controller's default one (as its children apply). */
 const gateServiceAccount = (sa: string | undefined) => (sa ? { serviceAccount: sa } : {});
@@ -151,17 +152,14 @@ export class SetController {
     if (!set?.metadata.uid) return { failed: false };
     const log = this.opts.log.child({ packageSyncSet: key });
     const generation = set.metadata.generation ?? 0;
-    const parsed = SetSpecSchema.safeParse(set.spec);
+    const parsed = readSetSpec(set.spec);
     const now = Date.now();
-    if (!parsed.success || parsed.data.template.spec.source.chart !== undefined) {
-      const message = parsed.success
-        ? 'spec.template.spec.source: only git (url) and OCI (oci) sources roll out in waves in this version'
-        : parsed.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ');
-      const conditions = invalidSpecConditions(set.status?.conditions, generation, message, now);
+    if (!parsed.ok) {
+      const conditions = invalidSpecConditions(set.status?.conditions, generation, parsed.message, now);
       await this.writeStatus(set, { ...(set.status ?? {}), observedGeneration: generation, conditions });
       return { failed: false };
     }
-    const spec = parsed.data;
+    const spec = parsed.spec;
     // only this namespace's Secrets are handed over; generateTargets drops any other anyway (tenancy, ADR 0042)
     const secrets: ClusterSecret[] = this.clusterSecrets.inNamespace(namespace).map((s) => ({
       name: s.metadata.name,
@@ -175,16 +173,12 @@ export class SetController {
       spec.generators.directories,
     );
 
-    const source = spec.template.spec.source as Spec['source'];
-    let revision: string | undefined;
-    let revisionError: { reason: string; message: string } | undefined;
-    const secretName = source.oci ? (source.oci.secretRef ?? source.oci.certSecretRef)?.name : source.secretRef?.name;
-    const credentials = secretName ? await this.opts.readSecret(namespace, secretName) : undefined;
-    // an OCI artifact's revision is `tag@sha256:…` from one manifest read; git's is the ref's commit
-    const resolve = source.oci ? this.opts.source.resolveArtifact : this.opts.source.resolve;
-    const resolved = resolve ? await resolve(source, credentials, signal) : undefined;
-    if (resolved?.ok) revision = source.oci ? resolved.value : revisionOf(source.ref, resolved.value);
-    else if (resolved) revisionError = { reason: resolved.failure.reason, message: resolved.failure.message };
+    const { revision, revisionError } = await resolveSetRevision(
+      spec.template.spec.source as Spec['source'],
+      namespace,
+      this.opts,
+      signal,
+    );
 
     const uid = set.metadata.uid;
     const children = new Map<string, ChildObservation>();
@@ -224,7 +218,7 @@ export class SetController {
     // status first: the pins it records are what the children are made to match, now or after a crash
     if (!(await this.writeStatus(set, step.status))) return { failed: false, requeueAfterMs: 1_000 };
 
-    const ref = { name, namespace, uid, labels: set.metadata.labels ?? {} };
+    const ref = setRef(set);
     let failed = false;
     for (const t of targets) {
       const pin = step.pins.get(t.name);

@@ -16,6 +16,14 @@ export interface SetRef {
   labels?: Readonly<Record<string, string>>;
 }
 
+/** What a child reads of its set: the set controller and `packagesync plan packagesyncset/NAME` stamp with it. */
+export function setRef(set: {
+  metadata: { name: string; namespace: string; uid?: string; labels?: Record<string, string> };
+}): SetRef {
+  const { name, namespace, uid, labels } = set.metadata;
+  return { name, namespace, uid: uid ?? '', labels: labels ?? {} };
+}
+
 export function childObject(set: SetRef, template: SetSpec['template'], target: Target, revision: string): PackageSync {
   const commit = commitOf(revision);
   if (!commit) throw new Error(`not an exact revision: ${revision}`);

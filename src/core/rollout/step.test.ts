@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Fleet, REV1, REV2, REV3, commit, rolloutSpec, secrets } from './fleet-model.test-support.ts';
-import { gatesToCheck, NO_TARGETS, parseApproval, stepRollout } from './step.ts';
+import { approvalAnnotation, gatesToCheck, NO_TARGETS, parseApproval, stepRollout } from './step.ts';
 
 const MIN = 60_000;
 const threeWaves = () =>
@@ -340,6 +340,14 @@ describe('gates', () => {
     );
     expect(parseApproval('no-revision')).toBeUndefined();
     expect(parseApproval(undefined)).toBeUndefined();
+  });
+
+  it('approvalAnnotation writes what parseApproval reads back, the revision as its commit', () => {
+    for (const who of ['alice@example.com', 'system:serviceaccount:ops:bot', undefined]) {
+      const value = approvalAnnotation('prod', REV1, who);
+      expect(value).toBe(`prod@${commit(REV1)}${who ? `:${who}` : ''}`);
+      expect(parseApproval(value)).toEqual({ wave: 'prod', revision: commit(REV1), ...(who ? { by: who } : {}) });
+    }
   });
 });
 

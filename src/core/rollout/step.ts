@@ -58,6 +58,15 @@ export function parseApproval(value: string | undefined): Approval | undefined {
   return { wave: m[1]!, revision: m[3]!, ...(m[4] ? { by: m[4] } : {}) };
 }
 
+/**
+ * The value of packagesync.io/approve (and of packagesync.io/resume: the same form) that parseApproval reads back:
+ * `<wave>@<commit>`, `:<who>` when given. The revision is written as its commit (or digest) alone, as the gates'
+ * messages ask for it; the CLI and the web UI write it with the caller's own name.
+ */
+export function approvalAnnotation(wave: string, revision: string, who?: string): string {
+  return `${wave}@${commitOf(revision) ?? revision}${who ? `:${who}` : ''}`;
+}
+
 /** packagesync.io/resume: the same form as an approval, naming the held wave and revision. */
 export function parseResume(value: string | undefined): Resume | undefined {
   const a = parseApproval(value);
@@ -268,7 +277,7 @@ class Step {
         this.input.rollout.onFailure === 'revert'
           ? `${message}; holding: no earlier revision went through every wave, nothing to revert to`
           : `${message}; holding for a person (onFailure: hold)`;
-      this.status.message += `; to go on with it: annotate packagesync.io/resume=${wave}@${commitOf(revision) ?? revision}`;
+      this.status.message += `; to go on with it: annotate packagesync.io/resume=${approvalAnnotation(wave, revision)}`;
     }
     this.status.blockedBy = { wave, gate, reason, message, since };
   }
