@@ -6,7 +6,6 @@
  * next wave proceeds, and status and an Event name it; a held rollout is resumed the same way; hostile strings in
  * a set's status render as text; axe-core finds no serious violation. docs/ui-rollout.png is written here.
  */
-import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -16,11 +15,20 @@ import type { ChangeEvent } from '../src/cli/ui/api-types.ts';
 import { startInClusterUi } from '../src/cli/ui/in-cluster.ts';
 import type { UiServer } from '../src/cli/ui/server.ts';
 import type { SetListPage } from '../src/cli/ui/set-types.ts';
-import { eventually, get, kube, kubeconfig, kubectl } from './support/cluster.ts';
+import { eventually, get, kube, kubeconfig } from './support/cluster.ts';
 import { packagesync } from './support/cli.ts';
 import { SHARD_LABEL } from './support/controller.ts';
 import { configMap, startGitEnv, type GitEnvWithController } from './support/git-env.ts';
-import { children, createSet, getSet, setsPath, waitSet } from './support/rollout.ts';
+import {
+  children,
+  clusterSecret,
+  createSet,
+  getSet,
+  setEvents,
+  setsPath,
+  waitSet,
+  writeSetStatus,
+} from './support/rollout.ts';
 import {
   ensureUiBuilt,
   freePort,
@@ -51,20 +59,6 @@ const sets = (verbs: string[]): RoleRule[] => [
   { apiGroups: ['packagesync.io'], resources: ['packagesyncsets'], verbs },
 ];
 
-async function clusterSecret(name: string, labels: Record<string, string>, server?: string) {
-  let value = readFileSync(kubeconfig(), 'utf8');
-  // a registered cluster whose API server does not answer: this cluster's kubeconfig aimed at a closed port
-  if (server) value = value.replace(/server: https:\/\/[^\s]+/, `server: ${server}`);
-  await (
-    await kube()
-  ).request('POST', `/api/v1/namespaces/${ns}/secrets`, {
-    body: {
-      metadata: { name, labels: { 'packagesync.io/secret-type': 'cluster', ...labels } },
-      stringData: { value },
-    },
-  });
-}
-
 const setBody = (name: string, url: string, spec: Record<string, unknown>, shard = true) => ({
   apiVersion: 'packagesync.io/v1alpha1',
   kind: 'PackageSyncSet',
@@ -87,8 +81,8 @@ beforeAll(async () => {
   });
   sha = repo.sha;
   await Promise.all([
-    clusterSecret('local', { env: 'e2e' }),
-    clusterSecret('gone', { env: 'gone' }, 'https://127.0.0.1:9'),
+    clusterSecret(ns, 'local', { env: 'e2e' }),
+    clusterSecret(ns, 'gone', { env: 'gone' }, 'https://127.0.0.1:9'),
   ]);
   // the canary waits for a person; the rest bakes briefly once the canary is approved
   await createSet(
@@ -137,26 +131,19 @@ async function hostileSet(url: string) {
     setBody('hostile', url, { generators: { clusters: {} }, rollout: { waves: [{ name: 'one' }] } }, false),
   );
   const at = new Date().toISOString();
-  await (
-    await kube()
-  ).request('PATCH', `${setsPath(ns)}/hostile/status`, {
-    contentType: 'application/merge-patch+json',
-    body: {
-      status: {
-        observedGeneration: 1,
-        phase: 'Gating',
-        revision: `main@sha1:${IMG}`,
-        message: `${SCRIPT} ${IMG}`,
-        conditions: [
-          { type: 'Ready', status: 'Unknown', reason: 'WaitingForApproval', message: SCRIPT, lastTransitionTime: at },
-        ],
-        blockedBy: { wave: 'one', gate: IMG, reason: 'WaitingForApproval', message: `${SCRIPT} ${IMG}`, since: at },
-        waves: [{ name: 'one', phase: 'Gating', size: 1, healthy: 0, failed: 1, budget: 0, approvedBy: IMG }],
-        targets: [
-          { name: SCRIPT, cluster: IMG, child: SCRIPT, wave: 'one', health: 'Failed', reason: IMG, message: SCRIPT },
-        ],
-      },
-    },
+  await writeSetStatus(ns, 'hostile', {
+    observedGeneration: 1,
+    phase: 'Gating',
+    revision: `main@sha1:${IMG}`,
+    message: `${SCRIPT} ${IMG}`,
+    conditions: [
+      { type: 'Ready', status: 'Unknown', reason: 'WaitingForApproval', message: SCRIPT, lastTransitionTime: at },
+    ],
+    blockedBy: { wave: 'one', gate: IMG, reason: 'WaitingForApproval', message: `${SCRIPT} ${IMG}`, since: at },
+    waves: [{ name: 'one', phase: 'Gating', size: 1, healthy: 0, failed: 1, budget: 0, approvedBy: IMG }],
+    targets: [
+      { name: SCRIPT, cluster: IMG, child: SCRIPT, wave: 'one', health: 'Failed', reason: IMG, message: SCRIPT },
+    ],
   });
 }
 
@@ -168,20 +155,6 @@ async function open(server: UiServer, hash = ''): Promise<Page> {
 
 const waitingForApproval = () =>
   waitSet(ns, 'web', 'the canary waiting for approval', (s) => s.status?.blockedBy?.reason === 'WaitingForApproval');
-
-async function setEvents(name: string) {
-  const out = await kubectl(
-    'get',
-    'events',
-    '-n',
-    ns,
-    '--field-selector',
-    `involvedObject.kind=PackageSyncSet,involvedObject.name=${name}`,
-    '-o',
-    'json',
-  );
-  return (JSON.parse(out) as { items: { reason: string; message: string }[] }).items;
-}
 
 describe('the rollouts list', () => {
   it('is reached from the fleet page and lists the sets the user may list, with what each waits on', async () => {
@@ -268,7 +241,7 @@ describe('actions on a set', () => {
     await poll(() => page.locator('.wave h3').nth(1).textContent()).toBe('Wave 2: rest Succeeded');
     expect(await page.getByRole('button', { name: /Approve/ }).count()).toBe(0);
     const events = await eventually('the WaveApproved event', async () => {
-      const items = (await setEvents('web')).filter((e) => e.reason === 'WaveApproved');
+      const items = (await setEvents(ns, 'web')).filter((e) => e.reason === 'WaveApproved');
       return items.length > 0 && items;
     });
     expect(events.map((e) => `${e.reason}: ${e.message}`)).toEqual([
@@ -290,7 +263,7 @@ describe('actions on a set', () => {
     expect(resumed.status!.waves![0]).toMatchObject({ resumedBy: user, attempt: 1 });
     await poll(() => page.locator('.wave').first().textContent()).toContain(`Resumed by ${user}`);
     const events = await eventually('the RolloutResumed event', async () => {
-      const items = (await setEvents('stuck')).filter((e) => e.reason === 'RolloutResumed');
+      const items = (await setEvents(ns, 'stuck')).filter((e) => e.reason === 'RolloutResumed');
       return items.length > 0 && items;
     });
     expect(events.map((e) => e.message)).toEqual([
