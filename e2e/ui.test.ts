@@ -335,8 +335,10 @@ describe('actions', () => {
       await fleet.keyboard.press('Tab');
       fleetReached.push(await fleet.evaluate<string>("document.activeElement?.tagName ?? ''"));
     }
-    // the state buttons, namespace and state, search and labels, sort and the checkbox, then the rows' links
-    expect(fleetReached.slice(0, 13)).toEqual([
+    // the header's two links, the state buttons, namespace and state, search and labels, sort and the checkbox,
+    // then the rows' links
+    expect(fleetReached.slice(0, 14)).toEqual([
+      'A',
       'A',
       'BUTTON',
       'BUTTON',

@@ -10,6 +10,7 @@ import type {
   PackageSyncDetail,
   PlanResult,
 } from '../src/cli/ui/api-types.ts';
+import type { SetAction, SetDetail, SetListPage, SetRow, TargetView, WaveView } from '../src/cli/ui/set-types.ts';
 
 export type {
   Action,
@@ -21,6 +22,12 @@ export type {
   ObjectDetail,
   PackageSyncDetail,
   PlanResult,
+  SetAction,
+  SetDetail,
+  SetListPage,
+  SetRow,
+  TargetView,
+  WaveView,
 };
 
 /** The part of `packagesync plan -o json` (docs/cli.md#plan) the object page reads. */
@@ -120,6 +127,25 @@ const actionResult = ({ ok, body }: Answer<ActionResult>): ActionResult => ({
 export function act(namespace: string, name: string, action: Action, revision?: string): Promise<ActionResult> {
   const query = revision ? `?${new URLSearchParams({ revision }).toString()}` : '';
   return call<ActionResult>(`${psPath(namespace, name)}/${action}${query}`, 'POST').then(actionResult);
+}
+
+const setPath = (namespace: string, name: string) =>
+  `/api/packagesyncsets/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
+
+export const getSets = (query: URLSearchParams) => get<SetListPage>(`/api/packagesyncsets?${query.toString()}`);
+
+export const getSet = (namespace: string, name: string) => get<SetDetail>(setPath(namespace, name));
+
+/** Approve or resume `wave` of `revision`, as the page shows them; a refusal comes back as ok: false. */
+export function actOnSet(
+  namespace: string,
+  name: string,
+  action: SetAction,
+  wave: string,
+  revision: string,
+): Promise<ActionResult> {
+  const query = new URLSearchParams({ wave, revision }).toString();
+  return call<ActionResult>(`${setPath(namespace, name)}/${action}?${query}`, 'POST').then(actionResult);
 }
 
 /** `packagesync plan` run by the server with the viewer's credentials: its text, or its JSON document. */

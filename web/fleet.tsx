@@ -47,6 +47,7 @@ export function Fleet() {
     reads.load();
     const reload = throttle(() => reads.load(), 200);
     const stopListening = onChange((change) => {
+      if (change?.kind) return; // a PackageSyncSet's: not on this page
       // the changed row at once where this page shows it; the re-read brings counts, order and paging
       const row = change?.row;
       if (row) setData((d) => d && withRow(d, row));
@@ -148,7 +149,7 @@ export function Fleet() {
   );
 }
 
-function Alert({ message }: { message: string | undefined }) {
+export function Alert({ message }: { message: string | undefined }) {
   return message ? (
     <p class="alert" role="alert">
       {message}
@@ -157,7 +158,7 @@ function Alert({ message }: { message: string | undefined }) {
 }
 
 /** A labelled select of the filter form; `all` offers "all" (the empty value) first. */
-function Choice<T extends string>(props: {
+export function Choice<T extends string>(props: {
   label: string;
   value: T | '';
   options: readonly T[];
@@ -180,7 +181,12 @@ function Choice<T extends string>(props: {
 }
 
 /** A labelled search box of the filter form: every keystroke is a new query (the server filters). */
-function SearchField(props: { label: string; value: string; placeholder: string; onInput: (value: string) => void }) {
+export function SearchField(props: {
+  label: string;
+  value: string;
+  placeholder: string;
+  onInput: (value: string) => void;
+}) {
   return (
     <label>
       {props.label}{' '}

@@ -19,6 +19,18 @@ export function shortRevision(revision: string | undefined): string {
 export const psHref = (namespace: string, name: string) =>
   `#/ps/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
 
+export const setHref = (namespace: string, name: string) =>
+  `#/set/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
+
+/** What is left of a wait that ends at `end`: 4m 05s, 12s; `0s` once it is over. */
+export function timeLeft(end: string, now = Date.now()): string {
+  const s = Math.max(0, Math.ceil((Date.parse(end) - now) / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
+}
+
 /** An object's page, in the PackageSync it belongs to (an empty group or namespace is an empty segment). */
 export const objectHref = (
   ps: { namespace: string; name: string },

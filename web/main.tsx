@@ -1,6 +1,7 @@
 /**
- * The UI's entry: a hash router over three pages (#/, #/ps/<namespace>/<name>, and an object of a PackageSync,
- * #/obj/<namespace>/<name>/<group>/<kind>/<object namespace>/<object name>), behind sign-in in the cluster.
+ * The UI's entry: a hash router over the pages (#/ the fleet, #/ps/<namespace>/<name>, an object of a PackageSync,
+ * #/obj/<namespace>/<name>/<group>/<kind>/<object namespace>/<object name>, the rollouts #/sets and one set,
+ * #/set/<namespace>/<name>), behind sign-in in the cluster.
  */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -8,10 +9,12 @@ import { SIGN_IN_EVENT, signOut, whoAmI, type WhoAmI } from './api.ts';
 import { Fleet } from './fleet.tsx';
 import { ObjectPage } from './object.tsx';
 import { PackageSyncPage } from './package-sync.tsx';
+import { SetPage } from './set.tsx';
+import { Sets } from './sets.tsx';
 import { SignIn } from './sign-in.tsx';
 
-function route(hash: string): { namespace: string; name: string } | undefined {
-  const m = /^#\/ps\/([^/]+)\/([^/]+)$/.exec(hash);
+function route(hash: string, page = 'ps'): { namespace: string; name: string } | undefined {
+  const m = new RegExp(`^#/${page}/([^/]+)/([^/]+)$`).exec(hash);
   return m ? { namespace: decodeURIComponent(m[1]!), name: decodeURIComponent(m[2]!) } : undefined;
 }
 
@@ -51,12 +54,19 @@ function App() {
   }, []);
   const ps = route(hash);
   const obj = objectRoute(hash);
+  const set = route(hash, 'set');
+  const sets = hash === '#/sets';
   return (
     <>
       <header class="top">
-        <a href="#/" class="brand">
-          PackageSync
-        </a>
+        <nav class="nav" aria-label="Site">
+          <a href="#/" class="brand">
+            PackageSync
+          </a>
+          <a href="#/sets" aria-current={sets || set ? 'page' : undefined}>
+            Rollouts
+          </a>
+        </nav>
         {me && (
           <span class="who">
             {me.user}
@@ -74,6 +84,10 @@ function App() {
         <ObjectPage key={hash} {...obj} />
       ) : ps ? (
         <PackageSyncPage key={`${ps.namespace}/${ps.name}`} {...ps} />
+      ) : set ? (
+        <SetPage key={`${set.namespace}/${set.name}`} {...set} />
+      ) : sets ? (
+        <Sets />
       ) : (
         <Fleet />
       )}

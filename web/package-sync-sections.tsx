@@ -1,4 +1,7 @@
-/** The longer sections of a PackageSync's page: drift, plan on request, history, the objects table, events. */
+/**
+ * The longer sections of a PackageSync's page: drift, plan on request, history, the objects table, events; its
+ * conditions and events are also a PackageSyncSet's (set.tsx).
+ */
 import { useState } from 'preact/hooks';
 import { commitUrl } from '../src/cli/ui/forge.ts';
 import { plan, type PackageSyncDetail, type PlanResult } from './api.ts';
@@ -162,7 +165,39 @@ export function Objects({ d }: { d: PackageSyncDetail }) {
   );
 }
 
-export function Events({ d }: { d: PackageSyncDetail }) {
+/** A kstatus object's conditions (a PackageSync's, a PackageSyncSet's), with their messages. */
+export function Conditions({ conditions }: { conditions: PackageSyncDetail['conditions'] }) {
+  return (
+    <section aria-labelledby="h-conditions">
+      <h2 id="h-conditions">Conditions</h2>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Type</th>
+            <th scope="col">Status</th>
+            <th scope="col">Reason</th>
+            <th scope="col">Since</th>
+            <th scope="col">Message</th>
+          </tr>
+        </thead>
+        <tbody>
+          {conditions.map((c) => (
+            <tr key={c.type} class="condition">
+              <td>{c.type}</td>
+              <td>{c.status}</td>
+              <td>{c.reason}</td>
+              <td>{age(c.lastTransitionTime)}</td>
+              <td class="message">{c.message}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+/** The newest events about the object the page shows (a PackageSync, a PackageSyncSet). */
+export function Events({ d }: { d: Pick<PackageSyncDetail, 'events'> }) {
   return (
     <section aria-labelledby="h-events">
       <h2 id="h-events">Events</h2>

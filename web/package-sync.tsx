@@ -9,8 +9,8 @@ import { commitUrl } from '../src/cli/ui/forge.ts';
 import { act, getPackageSync, onChange, type Action, type PackageSyncDetail } from './api.ts';
 import { throttle } from './throttle.ts';
 import { newestOnly } from './newest-only.ts';
-import { age, shortRevision } from './format.ts';
-import { Drift, Events, History, Objects, Plan } from './package-sync-sections.tsx';
+import { shortRevision } from './format.ts';
+import { Conditions, Drift, Events, History, Objects, Plan } from './package-sync-sections.tsx';
 import { Graph } from './graph.tsx';
 
 export function PackageSyncPage({ namespace, name }: { namespace: string; name: string }) {
@@ -27,7 +27,9 @@ export function PackageSyncPage({ namespace, name }: { namespace: string; name: 
     );
     reads.load();
     const reload = throttle(() => reads.load(), 100);
-    const stopListening = onChange((c) => (!c || (c.namespace === namespace && c.name === name)) && reload());
+    const stopListening = onChange(
+      (c) => (!c || (!c.kind && c.namespace === namespace && c.name === name)) && reload(),
+    );
     return () => (stopListening(), reads.stop());
   }, [namespace, name]);
 
@@ -136,31 +138,7 @@ function Detail({ d }: { d: PackageSyncDetail }) {
           </dd>
         </dl>
       </section>
-      <section aria-labelledby="h-conditions">
-        <h2 id="h-conditions">Conditions</h2>
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Type</th>
-              <th scope="col">Status</th>
-              <th scope="col">Reason</th>
-              <th scope="col">Since</th>
-              <th scope="col">Message</th>
-            </tr>
-          </thead>
-          <tbody>
-            {d.conditions.map((c) => (
-              <tr key={c.type} class="condition">
-                <td>{c.type}</td>
-                <td>{c.status}</td>
-                <td>{c.reason}</td>
-                <td>{age(c.lastTransitionTime)}</td>
-                <td class="message">{c.message}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </section>
+      <Conditions conditions={d.conditions} />
       <section aria-labelledby="h-why">
         <h2 id="h-why">Why</h2>
         <pre class="why">{d.why.join('\n')}</pre>

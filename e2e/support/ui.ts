@@ -76,11 +76,24 @@ export async function writeStatus(namespace: string, name: string, status: objec
   });
 }
 
+/** A Role's rule, for what a test user may do beyond PackageSyncs (PackageSyncSets, say). */
+export interface RoleRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
 /**
- * A ServiceAccount `name` in `namespace` with a Role over PackageSyncs allowing `verbs` (and creating events),
- * and a kubeconfig at `dir`/<name>.kubeconfig holding only its token: a user as the API server sees one.
+ * A ServiceAccount `name` in `namespace` with a Role over PackageSyncs allowing `verbs` (and creating events,
+ * and `more`), and a kubeconfig at `dir`/<name>.kubeconfig holding only its token: a user as the API server sees one.
  */
-export async function serviceAccountUser(namespace: string, name: string, verbs: string[], dir: string) {
+export async function serviceAccountUser(
+  namespace: string,
+  name: string,
+  verbs: string[],
+  dir: string,
+  more: RoleRule[] = [],
+) {
   const client = await kube();
   const rbac = '/apis/rbac.authorization.k8s.io/v1';
   await client.request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, {
@@ -94,6 +107,7 @@ export async function serviceAccountUser(namespace: string, name: string, verbs:
       rules: [
         { apiGroups: ['packagesync.io'], resources: ['packagesyncs'], verbs },
         { apiGroups: [''], resources: ['events'], verbs: ['list', 'create', 'patch'] },
+        ...more,
       ],
     },
   });

@@ -19,6 +19,13 @@ const EVENT_SERIES_WINDOW_MS = 10 * 60_000;
 /** Event series remembered at most (oldest forgotten first): the memory bound of the correlation. */
 const EVENT_SERIES_MAX = 4096;
 
+/** What an Event is about: a PackageSync (its kind is implied), or another object of the API group naming its own. */
+export interface EventSubject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: Pick<PackageSync['metadata'], 'name' | 'namespace' | 'uid' | 'resourceVersion'>;
+}
+
 interface EventSeries {
   namespace: string;
   name: string;
@@ -192,9 +199,9 @@ export class PackageSyncs {
   /**
    * A core/v1 Event on the PackageSync, so `kubectl describe pks` shows what happened. A repeat within ten
    * minutes counts up the event already written (`kubectl describe` shows "x5 over 3m") instead of adding
-   * one per retry. Best effort.
+   * one per retry. Best effort. Another kind of this API group (a PackageSyncSet) names its own kind.
    */
-  async event(ps: PackageSync, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+  async event(ps: EventSubject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
     const now = new Date().toISOString();
     const ns = ps.metadata.namespace;
     const text = message.length > 1024 ? `${message.slice(0, 1023)}…` : message;
@@ -215,8 +222,8 @@ export class PackageSyncs {
             kind: 'Event',
             metadata: { generateName: `${ps.metadata.name}.`, namespace: ns },
             involvedObject: {
-              apiVersion: API_VERSION,
-              kind: KIND,
+              apiVersion: ps.apiVersion ?? API_VERSION,
+              kind: ps.kind ?? KIND,
               name: ps.metadata.name,
               namespace: ns,
               uid: ps.metadata.uid,

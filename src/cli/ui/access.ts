@@ -25,14 +25,20 @@ export interface Viewer {
   cluster: Cluster;
   /** As the API server names them (a SelfSubjectReview): for the Events recording their actions. */
   user: string;
-  /** May they list PackageSyncs in `namespace` (RBAC, asked once a minute)? The shared watch is not theirs. */
-  mayList(namespace: string): Promise<boolean>;
+  /**
+   * May they list PackageSyncs (or PackageSyncSets) in `namespace` (RBAC, asked once a minute)? The shared
+   * watches are not theirs.
+   */
+  mayList(namespace: string, resource?: ListedResource): Promise<boolean>;
   /**
    * `--kubeconfig <file>` for the `packagesync plan` child process of one PackageSync (plan-runner.ts): as them, or
    * for a viewer behind the auth proxy the server's own identity once RBAC allows it (plan-identity.ts); or why not.
    */
   planKubeconfig(namespace: string, name: string): Promise<PlanIdentity>;
 }
+
+/** What the UI's shared watches list: each viewer sees of them what RBAC lets them list. */
+export type ListedResource = 'packagesyncs' | 'packagesyncsets';
 
 export type ViewerResult = { ok: true; viewer: Viewer } | { ok: false; status: number; message: string };
 
@@ -183,21 +189,22 @@ export class TokenAccess implements Access {
       close: () => client.close(),
     };
     const answers = new Map<string, { at: number; may: Promise<boolean> }>();
-    const mayList = (namespace: string): Promise<boolean> => {
-      const known = answers.get(namespace);
+    const mayList = (namespace: string, resource: ListedResource): Promise<boolean> => {
+      const key = `${resource}/${namespace}`;
+      const known = answers.get(key);
       if (known && Date.now() - known.at < LIST_ANSWER_MS) return known.may;
-      const may = mayListIn(client, namespace).catch(() => {
-        answers.delete(namespace); // not kept: the next page load asks again
+      const may = mayListIn(client, namespace, resource).catch(() => {
+        answers.delete(key); // not kept: the next page load asks again
         return false;
       });
-      answers.set(namespace, { at: Date.now(), may });
+      answers.set(key, { at: Date.now(), may });
       return may;
     };
     const viewer: Viewer = {
       cluster,
       user,
       // allowed everywhere (a ClusterRole) answers for every namespace with one review
-      mayList: async (ns) => (await mayList('')) || mayList(ns),
+      mayList: async (ns, resource = 'packagesyncs') => (await mayList('', resource)) || mayList(ns, resource),
       planKubeconfig: async (namespace, name) => {
         const asViewer = () => tokenKubeconfig(this.opts.server, credential);
         if (!credential.impersonate) return { ok: true, ...(await asViewer()) };
@@ -295,8 +302,8 @@ async function review(
   }
 }
 
-/** A SelfSubjectAccessReview: may these credentials list PackageSyncs in `namespace` ('' = in every namespace)? */
-async function mayListIn(client: KubeClient, namespace: string): Promise<boolean> {
+/** A SelfSubjectAccessReview: may these credentials list `resource` in `namespace` ('' = in every namespace)? */
+async function mayListIn(client: KubeClient, namespace: string, resource: ListedResource): Promise<boolean> {
   const r = await client.request<{ status?: { allowed?: boolean } }>(
     'POST',
     '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
@@ -305,10 +312,27 @@ async function mayListIn(client: KubeClient, namespace: string): Promise<boolean
         apiVersion: 'authorization.k8s.io/v1',
         kind: 'SelfSubjectAccessReview',
         spec: {
-          resourceAttributes: { group: 'packagesync.io', resource: 'packagesyncs', verb: 'list', namespace },
+          resourceAttributes: { group: 'packagesync.io', resource, verb: 'list', namespace },
         },
       },
     },
   );
   return r.status?.allowed === true;
+}
+
+/**
+ * The objects of the namespaces where `viewer` may list them (all, for the kubeconfig's own watch), and a key
+ * naming which namespaces those are ('*': every one).
+ */
+export async function visibleTo<T extends { metadata: { namespace: string } }>(
+  viewer: Viewer,
+  all: T[],
+  resource: ListedResource = 'packagesyncs',
+): Promise<{ items: T[]; namespaces: string }> {
+  const namespaces = [...new Set(all.map((p) => p.metadata.namespace))];
+  const may = new Set(
+    (await Promise.all(namespaces.map(async (ns) => ((await viewer.mayList(ns, resource)) ? ns : '')))).filter(Boolean),
+  );
+  if (may.size === namespaces.length) return { items: all, namespaces: '*' };
+  return { items: all.filter((p) => may.has(p.metadata.namespace)), namespaces: [...may].sort().join(',') };
 }

@@ -191,12 +191,14 @@ export interface ActionResult {
 }
 
 /**
- * Server-sent event data on /api/watch: a PackageSync changed (or went), the pages re-read what they show. `row`
- * is its fleet row as it is now (absent when it went): a fleet page showing it updates that row at once, before
- * its re-read brings the new counts and order.
+ * Server-sent event data on /api/watch: a PackageSync (or a PackageSyncSet) changed or went, the pages re-read what
+ * they show. `row` is a PackageSync's fleet row as it is now (absent when it went): a fleet page showing it updates
+ * that row at once, before its re-read brings the new counts and order.
  */
 export interface ChangeEvent {
   namespace: string;
   name: string;
   row?: FleetRow;
+  /** Set for a PackageSyncSet's change (from its own shared watch); absent for a PackageSync's. */
+  kind?: 'PackageSyncSet';
 }

@@ -166,12 +166,21 @@ interface KubeEvent {
   reportingComponent?: string;
 }
 
-async function packageSyncEvents(cluster: Cluster, ps: PackageSync): Promise<EventRecord[]> {
+const packageSyncEvents = (cluster: Cluster, ps: PackageSync) =>
+  objectEvents(cluster, ps.metadata.namespace, 'PackageSync', ps.metadata.name);
+
+/** The newest events about one object (a PackageSync, a PackageSyncSet), read as the viewer. */
+export async function objectEvents(
+  cluster: Cluster,
+  namespace: string,
+  kind: string,
+  name: string,
+): Promise<EventRecord[]> {
   try {
     const list = await cluster.client.request<{ items: KubeEvent[] }>(
       'GET',
-      `/api/v1/namespaces/${encodeURIComponent(ps.metadata.namespace)}/events`,
-      { query: { fieldSelector: `involvedObject.kind=PackageSync,involvedObject.name=${ps.metadata.name}` } },
+      `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+      { query: { fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` } },
     );
     return list.items
       .map((e) => ({

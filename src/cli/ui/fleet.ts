@@ -2,7 +2,7 @@
  * The fleet page's rows from PackageSyncs as the shared watch holds them: one state each, counts, filter, sort
  * and paging, all on the server (the browser gets one page, however large the fleet). Pure.
  */
-import type { PackageSync } from '../../api/packagesync.ts';
+import type { Condition, PackageSync } from '../../api/packagesync.ts';
 import { matchesLabelSelector } from '../../core/plan/label-selector.ts';
 import { conditionOf } from '../../core/status.ts';
 import { sourceAddress } from '../../core/source-address.ts';
@@ -15,11 +15,19 @@ import { FLEET_STATES, type FleetPage, type FleetQuery, type FleetRow, type Flee
  */
 export function fleetState(ps: PackageSync): FleetState {
   if (ps.spec?.suspend) return 'Suspended';
-  const ready = conditionOf(ps.status, 'Ready');
-  if (ready?.status === 'True' && ps.status?.observedGeneration === ps.metadata.generation) return 'Ready';
-  if (conditionOf(ps.status, 'Stalled')?.status === 'True') return 'Stalled';
-  if (conditionOf(ps.status, 'Reconciling')?.status === 'True') return 'Reconciling';
-  if (ready?.status === 'False') return 'Failed';
+  return kstatusState(ps.status, ps.metadata.generation);
+}
+
+/** The same order for anything with kstatus conditions (a PackageSyncSet too): Ready, Stalled, Reconciling, Failed. */
+export function kstatusState(
+  status: { conditions?: readonly Condition[]; observedGeneration?: number } | undefined,
+  generation: number | undefined,
+): Exclude<FleetState, 'Suspended'> {
+  const of = (type: string) => status?.conditions?.find((c) => c.type === type)?.status;
+  if (of('Ready') === 'True' && status?.observedGeneration === generation) return 'Ready';
+  if (of('Stalled') === 'True') return 'Stalled';
+  if (of('Reconciling') === 'True') return 'Reconciling';
+  if (of('Ready') === 'False') return 'Failed';
   return 'Reconciling';
 }
 

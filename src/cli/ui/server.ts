@@ -1,7 +1,7 @@
 /**
  * The web UI's HTTP server: the page, its two built assets, the JSON API under /api and one server-sent event
- * stream fed by one shared watch of PackageSyncs (every open page hears every change from that one watch, not one
- * watch per tab). Everything the cluster answers, it answers as the request's viewer (access.ts: the user's
+ * stream fed by one shared watch of PackageSyncs and one of PackageSyncSets (set-routes.ts; every open page hears
+ * every change from those watches, not one watch per tab). Everything the cluster answers, it answers as the request's viewer (access.ts: the user's
  * kubeconfig, or in the cluster the request's own bearer token); security.ts decides which requests are let
  * through at all.
  */
@@ -16,7 +16,7 @@ import { API_VERSION, KIND, type PackageSync } from '../../api/packagesync.ts';
 import type { Cluster } from '../cluster.ts';
 import { errorMessage } from '../exit-codes.ts';
 import { z } from 'zod';
-import { kubeconfigAccess, type Access, type Viewer } from './access.ts';
+import { kubeconfigAccess, visibleTo, type Access, type Viewer } from './access.ts';
 import { performAction } from './actions.ts';
 import {
   ACTIONS,
@@ -31,6 +31,7 @@ import { fleetPage, fleetRow } from './fleet.ts';
 import { clearedSessionCookie, sessionCookie, tokenProblem } from './identity.ts';
 import { objectDetail } from './object-page.ts';
 import { planRunner } from './plan-runner.ts';
+import { setRoutes } from './set-routes.ts';
 import {
   CSRF_COOKIE,
   CSRF_HEADER,
@@ -107,22 +108,28 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
    */
   let fleetVersion = 0;
   const fleetPages = new Map<string, Omit<FleetPage, 'refused'>>();
+  const broadcast = (change: ChangeEvent) => {
+    const frame = `data: ${JSON.stringify(change)}\n\n`;
+    const resource = change.kind ? 'packagesyncsets' : 'packagesyncs';
+    // each viewer hears only of namespaces where RBAC lets them list that kind
+    for (const s of streams)
+      void s.viewer
+        .mayList(change.namespace, resource)
+        .then((may) => may && !s.res.writableEnded && s.res.write(frame));
+  };
   informer.on((event, obj) => {
     fleetVersion++;
     fleetPages.clear();
     if (!synced) return;
-    const change: ChangeEvent = {
+    broadcast({
       namespace: obj.metadata.namespace ?? '',
       name: obj.metadata.name,
       ...(event === 'delete' ? {} : { row: fleetRow(obj as unknown as PackageSync) }),
-    };
-    const frame = `data: ${JSON.stringify(change)}\n\n`;
-    // each viewer hears only of namespaces where RBAC lets them list PackageSyncs
-    for (const s of streams)
-      void s.viewer.mayList(change.namespace).then((may) => may && !s.res.writableEnded && s.res.write(frame));
+    });
   });
   informer.start();
-  await Promise.race([informer.synced, refusal]);
+  const sets = setRoutes({ cluster: opts.cluster, namespace: opts.namespace, recorder, onChange: broadcast });
+  await Promise.all([Promise.race([informer.synced, refusal]), sets.ready]);
   synced = true;
 
   let allowed = new Set<string>();
@@ -165,6 +172,10 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       // Sign out clears the session cookie; a token in the Authorization header (an auth proxy's) is not the page's
       return sendJson(res, 200, { user: viewer.user, signOut: access.perRequest && !req.headers.authorization });
     if (req.method === 'GET' && path === '/api/watch') return openStream(req, res, streams, viewer);
+    if (path.startsWith('/api/packagesyncsets')) {
+      const answer = await sets.handle(req.method ?? 'GET', url, viewer, () => csrf(req), access.perRequest);
+      if (answer) return sendJson(res, answer.status, answer.body);
+    }
     if (req.method === 'GET' && path === '/api/packagesyncs') {
       const query = FleetQuerySchema.safeParse(Object.fromEntries(url.searchParams));
       if (!query.success) return sendJson(res, 400, { ok: false, message: query.error.issues[0]?.message });
@@ -280,6 +291,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     close: async () => {
       clearInterval(keepalive);
       informer.stop();
+      sets.stop();
       for (const s of streams) s.res.end();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
@@ -288,19 +300,8 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   };
 }
 
-/** The PackageSyncs of the namespaces where the viewer may list them (all, for the kubeconfig's own watch). */
 /** Fleet pages kept for the current watch version (distinct queries and audiences; cleared on every change). */
 const FLEET_PAGES_KEPT = 64;
-
-/** The PackageSyncs `viewer` may list, and a key naming which namespaces those are ('*': every one). */
-async function visibleTo(viewer: Viewer, all: PackageSync[]): Promise<{ items: PackageSync[]; namespaces: string }> {
-  const namespaces = [...new Set(all.map((p) => p.metadata.namespace))];
-  const may = new Set(
-    (await Promise.all(namespaces.map(async (ns) => ((await viewer.mayList(ns)) ? ns : '')))).filter(Boolean),
-  );
-  if (may.size === namespaces.length) return { items: all, namespaces: '*' };
-  return { items: all.filter((p) => may.has(p.metadata.namespace)), namespaces: [...may].sort().join(',') };
-}
 
 const SignInSchema = z.object({ token: z.string().min(1) });
 
