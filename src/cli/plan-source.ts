@@ -40,6 +40,13 @@ export interface PlanSourceFlags {
   sopsAgeSecret?: string;
 }
 
+/** `packagesync plan`'s flags (plan.ts), also read by `plan packagesyncset/NAME` (set-plan.ts). */
+export interface PlanFlags extends PlanSourceFlags {
+  namespace?: string;
+  kubeconfig?: string;
+  output: 'text' | 'json' | 'markdown';
+}
+
 /** `--sops-age-secret NAMESPACE/NAME` (the controller's Secret lives in the controller's namespace). */
 export function parseSopsAgeSecret(value: string | undefined): { namespace: string; name: string } | undefined {
   if (value === undefined) return undefined;

@@ -15,16 +15,10 @@ import { renderPlanMarkdown, renderPlanText, type PlanDocument } from '../core/p
 import { kubeconfigOption, namespaceOption, withCluster } from './cluster.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
 import { computePlan } from './plan-package-sync.ts';
-import type { PlanSourceFlags } from './plan-source.ts';
+import type { PlanFlags } from './plan-source.ts';
 import { planSet } from './set-plan.ts';
 import { setArgument } from './set-ref.ts';
 import { withTargetObjects } from './target-objects.ts';
-
-export interface PlanFlags extends PlanSourceFlags {
-  namespace?: string;
-  kubeconfig?: string;
-  output: 'text' | 'json' | 'markdown';
-}
 
 export function registerPlan(program: Command): void {
   program

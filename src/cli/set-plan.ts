@@ -30,11 +30,11 @@ import {
 } from '../core/rollout/set-plan.ts';
 import { NO_TARGETS } from '../core/rollout/step.ts';
 import { generateTargets, type ClusterSecret, type Target } from '../core/rollout/targets.ts';
-import { resolveSetRevision } from '../controller/rollout/set-revision.ts';
+import { resolveSetRevision } from '../engine/set-revision.ts';
 import type { Cluster } from './cluster.ts';
 import { CliError, errorMessage, ExitCode, exitCodeOf } from './exit-codes.ts';
 import { computePlan } from './plan-package-sync.ts';
-import type { PlanFlags } from './plan.ts';
+import type { PlanFlags } from './plan-source.ts';
 import { openPlanSources, type PlanSources } from './plan-source.ts';
 import { getSet } from './set-ref.ts';
 import { withTargetObjects } from './target-objects.ts';

@@ -34,7 +34,7 @@ import { gatesToCheck, parseApproval, parseResume, stepRollout, type GateResult 
 import { generateTargets, setLabelValue, type ClusterSecret } from '../../core/rollout/targets.ts';
 import { WorkQueue } from '../work-queue.ts';
 import { checkGate } from './check-gate.ts';
-import { resolveSetRevision } from './set-revision.ts';
+import { resolveSetRevision } from '../../engine/set-revision.ts';
 
 /** Job gates run as the template's ServiceAccount, else the controller's default one (as its children apply). */
 const gateServiceAccount = (sa: string | undefined) => (sa ? { serviceAccount: sa } : {});

@@ -4,9 +4,9 @@
  * template's secretRef names in the set's namespace. One function for the set controller and for
  * `packagesync plan packagesyncset/NAME`, so the plan shows the revision the controller would pin.
  */
-import type { Spec } from '../../api/packagesync.ts';
-import type { SourcePort } from '../../adapters/git/source-port.ts';
-import { revisionOf } from '../../core/rollout/child.ts';
+import type { Spec } from '../api/packagesync.ts';
+import type { SourcePort } from '../adapters/git/source-port.ts';
+import { revisionOf } from '../core/rollout/child.ts';
 
 export interface SetRevision {
   revision?: string;
