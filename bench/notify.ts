@@ -21,18 +21,22 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
+  apiserverFleetWrites,
   applyCrds,
   countingClient,
   createNamespace,
   deleteNamespace,
+  diff,
   ensureBenchCluster,
   kubectl,
   metricValue,
   workDir,
+  type VerbCounts,
 } from './lib/cluster.ts';
 import { commitFleet, startGitFixtures, unitName, unitPath } from './lib/fixtures.ts';
 import { dropFinalizers } from './lib/fleet.ts';
-import { memoryOf, scrape, startPackageSync, waitServing } from './lib/procs.ts';
+import { memoryOf, packageSyncRequests, scrape, startPackageSync, waitServing } from './lib/procs.ts';
+import { cpuSeconds } from './lib/steady.ts';
 import { BENCH_LABEL, createAll, isReady, packageSyncOf, PS_PATH, watchUntil } from './lib/units.ts';
 import { startNotifyReceiver, type NotifyReceiver } from '../test/support/notify-receiver.ts';
 import { notifierCollectionPath } from '../src/controller/notify/notify-controller.ts';
@@ -65,6 +69,11 @@ interface RunFigures {
   maxQueueDepth: number;
   maxOldestUndeliveredSeconds: number;
   dropped: number;
+  /** The controller's own CPU and API requests over the run (process_cpu_seconds_total, by verb). */
+  controllerCpuSeconds: number;
+  controllerRequests: VerbCounts;
+  /** The API server's writes, all clients, from creation to all Ready, by verb and resource. */
+  apiserverWrites: VerbCounts;
 }
 
 const groupOf = (i: number, per: number) => `g-${String(Math.floor(i / per)).padStart(4, '0')}`;
@@ -131,6 +140,7 @@ async function runFleet(
       }
     })();
     const ready = watchUntil(client, PS_PATH(ns), n, isReady, 30 * 60_000);
+    const writesBefore = await apiserverFleetWrites(client);
     const t0 = performance.now();
     await createAll(
       client,
@@ -148,6 +158,7 @@ async function runFleet(
     );
     const readySeconds = ((await ready.ready) - t0) / 1000;
     ready.stop();
+    const apiserverWrites = diff(await apiserverFleetWrites(client), writesBefore);
     log(`${mode}: ${n} Ready in ${readySeconds.toFixed(1)} s`);
     if (receiver) {
       // every unit's record ends healthy: wait for its message (bounded: the bench reports what arrived)
@@ -167,6 +178,9 @@ async function runFleet(
       maxQueueDepth,
       maxOldestUndeliveredSeconds: maxOldest,
       dropped: metricValue(metrics, 'packagesync_notifications_total', 'result="dropped"'),
+      controllerCpuSeconds: cpuSeconds(metrics),
+      controllerRequests: packageSyncRequests(metrics),
+      apiserverWrites,
     };
   } finally {
     sampling = false;
@@ -241,8 +255,11 @@ async function main(): Promise<void> {
         `messages (${d.unitsHealthy}/${n} units healthy delivered, ${d.duplicates} duplicates, ` +
         `${d.outOfOrderUnits} units out of order, ${d.badSignatures} bad signatures); outbox max depth ` +
         `${on.maxQueueDepth}, oldest ${on.maxOldestUndeliveredSeconds.toFixed(1)} s, ${on.dropped} dropped; ` +
-        `peak RSS ${off.peakMiB.toFixed(0)} → ${on.peakMiB.toFixed(0)} MiB; written to ${args.out}`,
+        `peak RSS ${off.peakMiB.toFixed(0)} → ${on.peakMiB.toFixed(0)} MiB; controller CPU ` +
+        `${off.controllerCpuSeconds.toFixed(1)} → ${on.controllerCpuSeconds.toFixed(1)} s; written to ${args.out}`,
     );
+    for (const r of [off, on])
+      log(`  ${r.notifications ? 'on' : 'off'}: API server writes to Ready ${JSON.stringify(r.apiserverWrites)}`);
   } finally {
     await receiver.close();
     await git.stop();

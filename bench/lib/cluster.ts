@@ -124,7 +124,15 @@ export async function apiserverFleetWrites(client: KubeClient): Promise<VerbCoun
   const res = await client.stream('/metrics', { accept: 'text/plain', timeoutMs: 30_000 });
   const text = await res.body.text();
   const out: VerbCounts = {};
-  const resources = new Set(['packagesyncs', 'configmaps', 'services', 'serviceaccounts', 'deployments', 'events']);
+  const resources = new Set([
+    'packagesyncs',
+    'configmaps',
+    'services',
+    'serviceaccounts',
+    'deployments',
+    'events',
+    'notifiers',
+  ]);
   for (const m of text.matchAll(/^apiserver_request_total\{([^}]*)\} ([0-9.e+]+)$/gm)) {
     const label = (k: string) => new RegExp(`(?:^|,)${k}="([^"]*)"`).exec(m[1]!)?.[1] ?? '';
     const verb = label('verb');
