@@ -6,6 +6,7 @@
  * Runs on the leader only, beside the manager.
  */
 import { createHash } from 'node:crypto';
+import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import { durationMs, GROUP, VERSION, type PackageSync, type Spec } from '../../api/packagesync.ts';
 import {
@@ -35,6 +36,9 @@ import { generateTargets, setLabelValue, type ClusterSecret } from '../../core/r
 import { WorkQueue } from '../work-queue.ts';
 import { checkGate } from './check-gate.ts';
 import { resolveSetRevision } from '../../engine/set-revision.ts';
+
+/** Child PackageSyncs applied at once by one pass (server-side applies, each its own object). */
+const CHILD_APPLIES_AT_ONCE = 8;
 
 /** Job gates run as the template's ServiceAccount, else the controller's default one (as its children apply). */
 const gateServiceAccount = (sa: string | undefined) => (sa ? { serviceAccount: sa } : {});
@@ -220,18 +224,20 @@ export class SetController {
 
     const ref = setRef(set);
     let failed = false;
-    for (const t of targets) {
+    // a wave's children are applied a few at a time, not one after another: the wave starts when they exist
+    const applies = new PQueue({ concurrency: CHILD_APPLIES_AT_ONCE });
+    const applyChild = async (t: (typeof targets)[number]): Promise<void> => {
       const pin = step.pins.get(t.name);
-      if (pin === undefined) continue;
+      if (pin === undefined) return;
       const desired = childObject(ref, spec.template, t, pin);
       const digest = createHash('sha256').update(JSON.stringify(desired)).digest('hex').slice(0, 16);
       desired.metadata.annotations = { ...desired.metadata.annotations, [CHILD_DIGEST]: digest };
       const existing = this.opts.packageSyncs.get(`${namespace}/${t.child}`);
       if (existing && !ownedBy(existing as never, uid)) {
         log.warn({ child: t.child, target: t.name }, 'a PackageSync of that name is not this set’s: left alone');
-        continue;
+        return;
       }
-      if (existing?.metadata.annotations?.[CHILD_DIGEST] === digest) continue;
+      if (existing?.metadata.annotations?.[CHILD_DIGEST] === digest) return;
       try {
         await this.opts.client.request(
           'PATCH',
@@ -247,7 +253,8 @@ export class SetController {
         failed = true;
         log.warn({ child: t.child, err: errorText(e) }, 'could not apply child PackageSync');
       }
-    }
+    };
+    await Promise.all(targets.map((t) => applies.add(() => applyChild(t))));
     // children of targets gone (or not pinned any more): deleted; their deletionPolicy decides their objects
     const wanted = new Set(targets.filter((t) => step.pins.has(t.name)).map((t) => t.child));
     for (const obj of this.opts.packageSyncs.values()) {
