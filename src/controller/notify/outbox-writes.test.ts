@@ -69,8 +69,10 @@ describe('the outbox written as a group commit', () => {
     } finally {
       clearInterval(answering);
     }
-    // without sharing: a write per transition and one per delivery, 40
-    expect(store.writes).toBeLessThan(20);
+    // without sharing: a write per transition and one per delivery, 40. Shared: the twenty transitions are two
+    // writes (the one held, then one for everything observed meanwhile) whatever the timing; each delivery's
+    // removal is at most one more (fewer when deliveries outpace the store: timing decides only that part)
+    expect(store.writes).toBeLessThanOrEqual(22);
     const sent = ids(receiver.requests);
     expect(new Set(sent).size).toBe(20);
     for (const n of names) {
