@@ -4,6 +4,7 @@ import { cpus, release, totalmem } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { kubectl, root } from './cluster.ts';
+import { controllerRoot } from './procs.ts';
 
 export function machine(): Record<string, string> {
   const model = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown';
@@ -20,8 +21,10 @@ export function versions(kubeconfig: string, flux: boolean, fluxHelm: boolean): 
   const v = (k: string) => new RegExp(`^${k}=(.*)$`, 'm').exec(env)?.[1] ?? '?';
   let commit = 'unknown';
   try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain'], { cwd: root, encoding: 'utf8' }).trim();
+    // the controller's checkout (BENCH_CONTROLLER_ROOT: another commit under this harness)
+    const cwd = controllerRoot();
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain'], { cwd, encoding: 'utf8' }).trim();
     if (dirty) commit += ' + uncommitted changes';
   } catch {
     // not a git checkout

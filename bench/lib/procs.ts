@@ -171,6 +171,12 @@ export function imageNodeFlags(): string[] {
   return argv.slice(1, -1);
 }
 
+/**
+ * The checkout whose controller runs: this one, or BENCH_CONTROLLER_ROOT (another worktree, with its own
+ * node_modules) to compare two commits under the same harness, back to back on the same plane.
+ */
+export const controllerRoot = (): string => resolve(process.env.BENCH_CONTROLLER_ROOT ?? root);
+
 export const gitCacheDir = (tag: string): string => join(workDir, `git-cache-${tag}`);
 
 export function startPackageSync(o: PackageSyncOptions): Proc {
@@ -179,7 +185,7 @@ export function startPackageSync(o: PackageSyncOptions): Proc {
   const args = [
     ...imageNodeFlags(),
     ...(o.nodeArgs ?? []),
-    resolve(root, 'src/main.ts'),
+    resolve(controllerRoot(), 'src/main.ts'),
     'controller',
     '--kubeconfig',
     o.kubeconfig,
