@@ -310,8 +310,9 @@ export async function runController(config: ControllerConfig): Promise<void> {
         // the kubelet restarts the pod, which rejoins as a standby.
         log.fatal('leader lease lost: exiting');
         setTimeout(() => process.exit(1), 5_000).unref();
-        // the Notifiers too: a message sent or an outbox written from here on could race the next leader's
-        void Promise.all([manager.stop(0), notify.stop()]).finally(() => process.exit(1));
+        // the Notifiers and the sets too: a message sent, an outbox written or a set's children applied from here
+        // on could race the next leader's
+        void Promise.all([manager.stop(0), notify.stop(), rollouts.stop(0)]).finally(() => process.exit(1));
       },
       onNewLeader: (identity) => log.info({ leader: identity }, 'leader observed'),
     });
