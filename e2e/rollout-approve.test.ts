@@ -228,7 +228,7 @@ describe('packagesync approve with the approver policy', () => {
 });
 
 describe('packagesync resume packagesyncset/NAME', () => {
-  it('resumes the held wave as the caller, waits for the controller to act, and refuses a value already acted on', async () => {
+  it('resumes the held wave as the caller, waits for the controller to act, and resumes it again when it held again', async () => {
     const ns = await fx.namespace('approve-resume');
     // a registered cluster that does not answer: with nothing to revert to, the rollout holds
     await registerCluster(ns, 'gone', localKubeconfigText().replace(/server: \S+/, 'server: https://127.0.0.1:9'));
@@ -243,11 +243,14 @@ describe('packagesync resume packagesyncset/NAME', () => {
     expect(s.status!.lastHandledResume).toBe(`only@${sha}:${me}`);
     expect(s.status!.waves![0]).toMatchObject({ resumedBy: me, attempt: 1 });
 
-    // the cluster still does not answer: held again; the same value would be ignored, so the CLI says so
+    // the cluster still does not answer: held again. The same person resumes again: the same value would be
+    // ignored, so the CLI writes the whole revision (as the web UI does), and the controller acts on it
     await waitSet(ns, 'web', 'held again', (x) => x.status?.phase === 'Holding', 90_000);
-    const again = await packagesync('resume', 'pkset/web', '-n', ns, '--no-wait');
-    expect(again.code).toBe(2);
-    expect(again.stderr).toContain('was acted on already');
+    const again = await packagesync('resume', 'pkset/web', '-n', ns, '--timeout', '60s');
+    expect(again.code, again.stderr).toBe(0);
+    const s2 = await getSet(ns, 'web');
+    expect(s2.status!.lastHandledResume).toBe(`only@${s2.status!.revision}:${me}`);
+    expect(s2.status!.waves![0]).toMatchObject({ resumedBy: me, attempt: 2 });
     // a set that is not holding has nothing to resume; a wave it does not hold at is refused
     const wrong = await packagesync('resume', 'packagesyncset/web', '-n', ns, '--wave', 'other', '--no-wait');
     expect(wrong.code).toBe(2);

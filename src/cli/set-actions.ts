@@ -15,6 +15,7 @@ import {
 } from '../api/packagesyncset.ts';
 import { isNotFound } from '../adapters/kube/client.ts';
 import { callerName } from '../adapters/kube/self-subject-review.ts';
+import { resumeAnnotation } from '../core/rollout/resume.ts';
 import { approvalAnnotation } from '../core/rollout/step.ts';
 import { kubeconfigOption, withCluster, type Cluster } from './cluster.ts';
 import { CliError, ExitCode } from './exit-codes.ts';
@@ -101,13 +102,9 @@ export async function resumeSet(
       ExitCode.Invalid,
       `PackageSyncSet ${namespace}/${name} holds at wave ${held}, not ${flags.wave}`,
     );
-  const value = approvalAnnotation(held, st.revision, await callerName(cluster.client));
-  // the controller acts on each value once (core/rollout/resume.ts): the same value again would be ignored
-  if (value === st.lastHandledResume)
-    throw new CliError(
-      ExitCode.Invalid,
-      `${RESUME_ANNOTATION}=${value} was acted on already and wave ${held} held again: ${st.message ?? ''}`,
-    );
+  // as the web UI writes it: a value the controller has not handled yet, even when the same person resumes the
+  // same wave of the same revision after it held again (core/rollout/resume.ts)
+  const value = resumeAnnotation(st, held, st.revision, await callerName(cluster.client));
   await annotate(cluster, set, RESUME_ANNOTATION, value);
   process.stderr.write(
     `PackageSyncSet ${namespace}/${name}: wave ${held} of ${st.revision} resumed (${RESUME_ANNOTATION}=${value})\n`,

@@ -14,7 +14,7 @@ import {
   type PackageSyncSet,
 } from '../../api/packagesyncset.ts';
 import { approvalAnnotation } from '../../core/rollout/step.ts';
-import { commitOf } from '../../core/rollout/observe.ts';
+import { resumeAnnotation } from '../../core/rollout/resume.ts';
 import type { Cluster } from '../cluster.ts';
 import type { ActionResult } from './api-types.ts';
 import type { SetAction } from './set-types.ts';
@@ -55,7 +55,7 @@ export async function performSetAction(
     value =
       req.action === 'approve'
         ? approvalAnnotation(req.wave, current.status!.revision!, who(user))
-        : resumeValue(current, req.wave, who(user));
+        : resumeAnnotation(current.status ?? {}, req.wave, current.status!.revision!, who(user));
     const key = req.action === 'approve' ? APPROVE_ANNOTATION : RESUME_ANNOTATION;
     patched = await cluster.client.request<PackageSyncSet>('PATCH', path, {
       contentType: 'application/merge-patch+json',
@@ -76,18 +76,4 @@ export async function performSetAction(
     `${done} for revision ${revision} by ${user} in packagesync ui (${value})`,
   );
   return { status: 200, result: { ok: true, message: `PackageSyncSet ${req.namespace}/${req.name}: ${done}` } };
-}
-
-/**
- * The resume annotation's value. The controller acts on each value once (core/rollout/resume.ts), so when this
- * very value was the last one handled — the same person resuming the same wave of the same revision after it
- * held again — the whole revision is written instead of its commit: the same decision, as a value not yet
- * handled (parseResume reads both, sameRevision matches them).
- */
-export function resumeValue(set: PackageSyncSet, wave: string, user: string | undefined): string {
-  const revision = set.status!.revision!;
-  const short = approvalAnnotation(wave, revision, user);
-  if (short !== set.status?.lastHandledResume) return short;
-  const by = short.slice(`${wave}@${commitOf(revision) ?? revision}`.length);
-  return `${wave}@${revision}${by}`;
 }

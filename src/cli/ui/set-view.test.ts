@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PackageSyncSet, SetStatus } from '../../api/packagesyncset.ts';
 import { setWhyLines } from '../../core/rollout/why.ts';
-import { resumeValue } from './set-actions.ts';
+import { resumeAnnotation } from '../../core/rollout/resume.ts';
 import { approveRefusal, resumeRefusal, setDetail, setListPage, setRow } from './set-view.ts';
 
 const SHA = '3f2a9c01b7de5a4c2d1e0f9a8b7c6d5e4f3a2b1c';
@@ -165,11 +165,12 @@ describe('what a person may decide', () => {
   });
 
   it('writes a value the controller has not handled yet when the same person resumes the same wave again', () => {
-    const first = resumeValue(set('web', held), 'prod', 'alice');
+    // the CLI and the UI write it with the same function (core/rollout/resume.ts)
+    const first = resumeAnnotation(held, 'prod', REV, 'alice');
     expect(first).toBe(`prod@${SHA}:alice`);
-    const again = resumeValue(set('web', { ...held, lastHandledResume: first }), 'prod', 'alice');
+    const again = resumeAnnotation({ ...held, lastHandledResume: first }, 'prod', REV, 'alice');
     expect(again).toBe(`prod@${REV}:alice`);
     // and back: each value differs from the one handled last
-    expect(resumeValue(set('web', { ...held, lastHandledResume: again }), 'prod', 'alice')).toBe(first);
+    expect(resumeAnnotation({ ...held, lastHandledResume: again }, 'prod', REV, 'alice')).toBe(first);
   });
 });

@@ -6,7 +6,7 @@
  * so a wave that fails again holds again instead of resuming in a loop.
  */
 import type { SetStatus, TargetStatus, WaveStatus } from '../../api/packagesyncset.ts';
-import { sameRevision } from './observe.ts';
+import { commitOf, sameRevision } from './observe.ts';
 
 export interface Resume {
   wave: string;
@@ -48,4 +48,22 @@ export function resumeHeld(
   for (const t of targets.values())
     if (t.wave === held && sameRevision(t.revision, status.revision) && !healthy.has(t.name)) t.startedAt = at;
   return true;
+}
+
+/**
+ * The resume annotation a person writes for the held `wave`, as `<wave>@<commit>:<who>`, the CLI and the web UI
+ * alike (docs/adr/0045). The controller acts on each value once, so when this very value was the last one handled
+ * (the same person resuming the same wave of the same revision after it held again) the whole revision is written
+ * instead of its commit: the same decision, as a value not yet handled (parseResume reads both, sameRevision
+ * matches them). Each next value thus differs from the last one handled.
+ */
+export function resumeAnnotation(
+  status: Pick<SetStatus, 'lastHandledResume'>,
+  wave: string,
+  revision: string,
+  who?: string,
+): string {
+  const by = who ? `:${who}` : '';
+  const short = `${wave}@${commitOf(revision) ?? revision}${by}`;
+  return short !== status.lastHandledResume ? short : `${wave}@${revision}${by}`;
 }
