@@ -14,6 +14,7 @@ import { KubeApiError, KubeClient } from '../../adapters/kube/client.ts';
 import type { Discovery } from '../../adapters/kube/discovery.ts';
 import type { KubeconfigInfo, KubeHeaders } from '../../adapters/kube/kubeconfig.ts';
 import { Objects } from '../../adapters/kube/objects.ts';
+import { reviewedUser } from '../../adapters/kube/self-subject-review.ts';
 import { PackageSyncs } from '../../adapters/kube/packagesyncs.ts';
 import type { Cluster } from '../cluster.ts';
 import { whoAmI } from './actions.ts';
@@ -287,13 +288,8 @@ async function review(
   client: KubeClient,
 ): Promise<{ ok: true; user: string } | { ok: false; status: number; message: string }> {
   try {
-    const r = await client.request<{ status?: { userInfo?: { username?: string } } }>(
-      'POST',
-      '/apis/authentication.k8s.io/v1/selfsubjectreviews',
-      { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } },
-    );
-    const user = r.status?.userInfo?.username;
-    if (!user) return { ok: false, status: 401, message: 'the API server named no user for this token' };
+    const user = await reviewedUser(client);
+    if (user === undefined) return { ok: false, status: 401, message: 'the API server named no user for this token' };
     return { ok: true, user };
   } catch (e) {
     if (e instanceof KubeApiError && (e.status === 401 || e.status === 403))

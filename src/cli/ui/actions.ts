@@ -9,6 +9,7 @@ import { Reason } from '../../api/reasons.ts';
 import { conditionOf } from '../../core/status.ts';
 import { KubeApiError } from '../../adapters/kube/client.ts';
 import { packageSyncCollectionPath, type PackageSyncs } from '../../adapters/kube/packagesyncs.ts';
+import { reviewedUser } from '../../adapters/kube/self-subject-review.ts';
 import type { Cluster } from '../cluster.ts';
 import type { Action, ActionResult } from './api-types.ts';
 
@@ -38,12 +39,7 @@ const EVENT_REASON: Record<Action, string> = {
 /** Who the kubeconfig authenticates as (a SelfSubjectReview), for the events; `unknown user` if the server won't say. */
 export async function whoAmI(cluster: Cluster): Promise<string> {
   try {
-    const review = await cluster.client.request<{ status?: { userInfo?: { username?: string } } }>(
-      'POST',
-      '/apis/authentication.k8s.io/v1/selfsubjectreviews',
-      { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } },
-    );
-    return review.status?.userInfo?.username || 'unknown user';
+    return (await reviewedUser(cluster.client)) ?? 'unknown user';
   } catch {
     return 'unknown user';
   }
