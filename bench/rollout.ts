@@ -55,14 +55,33 @@ const TIMEOUT_MS = 20 * 60_000;
 interface Run {
   seconds: number;
   peakMiB: number;
+  /** The rollout's waves as its status tells them, in seconds from the set's creation. */
+  waves?: WaveTiming[];
 }
+
+interface WaveTiming {
+  name: string;
+  /** The wave began (its children pinned), then every target healthy, then the next wave may start. */
+  started: number;
+  healthy: number;
+  completed: number;
+}
+
+interface WaveStatusTimes {
+  name: string;
+  startedAt?: string;
+  healthyAt?: string;
+  completedAt?: string;
+}
+
+const since = (t0: number, at: string | undefined) => (at ? (Date.parse(at) - t0) / 1000 : NaN);
 
 async function measure(
   client: KubeClient,
   kubeconfig: string,
   tag: string,
   port: number,
-  body: (ns: string) => Promise<() => Promise<void>>,
+  body: (ns: string) => Promise<() => Promise<WaveStatusTimes[] | void>>,
 ): Promise<Run> {
   const ns = `${args.prefix}rollout-${tag}-${Date.now().toString(36)}`;
   await createNamespace(client, ns);
@@ -71,9 +90,22 @@ async function measure(
     await waitServing(proc);
     const started = Date.now();
     const done = await body(ns);
-    await done();
+    const waves = await done();
     const seconds = (Date.now() - started) / 1000;
-    return { seconds, peakMiB: memoryOf(proc.child.pid!).peakMiB };
+    return {
+      seconds,
+      peakMiB: memoryOf(proc.child.pid!).peakMiB,
+      ...(waves
+        ? {
+            waves: waves.map((w) => ({
+              name: w.name,
+              started: since(started, w.startedAt),
+              healthy: since(started, w.healthyAt),
+              completed: since(started, w.completedAt),
+            })),
+          }
+        : {}),
+    };
   } finally {
     await proc.stop();
     await dropFinalizers(client, PS_PATH(ns));
@@ -169,11 +201,10 @@ async function main(): Promise<void> {
       return async () => {
         const deadline = Date.now() + TIMEOUT_MS;
         for (;;) {
-          const set = await client.request<{ status?: { phase?: string; message?: string } }>(
-            'GET',
-            `${SETS_PATH(ns)}/fleet`,
-          );
-          if (set.status?.phase === 'Succeeded') return;
+          const set = await client.request<{
+            status?: { phase?: string; message?: string; waves?: WaveStatusTimes[] };
+          }>('GET', `${SETS_PATH(ns)}/fleet`);
+          if (set.status?.phase === 'Succeeded') return set.status.waves ?? [];
           if (set.status?.phase === 'Reverted' || set.status?.phase === 'Holding')
             throw new Error(`the rollout stopped: ${set.status.message}`);
           if (Date.now() > deadline) throw new Error(`the rollout did not finish: ${set.status?.message}`);
@@ -182,6 +213,15 @@ async function main(): Promise<void> {
       };
     });
     log(`rollout: ${rollout.seconds.toFixed(1)} s, peak RSS ${rollout.peakMiB.toFixed(0)} MiB`);
+    // where the time went: each wave's own work (started → healthy) and the set's step to the next wave
+    let previous = 0;
+    for (const w of rollout.waves ?? []) {
+      log(
+        `  wave ${w.name}: started at ${w.started.toFixed(2)} s (+${(w.started - previous).toFixed(2)} after the last), ` +
+          `healthy at ${w.healthy.toFixed(2)} s (${(w.healthy - w.started).toFixed(2)} s), completed at ${w.completed.toFixed(2)} s`,
+      );
+      previous = w.completed;
+    }
     const result = {
       targets: n,
       waves: 4,

@@ -42,7 +42,7 @@ export function renderScale(fleet: readonly FleetResult[], line: (s?: string) =>
     for (const x of idle) {
       const i = x.idle!;
       line(
-        `| ${x.n} | ${i.warmupSeconds ?? 0} | ${f1(i.seconds)} | ${f1(i.rssMiB)} | ${f2(i.cpuPercent)} | ${f2(i.requestsPerSecond)} | ${verbs(i.requests)} | ${i.reconciles ?? '—'} (${i.unchangedChecks ?? '—'}; ${i.driftChecks ?? '—'}) |`,
+        `| ${x.n} | ${i.warmupSeconds ?? 0} | ${f1(i.seconds)} | ${f1(i.rssMiB)} | ${f2(i.cpuPercent)} | ${f2(i.requestsPerSecond)} | ${verbs(i.requests)} | ${i.reconciles ?? '—'} (${i.unchangedChecks ?? '—'}${i.stoppedBeforeLoad === undefined ? '' : `, ${i.stoppedBeforeLoad} before loading`}; ${i.driftChecks ?? '—'}) |`,
       );
     }
     line();

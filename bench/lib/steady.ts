@@ -23,6 +23,8 @@ export interface IdleFigures {
   driftChecks?: number;
   /** Of the reconciles, periodic checks that found nothing changed and stopped before rendering (ADR 0031). */
   unchangedChecks?: number;
+  /** Of those, the ones that stopped before even loading the PackageSync (engine/unchanged-check.ts). */
+  stoppedBeforeLoad?: number;
   /** How long the fleet rested after Ready before the window. */
   warmupSeconds?: number;
 }
@@ -80,6 +82,9 @@ export async function measureIdle(proc: Proc, seconds: number): Promise<IdleFigu
     reconciles: delta('packagesync_reconcile_duration_seconds_count'),
     driftChecks: delta('packagesync_drift_checks_total'),
     unchangedChecks: delta('packagesync_unchanged_checks_total'),
+    stoppedBeforeLoad:
+      metricValue(after, 'packagesync_unchanged_checks_total', 'stopped="before-load"') -
+      metricValue(before, 'packagesync_unchanged_checks_total', 'stopped="before-load"'),
   };
 }
 
