@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGitFetcher, createGitSource } from '../../src/adapters/git/index.ts';
 import type { FetchedSource } from '../../src/adapters/git/source-port.ts';
 import { commitFiles, startGitFixture } from '../support/git/index.ts';
-import type { GitFixture, GitHttpServer, TestRepo } from '../support/git/index.ts';
+import type { FileChange, GitFixture, GitHttpServer, TestRepo } from '../support/git/index.ts';
 
 const BIG = 'x'.repeat(2 << 20); // 2 MiB that no package reads
 
@@ -264,4 +264,75 @@ describe('a fleet of packages in one repository', () => {
     expect(fetcher.stats().memoHits).toBe(hits + 1);
     expect(fetcher.stats().memoEntries).toBe(3);
   });
+});
+
+describe('a fleet of kustomize overlays in one repository', () => {
+  let repos: GitFixture;
+  let server: GitHttpServer;
+  const UNITS = 24; // past WHOLE_TREE_AFTER (16) in whole-checkouts.ts
+  const LINKED = 20; // this overlay's kustomization.yaml is a symbolic link: git reads it, not the whole checkout
+  const path = (i: number) => `kfleet/o-${i}`;
+
+  beforeAll(async () => {
+    repos = await startGitFixture();
+    const repo = await repos.createRepo('kfleet');
+    const files: Record<string, FileChange> = {
+      'kfleet/base/kustomization.yaml': 'resources: [cm.yaml]\n',
+      'kfleet/base/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: base}\n',
+      'kfleet/shared/patch.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: base}\ndata: {a: b}\n',
+      'kfleet/unread/big.txt': BIG,
+      'kfleet/linked.yaml': 'resources: [o-20/own.yaml]\n',
+    };
+    for (let i = 0; i < UNITS; i++) {
+      files[`${path(i)}/own.yaml`] = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: own-${i}}\n`;
+      // every other overlay reaches a base and a patch outside its directory; the others read only themselves
+      files[`${path(i)}/kustomization.yaml`] =
+        i === LINKED
+          ? { symlink: '../linked.yaml' }
+          : i % 2 === 0
+            ? `resources: [../base, own.yaml]\npatches: [{path: ../shared/patch.yaml}]\nnamePrefix: u${i}-\n`
+            : 'resources: [own.yaml]\n';
+    }
+    await commitFiles(repo, 'main', files, 'kustomize fleet');
+    server = await repos.serveHttp();
+  });
+
+  afterAll(async () => {
+    await repos?.dispose();
+  });
+
+  it('past a few overlays of one commit, the rest are read from its whole checkout without git, each with the set git works out', async () => {
+    const fleet = createGitFetcher({
+      cacheRoot: join(repos.cacheRoot, 'kfleet'),
+      allowInsecureHttp: true,
+      timeoutMs: 20_000,
+    });
+    const resolved = await fleet.resolveRef(server.url('kfleet'), { branch: 'main' }, undefined);
+    if (!resolved.ok) throw new Error(resolved.failure.message);
+    const commit = resolved.value.commit;
+    const served = [];
+    for (let i = 0; i < UNITS; i++) {
+      const r = await fleet.fetchRevision(server.url('kfleet'), commit, undefined, { path: path(i) });
+      if (!r.ok) throw new Error(r.failure.message);
+      served.push(r.value);
+    }
+    // the 17th makes the whole checkout under the lock; from the 18th on, none but the linked one needs git
+    expect(fleet.stats().servedWithoutGit).toBe(UNITS - 17 - 1);
+    // each overlay read without git, alone in a cache of its own: git's walk of its kustomizations (sparseSet,
+    // under the lock) gives the same set and revision
+    for (let i = 17; i < UNITS; i++) {
+      const alone = createGitFetcher({
+        cacheRoot: join(repos.cacheRoot, `kfleet-alone-${i}`),
+        allowInsecureHttp: true,
+        timeoutMs: 20_000,
+      });
+      const r = await alone.fetchRevision(server.url('kfleet'), commit, undefined, { path: path(i) });
+      if (!r.ok) throw new Error(r.failure.message);
+      expect(served[i]!.paths, path(i)).toEqual(r.value.paths);
+      expect(served[i]!.pathRevision, path(i)).toBe(r.value.pathRevision);
+      expect(alone.stats().servedWithoutGit).toBe(0);
+    }
+    expect(served[18]!.paths).toEqual(['kfleet/base', 'kfleet/o-18', 'kfleet/shared/patch.yaml']);
+    expect(served[19]!.paths).toEqual(['kfleet/o-19']);
+  }, 120_000);
 });

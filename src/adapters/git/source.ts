@@ -98,6 +98,8 @@ export interface GitFetchStats {
   memoEntries?: number;
   /** Checkouts found from the memo alone (no git, no lock). */
   memoHits?: number;
+  /** Packages first read from their commit's whole checkout and listing, without git or the lock. */
+  servedWithoutGit?: number;
 }
 
 export interface GitFetcher {
@@ -160,6 +162,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
    */
   const sparse = new Map<string, { set: { paths: string[] }; revision: string | undefined; dir?: string }>();
   let memoHits = 0;
+  let servedWithoutGit = 0;
   /**
    * Remembers what a commit and path need: the set's paths only (a set's lazy blob list holds the commit's whole
    * listing, which must not live as long as this memo), the least recently used forgotten past SPARSE_MEMO_MAX
@@ -216,9 +219,11 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
       }
       return ok({ dir: known, commit, paths: memo.set.paths, pathRevision: memo.revision });
     }
-    // a fleet's next package of a commit already checked out whole: no git, no lock (a restart's 10,000 reads)
-    const served = await fleet.plainPackage(paths, commit, path);
+    // a fleet's next package of a commit already checked out whole: no git, no lock (a restart's 10,000 reads, a
+    // fleet of kustomize overlays)
+    const served = await fleet.servedPackage(paths, commit, path);
     if (served) {
+      servedWithoutGit++;
       memoize(`${paths.base}\n${commit}\n${path}`, served.set, served.pathRevision, served.dir);
       touch(served.dir, paths.repo);
       counters.cacheHits++;
@@ -363,7 +368,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     fetchRevision,
     forget: (url) => refs.forget(url),
     pathRevisionAt,
-    stats: () => ({ ...counters, memoEntries: sparse.size, memoHits }),
+    stats: () => ({ ...counters, memoEntries: sparse.size, memoHits, servedWithoutGit }),
     evict: () => eviction.evict(),
   };
 }

@@ -132,15 +132,8 @@ export function setOf({ kinds, ids }: TreeListing, paths: string[]): SparseSet {
   };
 }
 
-/**
- * The set of a package that is a plain directory (no kustomization, no chart at its root: it reads only its own
- * subtree), from the listing alone; undefined for anything else, which sparseSet works out.
- */
-export function plainDirectorySet(listing: TreeListing, path: string): SparseSet | undefined {
-  if (path === WHOLE_TREE || listing.kinds.get(path) !== 'tree') return undefined;
-  if ([...KUSTOMIZATION_FILES, 'Chart.yaml'].some((f) => listing.kinds.has(`${path}/${f}`))) return undefined;
-  return setOf(listing, [path]);
-}
+/** Reads the text of one kustomization file of the listing, by its path in the repository. */
+export type KustomizationReader = (file: string) => Promise<string>;
 
 /** The paths (directories or files, relative to the repository root) a package at `path` reads at `commit`. */
 export async function sparseSet(
@@ -154,8 +147,27 @@ export async function sparseSet(
 ): Promise<SparseSet> {
   if (path === WHOLE_TREE) return whole();
   const git = op.git(repo, { GIT_DIR: repo });
-  const { kinds, ids } = listed ?? (await listTree(op, repo, commit));
-  const known = (paths: string[]) => setOf({ kinds, ids }, paths);
+  const listing = listed ?? (await listTree(op, repo, commit));
+  return setFromListing(listing, path, async (file) => {
+    const id = listing.ids.get(file)!;
+    await fetchBlobs(op, repo, url, [id]);
+    return git.raw(['cat-file', 'blob', id]);
+  });
+}
+
+/**
+ * The sparse set of the package at `path`, from the commit's listing and the kustomization files it reaches, read
+ * with `read`: from the cache repo (sparseSet, under the repo's lock), or from the commit's whole checkout when a
+ * fleet's packages are served from it (whole-checkouts.ts: no git, no lock). The same walk either way.
+ */
+export async function setFromListing(
+  listing: TreeListing,
+  path: string,
+  read: KustomizationReader,
+): Promise<SparseSet> {
+  const { kinds } = listing;
+  if (path === WHOLE_TREE) return whole();
+  const known = (paths: string[]) => setOf(listing, paths);
   // not a directory: the first part of the path that is not one (a symbolic link, a file), or the path if none
   // is; read-package then reports it as before (PathEscape for a link out, PathNotFound)
   if (kinds.get(path) !== 'tree') {
@@ -176,11 +188,9 @@ export async function sparseSet(
     if (visited.size > MAX_KUSTOMIZATIONS) return whole();
     const file = KUSTOMIZATION_FILES.map((f) => `${dir}/${f}`).find((f) => kinds.get(f) === 'blob');
     if (!file) continue; // a plain directory: its subtree is in the set already
-    await fetchBlobs(op, repo, url, [ids.get(file)!]);
-    const text = await git.raw(['cat-file', 'blob', ids.get(file)!]);
-    const read = kustomizationRefs(text);
-    if ('unreadable' in read) return whole();
-    for (const ref of read.refs) {
+    const refs = kustomizationRefs(await read(file));
+    if ('unreadable' in refs) return whole();
+    for (const ref of refs.refs) {
       if (isRemote(ref) || posix.isAbsolute(ref)) continue; // refused by the render, with its own message
       const target = posix.normalize(posix.join(dir, ref)).replace(/\/+$/, '');
       if (target === '..' || target.startsWith('../')) return whole(); // outside the repository

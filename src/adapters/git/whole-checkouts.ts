@@ -3,16 +3,19 @@
  * WHOLE_TREE_AFTER package paths of one commit, they are read from one checkout of the whole commit instead of
  * a sparse fetch and checkout each (sparse-checkout.ts), which source.ts serialises per repository: a restarted
  * controller spent seconds per unit there. The commit's tree is listed once while it is among the newest few,
- * and a plain-directory package of a commit already checked out whole needs no git at all. A monorepo's few
+ * and a package of a commit already checked out whole needs no git at all: a plain directory from the listing, a
+ * kustomization with its files read from that checkout (a fleet of 1,000 overlays queued on the repo's lock for
+ * a `git cat-file` each, ~4 units a second, before). A monorepo's few
  * packages keep their sparse checkouts (bench/RESULTS-monorepo.md). docs/adr/0028.
  */
+import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exists, type CachePaths } from './cache.ts';
 import type { GitOperation } from './git-command.ts';
 import {
   checkoutName,
   listTree,
-  plainDirectorySet,
+  setFromListing,
   WHOLE_TREE,
   type SparseSet,
   type TreeListing,
@@ -61,10 +64,13 @@ export class WholeCheckouts {
   }
 
   /**
-   * A plain-directory package of a commit whose whole checkout and listing are here already, found without git or
-   * the repo's lock; undefined when anything else is the case (sparseSet and the locked path work it out).
+   * A package of a commit whose whole checkout and listing are here already, found without git or the repo's lock:
+   * a plain directory from the listing alone, a kustomization by the same walk as sparseSet with its kustomization
+   * files read from the whole checkout (the commit's own files: regular files only, a symbolic link is left to
+   * git). Undefined when anything else is the case (a chart, a reference out of the package's reach of the
+   * listing, an unreadable file): sparseSet and the locked path work it out, as before.
    */
-  async plainPackage(
+  async servedPackage(
     paths: CachePaths,
     commit: string,
     path: string,
@@ -72,9 +78,19 @@ export class WholeCheckouts {
     const listed = this.listings.get(`${paths.base}\n${commit}`);
     if (!listed || path === WHOLE_TREE) return undefined;
     const listing = await listed.catch(() => undefined);
-    const set = listing && plainDirectorySet(listing, path);
     const dir = wholeCheckoutDir(paths, commit);
-    if (!set?.revision || !(await exists(dir))) return undefined;
+    if (!listing || listing.kinds.get(path) !== 'tree' || !(await exists(dir))) return undefined;
+    let set: SparseSet;
+    try {
+      set = await setFromListing(listing, path, async (file) => {
+        const at = join(dir, file);
+        if (!(await lstat(at)).isFile()) throw new Error(`${file} is not a regular file in the checkout`);
+        return readFile(at, 'utf8');
+      });
+    } catch {
+      return undefined;
+    }
+    if (!set.revision || set.paths.includes(WHOLE_TREE)) return undefined;
     return { dir, set, pathRevision: set.revision };
   }
 }
