@@ -43,6 +43,8 @@ export class RemoteClusters {
   private readonly home: KubeClient;
   private readonly opts: RemoteClustersOptions;
   private readonly entries = new Map<string, Entry>();
+  /** First contacts under way, by `<cache key>@<Secret resourceVersion>`. */
+  private readonly connecting = new Map<string, Promise<Result<Entry>>>();
 
   constructor(home: KubeClient, opts: RemoteClustersOptions = {}) {
     this.home = home;
@@ -70,28 +72,17 @@ export class RemoteClusters {
       entry = undefined;
     }
     if (!entry) {
-      const kc = await kubeconfigFromSecret(where, secret.data, ref.key);
-      if (!kc.ok) return kc;
-      const client = await KubeClient.fromKubeconfig(kc.value, { ...this.opts.client });
-      const discovery = new Discovery(client);
-      const cluster = `${kc.value.info.server} (kubeconfig in ${where})`;
-      entry = {
-        resourceVersion: secret.resourceVersion,
-        client,
-        objects: new Objects(client, discovery, undefined, cluster),
-        answeredAt: 0,
-        usedAt: Date.now(),
-      };
-      // first contact: discovery, which every later step needs anyway
-      try {
-        await discovery.refresh();
-        entry.answeredAt = Date.now();
-      } catch (e) {
-        void client.close();
-        return unreachable(kc.value.info.server, where, e);
+      // one first contact per Secret version, however many PackageSyncs of a fleet arrive at once: each made its
+      // own client and discovery before, and all but the last stayed open, unreferenced
+      const key = `${cacheKey}@${secret.resourceVersion}`;
+      let pending = this.connecting.get(key);
+      if (!pending) {
+        pending = this.connect(cacheKey, where, secret, ref).finally(() => this.connecting.delete(key));
+        this.connecting.set(key, pending);
       }
-      this.entries.set(cacheKey, entry);
-      this.evict();
+      const connected = await pending;
+      if (!connected.ok) return connected;
+      entry = connected.value;
     } else if (Date.now() - entry.answeredAt > PROBE_EVERY_MS) {
       try {
         await entry.client.request('GET', '/version', { timeoutMs: PROBE_TIMEOUT_MS, signal });
@@ -102,6 +93,37 @@ export class RemoteClusters {
     }
     entry.usedAt = Date.now();
     return ok(entry.objects);
+  }
+
+  /** First contact with a cluster: its client, then discovery, which every later step needs anyway. */
+  private async connect(
+    cacheKey: string,
+    where: string,
+    secret: { resourceVersion: string; data: Record<string, string> },
+    ref: KubeSecretRef,
+  ): Promise<Result<Entry>> {
+    const kc = await kubeconfigFromSecret(where, secret.data, ref.key);
+    if (!kc.ok) return kc;
+    const client = await KubeClient.fromKubeconfig(kc.value, { ...this.opts.client });
+    const discovery = new Discovery(client);
+    const cluster = `${kc.value.info.server} (kubeconfig in ${where})`;
+    const entry: Entry = {
+      resourceVersion: secret.resourceVersion,
+      client,
+      objects: new Objects(client, discovery, undefined, cluster),
+      answeredAt: 0,
+      usedAt: Date.now(),
+    };
+    try {
+      await discovery.refresh();
+      entry.answeredAt = Date.now();
+    } catch (e) {
+      void client.close();
+      return unreachable(kc.value.info.server, where, e);
+    }
+    this.entries.set(cacheKey, entry);
+    this.evict();
+    return ok(entry);
   }
 
   /** Closes every remote client (shutdown). */
