@@ -121,6 +121,8 @@ export class RemoteClusters {
       void client.close();
       return unreachable(kc.value.info.server, where, e);
     }
+    // another version's client (the Secret rotated during this contact) is closed, not left open unreferenced
+    if (this.entries.has(cacheKey)) void this.drop(cacheKey);
     this.entries.set(cacheKey, entry);
     this.evict();
     return ok(entry);
