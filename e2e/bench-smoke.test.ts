@@ -68,7 +68,9 @@ it('runs every benchmark at tiny sizes and writes the report', async () => {
   // issue 18: per unit, at rest, and a SIGKILL restart that checks every unit again
   expect(report).toMatch(/\| 3 \| PackageSync \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| (GET|PATCH)/);
   // the idle row (main's 36aa627: warm-up column, then "checks (unchanged; drift)")
-  expect(report).toMatch(/\| 3 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| .* \| \d+ \(\d+; \d+\) \|/);
+  expect(report).toMatch(
+    /\| 3 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| .* \| \d+ \(\d+, \d+ before loading; \d+\) \|/,
+  );
   // the restart row: every unit reconciled again (its writes are reported, not asserted: this run restarts 2 s
   // after Ready on a shared cluster; the bench's own fleets show 0)
   expect(report).toMatch(/\| 3 \| [0-9.]+ \| [0-9.]+ \| [3-9]\d* \| \d+/);
