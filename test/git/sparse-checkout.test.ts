@@ -154,7 +154,8 @@ async function dirBytes(dir: string): Promise<number> {
 describe('a fleet of packages in one repository', () => {
   let repos: GitFixture;
   let server: GitHttpServer;
-  const UNITS = 24; // past WHOLE_TREE_AFTER (16) in source.ts
+  const UNITS = 24; // past WHOLE_TREE_AFTER (16) in whole-checkouts.ts
+  const BULK = 1000; // with the units' files, past SMALL_TREE_FILES: a small tree goes whole sooner (next describe)
   const signal = () => AbortSignal.timeout(30_000);
 
   beforeAll(async () => {
@@ -163,6 +164,7 @@ describe('a fleet of packages in one repository', () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < UNITS; i++)
       files[`fleet/u-${i}/cm.yaml`] = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: u-${i}}\n`;
+    for (let i = 0; i < BULK; i++) files[`docs/page-${i}.md`] = `page ${i}\n`;
     files['fleet/k/kustomization.yaml'] = 'resources: [../u-0]\n';
     await commitFiles(repo, 'main', files, 'fleet');
     server = await repos.serveHttp();
@@ -269,7 +271,7 @@ describe('a fleet of packages in one repository', () => {
 describe('a fleet of kustomize overlays in one repository', () => {
   let repos: GitFixture;
   let server: GitHttpServer;
-  const UNITS = 24; // past WHOLE_TREE_AFTER (16) in whole-checkouts.ts
+  const UNITS = 24; // a small tree (under SMALL_TREE_FILES in whole-checkouts.ts): whole from the second overlay
   const LINKED = 20; // this overlay's kustomization.yaml is a symbolic link: git reads it, not the whole checkout
   const path = (i: number) => `kfleet/o-${i}`;
 
@@ -301,7 +303,7 @@ describe('a fleet of kustomize overlays in one repository', () => {
     await repos?.dispose();
   });
 
-  it('past a few overlays of one commit, the rest are read from its whole checkout without git, each with the set git works out', async () => {
+  it('from the second overlay of a small commit on, the rest are read from its whole checkout without git, each with the set git works out', async () => {
     const fleet = createGitFetcher({
       cacheRoot: join(repos.cacheRoot, 'kfleet'),
       allowInsecureHttp: true,
@@ -316,11 +318,13 @@ describe('a fleet of kustomize overlays in one repository', () => {
       if (!r.ok) throw new Error(r.failure.message);
       served.push(r.value);
     }
-    // the 17th makes the whole checkout under the lock; from the 18th on, none but the linked one needs git
-    expect(fleet.stats().servedWithoutGit).toBe(UNITS - 17 - 1);
+    // the first gets a sparse checkout, the second makes the whole checkout under the lock (a tree this small
+    // costs one fetch, as one package does); from the third on, none but the linked one needs git
+    expect(fleet.stats().servedWithoutGit).toBe(UNITS - 2 - 1);
+    expect(new Set(served.map((s) => s.dir)).size).toBe(2);
     // each overlay read without git, alone in a cache of its own: git's walk of its kustomizations (sparseSet,
     // under the lock) gives the same set and revision
-    for (let i = 17; i < UNITS; i++) {
+    for (let i = 2; i < UNITS; i++) {
       const alone = createGitFetcher({
         cacheRoot: join(repos.cacheRoot, `kfleet-alone-${i}`),
         allowInsecureHttp: true,

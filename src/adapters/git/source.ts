@@ -21,6 +21,7 @@ import {
   whole,
   WHOLE_TREE,
   type SparseSet,
+  type TreeListing,
 } from './sparse-checkout.ts';
 import { WholeCheckouts, wholeCheckoutDir } from './whole-checkouts.ts';
 import type { ResolvedRef } from './refs.ts';
@@ -247,8 +248,9 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
           if (!fetched.ok) return fetched;
         }
         let set: SparseSet;
+        let listed: TreeListing | undefined;
         try {
-          const listed = path === WHOLE_TREE ? undefined : await fleet.listing(op, paths, commit);
+          listed = path === WHOLE_TREE ? undefined : await fleet.listing(op, paths, commit);
           set = await sparseSet(op, paths.repo, source.url, commit, path, listed);
         } catch (err) {
           return { ok: false, failure: op.failure(err, `reading the package's kustomizations at ${commit} from`) };
@@ -257,7 +259,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
         // many packages of one commit (a fleet in one repository): one whole checkout serves them all, instead of
         // a fetch of blobs and a checkout per package
         const wholeDir = wholeCheckoutDir(paths, commit);
-        if (set.paths[0] !== WHOLE_TREE && (await fleet.servedWhole(paths, commit, path))) {
+        if (listed && set.paths[0] !== WHOLE_TREE && (await fleet.servedWhole(paths, commit, path, listed))) {
           if (!(await exists(wholeDir))) {
             const made = await sparseCheckoutCommit(
               op,

@@ -25,6 +25,13 @@ import {
 const LISTINGS_KEPT = 4;
 /** Past this many package paths of one commit, they are read from one checkout of the whole commit. */
 export const WHOLE_TREE_AFTER = 16;
+/**
+ * A commit of at most this many files is checked out whole from its second package path on: one fetch of all its
+ * files costs about what one package's sparse fetch does (a round trip and git's processes, ~0.25 s on loopback),
+ * and each further sparse fetch waits on the repository's lock. A rollout's first wave over 25 directories of a
+ * small fleet repository queued 16 sparse fetches, ~4 s, before any reached the whole checkout.
+ */
+export const SMALL_TREE_FILES = 1000;
 
 export const wholeCheckoutDir = (paths: CachePaths, commit: string) =>
   join(paths.checkouts, checkoutName(commit, [WHOLE_TREE]));
@@ -50,8 +57,11 @@ export class WholeCheckouts {
     return listed;
   }
 
-  /** Whether this package path is read from the commit's whole checkout: it exists, or enough paths want it. */
-  async servedWhole(paths: CachePaths, commit: string, path: string): Promise<boolean> {
+  /**
+   * Whether this package path is read from the commit's whole checkout: it exists, or enough paths want it (more
+   * than WHOLE_TREE_AFTER, or two of a commit of at most SMALL_TREE_FILES files).
+   */
+  async servedWhole(paths: CachePaths, commit: string, path: string, listing: TreeListing): Promise<boolean> {
     const key = `${paths.base}\n${commit}`;
     let asked = this.pathsAsked.get(key);
     if (!asked) {
@@ -60,7 +70,11 @@ export class WholeCheckouts {
       while (this.pathsAsked.size > LISTINGS_KEPT) this.pathsAsked.delete(this.pathsAsked.keys().next().value!);
     }
     if (asked.size <= WHOLE_TREE_AFTER) asked.add(path);
-    return asked.size > WHOLE_TREE_AFTER || (await exists(wholeCheckoutDir(paths, commit)));
+    return (
+      asked.size > WHOLE_TREE_AFTER ||
+      (asked.size > 1 && filesIn(listing) <= SMALL_TREE_FILES) ||
+      (await exists(wholeCheckoutDir(paths, commit)))
+    );
   }
 
   /**
@@ -93,4 +107,10 @@ export class WholeCheckouts {
     if (!set.revision || set.paths.includes(WHOLE_TREE)) return undefined;
     return { dir, set, pathRevision: set.revision };
   }
+}
+
+function filesIn(listing: TreeListing): number {
+  let files = 0;
+  for (const kind of listing.kinds.values()) if (kind === 'blob') files++;
+  return files;
 }
