@@ -16,6 +16,7 @@
  * Issue 31's bar: rollout time ≤ 1.2 × direct, rollout RSS within 10 % of direct.
  *
  *   --targets 100           N (run it small on a shared machine: --targets 20)
+ *   --concurrency 8         the controller's --concurrency in every run (default: the controller's own default)
  *   --kubeconfig <path>     use this cluster instead of the bench control plane
  *   --prefix <p>  --port-base <n>   namespace prefix and first of four loopback ports
  *   --out <file>            also write the result as JSON (default bench/.work/rollout-latest.json)
@@ -35,12 +36,17 @@ import {
 } from './lib/cluster.ts';
 import { commitFleet, startGitFixtures, unitName, unitPath } from './lib/fixtures.ts';
 import { dropFinalizers } from './lib/fleet.ts';
+import { parseControllerConfig } from '../src/config/controller-config.ts';
 import { memoryOf, startPackageSync, waitServing } from './lib/procs.ts';
 import { BENCH_LABEL, createAll, isReady, packageSyncOf, PS_PATH, watchUntil } from './lib/units.ts';
+
+/** The controller's own defaults (its --concurrency): the bench runs it as a user does. */
+const configDefault = parseControllerConfig({});
 
 const { values: args } = parseArgs({
   options: {
     targets: { type: 'string', default: '100' },
+    concurrency: { type: 'string', default: String(configDefault.concurrency) },
     kubeconfig: { type: 'string' },
     prefix: { type: 'string', default: 'bench-' },
     'port-base': { type: 'string', default: '18190' },
@@ -85,7 +91,12 @@ async function measure(
 ): Promise<Run> {
   const ns = `${args.prefix}rollout-${tag}-${Date.now().toString(36)}`;
   await createNamespace(client, ns);
-  const proc = startPackageSync({ kubeconfig, concurrency: 4, metricsPort: port, tag: `rollout-${tag}` });
+  const proc = startPackageSync({
+    kubeconfig,
+    concurrency: Number(args.concurrency),
+    metricsPort: port,
+    tag: `rollout-${tag}`,
+  });
   try {
     await waitServing(proc);
     const started = Date.now();

@@ -78,6 +78,16 @@ async function readsServed(resources: string[]): Promise<number> {
   return n;
 }
 
+/** Watches of this resource open on cluster 2's API server now (its controller-manager's among them). */
+async function watchesOpen(resource: string): Promise<number> {
+  const text = await second.kubectl('get', '--raw', '/metrics');
+  let n = 0;
+  for (const line of text.split('\n'))
+    if (line.startsWith('apiserver_longrunning_requests{') && line.includes('verb="WATCH"'))
+      if (line.includes(`resource="${resource}"`)) n += Number(line.split(' ').pop());
+  return n;
+}
+
 describe('spec.kubeConfig: a PackageSync in cluster 1 acting in cluster 2', () => {
   it('applies into cluster 2 only, keeps status and inventory in cluster 1, prunes and tears down there', async () => {
     const ns = await fx.namespace('remote');
@@ -89,6 +99,7 @@ describe('spec.kubeConfig: a PackageSync in cluster 1 acting in cluster 2', () =
       'web.yaml': deployment('web', { replicas: 2 }),
     });
     const before = await readsServed(['configmaps', 'deployments', 'replicasets', 'pods']);
+    const watchesBefore = await watchesOpen('deployments');
     const started = Date.now();
     const spec = {
       source: { url },
@@ -101,7 +112,10 @@ describe('spec.kubeConfig: a PackageSync in cluster 1 acting in cluster 2', () =
     // Ready means the Deployment is Available in cluster 2: health was read there
     const ps = await waitReady(ns, 'app');
     const reads = (await readsServed(['configmaps', 'deployments', 'replicasets', 'pods'])) - before;
-    console.log(`[measure] remote health by direct reads: ${reads} GET/LIST in ${Date.now() - started} ms`);
+    console.log(`[measure] remote health: ${reads} GET/LIST in ${Date.now() - started} ms`);
+    // the health wait watched cluster 2's Deployments (shared watches there, as the kubeconfig's identity, that
+    // linger 30 s after the wait) rather than polling them with LISTs
+    expect((await watchesOpen('deployments')) - watchesBefore).toBeGreaterThan(0);
     expect(inventoryIds(ps)).toEqual([`${ns}_a__ConfigMap`, `${ns}_b__ConfigMap`, `${ns}_web_apps_Deployment`]);
     expect(ps.status?.objects?.current).toBe(3);
     expect((await remoteGet(cmPath(ns, 'a')))?.data).toEqual({ k: 'v' });

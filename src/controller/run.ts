@@ -88,7 +88,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
     spillAbove: config.inventorySpillThreshold,
     shardEntries: config.inventoryShardEntries,
   });
-  const clusters = new RemoteClusters(client, { client: { onRequest: metrics.onApiRequest } });
+  const clusters = new RemoteClusters(client, { client: { onRequest: metrics.onApiRequest }, log });
   const tracing = config.otlpTracesEndpoint
     ? otlpTracing(config.otlpTracesEndpoint, { version: packageVersion() })
     : undefined;

@@ -74,12 +74,10 @@ export async function awaitHealth(input: HealthStepInput): Promise<Result<Health
   const stop = new AbortController();
   const signal = AbortSignal.any([input.signal, stop.signal, ...(input.superseded ? [input.superseded] : [])]);
   const polling = listSource(objects, { signal });
-  // Shared watches read as the controller, in its cluster; a PackageSync that impersonates reads as its
-  // ServiceAccount, and one in a remote cluster reads there directly (docs/adr/0026).
-  const source =
-    ports.watches && !objects.identity && !objects.cluster
-      ? watchSource(ports.watches, `${owner.namespace}/${owner.name}`, polling)
-      : polling;
+  // Shared watches read as the controller in its cluster, or as the kubeconfig's identity in a remote one
+  // (remote-clusters.ts); a PackageSync that impersonates a ServiceAccount reads as it, by polling (docs/adr/0026).
+  const shared = objects.identity ? undefined : objects.cluster ? objects.watches : ports.watches;
+  const source = shared ? watchSource(shared, `${owner.namespace}/${owner.name}`, polling) : polling;
 
   let newRevision: string | undefined;
   const poll = pollRevision(input, stop.signal).then((rev) => {

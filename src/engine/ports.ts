@@ -46,6 +46,11 @@ export interface Objects {
   readonly liveCache: LiveCache | undefined;
   /** Undefined: the controller's own cluster; otherwise the remote cluster (spec.kubeConfig), for messages. */
   readonly cluster: string | undefined;
+  /**
+   * A remote cluster's shared watches for the health wait, as the identity these objects read as; undefined in
+   * the controller's own cluster (Ports.watches) and wherever a wait polls.
+   */
+  readonly watches?: WatchCache | undefined;
   /** The objects of one PackageSync, read and written as its ServiceAccount when it names one. */
   forPackage(owner: Owner, serviceAccount?: string): PackageObjects;
   mappingFor(group: string, kind: string, version?: string): Promise<Result<ResourceMapping>>;

@@ -14,6 +14,7 @@ import { KubeApiError, isConflict, isNotFound, type KubeClient } from './client.
 import { resourcePath, type Discovery, type ResourceMapping } from './discovery.ts';
 import type { LiveCache } from './live-cache.ts';
 import type { OwnWrites } from './own-writes.ts';
+import type { WatchCache } from './watch-cache.ts';
 
 export { applyFailure, fieldConflicts } from './failures.ts';
 
@@ -39,6 +40,12 @@ export class Objects {
    * it reads as the controller in the controller's cluster: a ServiceAccount's reads must be its own.
    */
   liveCache: LiveCache | undefined;
+  /**
+   * A remote cluster's shared watches for the health wait (remote-clusters.ts), read as the kubeconfig's identity;
+   * a package view gets them only when it reads as that identity. Undefined in the controller's own cluster,
+   * whose watches the engine holds (Ports.watches), and for the CLI.
+   */
+  watches: WatchCache | undefined;
   /**
    * Undefined: the controller's own cluster. Otherwise the remote cluster these objects live in (spec.kubeConfig,
    * remote-clusters.ts), described for messages: its server and the Secret its kubeconfig came from.
@@ -68,6 +75,7 @@ export class Objects {
     const view = new PackageObjects(this.client, this.discovery, owner, identity, this.cluster);
     view.ownWrites = this.ownWrites;
     if (!identity && !this.cluster) view.liveCache = this.liveCache;
+    if (!identity) view.watches = this.watches;
     return view;
   }
 

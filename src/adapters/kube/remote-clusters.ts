@@ -5,10 +5,17 @@
  * token) gets a fresh client on the next reconcile (the config watch reconciles at once). Discovery (REST
  * mapping, Helm's --kube-version and --api-versions) is the target cluster's.
  *
+ * Each cluster also gets shared watches for the health wait (watch-cache.ts, on a connection pool of their own,
+ * as the kubeconfig's identity): a fleet waiting on one cluster costs one watch per kind there, as in the
+ * controller's own cluster, not a LIST per package every few hundred milliseconds, and sees an object become
+ * Current when it does (docs/adr/0026). Nothing is watched until a wait holds a kind, and a watch nobody holds
+ * stops after a linger.
+ *
  * Reachability is checked before a reconcile acts: one discovery refresh when the client is new, then a
  * GET /version at most every PROBE_EVERY_MS per cluster (shared by every PackageSync using it), so an
  * unreachable cluster is a clear RemoteClusterUnreachable before anything is read, applied or pruned.
  */
+import type { Logger } from 'pino';
 import { isValidName } from '../../api/names.ts';
 import type { KubeSecretRef } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
@@ -17,6 +24,7 @@ import { isNotFound, KubeApiError, KubeClient, type KubeClientOptions } from './
 import { Discovery } from './discovery.ts';
 import { Objects } from './objects.ts';
 import { kubeconfigFromSecret } from './remote-kubeconfig.ts';
+import { WatchCache } from './watch-cache.ts';
 
 /** A reachability answer is trusted this long before asking again. */
 const PROBE_EVERY_MS = 10_000;
@@ -28,6 +36,9 @@ const MAX_CLUSTERS = 64;
 interface Entry {
   resourceVersion: string;
   client: KubeClient;
+  /** The health wait's watches hold a connection each: a pool of their own, never the applies'. */
+  watchClient: KubeClient;
+  watches: WatchCache;
   objects: Objects;
   /** When the cluster last answered. */
   answeredAt: number;
@@ -37,6 +48,8 @@ interface Entry {
 export interface RemoteClustersOptions {
   /** Options for each remote client (metrics hook, timeouts). */
   client?: Omit<KubeClientOptions, 'kubeconfig'>;
+  /** Where a cluster's watches log a refusal (once per kind and namespace). */
+  log?: Logger;
 }
 
 export class RemoteClusters {
@@ -105,12 +118,18 @@ export class RemoteClusters {
     const kc = await kubeconfigFromSecret(where, secret.data, ref.key);
     if (!kc.ok) return kc;
     const client = await KubeClient.fromKubeconfig(kc.value, { ...this.opts.client });
+    const watchClient = await KubeClient.fromKubeconfig(kc.value, { ...this.opts.client, connections: 256 });
     const discovery = new Discovery(client);
     const cluster = `${kc.value.info.server} (kubeconfig in ${where})`;
+    const watches = new WatchCache(watchClient, discovery, this.opts.log ? { log: this.opts.log } : {});
+    const objects = new Objects(client, discovery, undefined, cluster);
+    objects.watches = watches;
     const entry: Entry = {
       resourceVersion: secret.resourceVersion,
       client,
-      objects: new Objects(client, discovery, undefined, cluster),
+      watchClient,
+      watches,
+      objects,
       answeredAt: 0,
       usedAt: Date.now(),
     };
@@ -118,7 +137,7 @@ export class RemoteClusters {
       await discovery.refresh();
       entry.answeredAt = Date.now();
     } catch (e) {
-      void client.close();
+      void closeEntry(entry);
       return unreachable(kc.value.info.server, where, e);
     }
     // another version's client (the Secret rotated during this contact) is closed, not left open unreferenced
@@ -159,11 +178,11 @@ export class RemoteClusters {
     }
   }
 
-  /** Closes a client once its requests in flight are done (undici's close is graceful). */
+  /** Closes a cluster's clients once their requests in flight are done (undici's close is graceful). */
   private drop(key: string): Promise<void> {
     const entry = this.entries.get(key);
     this.entries.delete(key);
-    return entry ? entry.client.close().catch(() => undefined) : Promise.resolve();
+    return entry ? closeEntry(entry) : Promise.resolve();
   }
 
   private evict(): void {
@@ -172,6 +191,12 @@ export class RemoteClusters {
       void this.drop(oldest[0]);
     }
   }
+}
+
+/** Stops the cluster's watches (a health wait on them reads directly from then on) and closes its clients. */
+async function closeEntry(entry: Entry): Promise<void> {
+  entry.watches.stop();
+  await Promise.all([entry.client.close(), entry.watchClient.close()]).catch(() => undefined);
 }
 
 /** No answer is RemoteClusterUnreachable; an answer that refuses the credentials is the kubeconfig's fault. */
