@@ -14,6 +14,22 @@ export interface Approval {
   by?: string;
 }
 
+/** `<wave>@<revision>` or `<wave>@<revision>:<who>` (the value of packagesync.io/approve). */
+export function parseApproval(value: string | undefined): Approval | undefined {
+  const m = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?)@([^:\s]+(?::[0-9a-f]{40,64})?)(?::(.+))?$/.exec(value?.trim() ?? '');
+  if (!m) return undefined;
+  return { wave: m[1]!, revision: m[3]!, ...(m[4] ? { by: m[4] } : {}) };
+}
+
+/**
+ * The value of packagesync.io/approve (and of packagesync.io/resume: the same form) that parseApproval reads back:
+ * `<wave>@<commit>`, `:<who>` when given. The revision is written as its commit (or digest) alone, as the gates'
+ * messages ask for it; the CLI and the web UI write it with the caller's own name.
+ */
+export function approvalAnnotation(wave: string, revision: string, who?: string): string {
+  return `${wave}@${commitOf(revision) ?? revision}${who ? `:${who}` : ''}`;
+}
+
 export interface GateResult {
   passed: boolean;
   /** Definitely failed (a Job that failed): the wave fails now, not after the gate's timeout. */

@@ -6,7 +6,8 @@
  * so a wave that fails again holds again instead of resuming in a loop.
  */
 import type { SetStatus, TargetStatus, WaveStatus } from '../../api/packagesyncset.ts';
-import { commitOf, sameRevision } from './observe.ts';
+import { approvalAnnotation } from './gates.ts';
+import { sameRevision } from './observe.ts';
 
 export interface Resume {
   wave: string;
@@ -63,7 +64,6 @@ export function resumeAnnotation(
   revision: string,
   who?: string,
 ): string {
-  const by = who ? `:${who}` : '';
-  const short = `${wave}@${commitOf(revision) ?? revision}${by}`;
-  return short !== status.lastHandledResume ? short : `${wave}@${revision}${by}`;
+  const short = approvalAnnotation(wave, revision, who);
+  return short !== status.lastHandledResume ? short : `${wave}@${revision}${who ? `:${who}` : ''}`;
 }

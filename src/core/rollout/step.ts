@@ -7,12 +7,14 @@
 import type { SetSpec, SetStatus, TargetStatus, WaveStatus } from '../../api/packagesyncset.ts';
 import { durationMs } from '../../api/packagesync.ts';
 import { rolloutConditions } from './conditions.ts';
-import { commitOf, observeChild, sameRevision, type ChildObservation } from './observe.ts';
+import { observeChild, sameRevision, type ChildObservation } from './observe.ts';
 import type { Target } from './targets.ts';
-import { checkGates, type Approval, type GateResult } from './gates.ts';
+import { approvalAnnotation, checkGates, parseApproval, type Approval, type GateResult } from './gates.ts';
 import { resumeHeld, type Resume } from './resume.ts';
 import { planWaves, resolveIntOrPercent } from './waves.ts';
 import { windowBlock } from './windows.ts';
+
+export { approvalAnnotation, parseApproval } from './gates.ts';
 
 export type { Approval, GateResult } from './gates.ts';
 export { GATE_RETRY_MS, gatesToCheck } from './gates.ts';
@@ -50,22 +52,6 @@ const FAILURE_LIST = 10;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const ms = (s: string | undefined) => (s === undefined ? undefined : Date.parse(s));
-
-/** `<wave>@<revision>` or `<wave>@<revision>:<who>` (the value of packagesync.io/approve). */
-export function parseApproval(value: string | undefined): Approval | undefined {
-  const m = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?)@([^:\s]+(?::[0-9a-f]{40,64})?)(?::(.+))?$/.exec(value?.trim() ?? '');
-  if (!m) return undefined;
-  return { wave: m[1]!, revision: m[3]!, ...(m[4] ? { by: m[4] } : {}) };
-}
-
-/**
- * The value of packagesync.io/approve (and of packagesync.io/resume: the same form) that parseApproval reads back:
- * `<wave>@<commit>`, `:<who>` when given. The revision is written as its commit (or digest) alone, as the gates'
- * messages ask for it; the CLI and the web UI write it with the caller's own name.
- */
-export function approvalAnnotation(wave: string, revision: string, who?: string): string {
-  return `${wave}@${commitOf(revision) ?? revision}${who ? `:${who}` : ''}`;
-}
 
 /** packagesync.io/resume: the same form as an approval, naming the held wave and revision. */
 export function parseResume(value: string | undefined): Resume | undefined {
