@@ -8,6 +8,7 @@
  * and lets the render report the problem with its usual message.
  */
 import { parse } from 'yaml';
+import { TextMemo } from '../../core/text-memo.ts';
 
 /** kustomize's names for the file, in the order it looks for them. */
 export const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;
@@ -31,7 +32,15 @@ const PATH_OBJECTS = ['patches', 'patchesJson6902', 'replacements'] as const;
 /** Generators whose entries name files: `files` (as `key=path` or `path`), `envs`, `env`. */
 const GENERATORS = ['configMapGenerator', 'secretGenerator'] as const;
 
-export function kustomizationRefs(text: string): { refs: string[] } | { unreadable: true } {
+/** The files and directories a kustomization names (remote ones left out), or that it cannot be read. */
+export function kustomizationRefs(text: string): { readonly refs: readonly string[] } | { unreadable: true } {
+  return refsOf.get(text);
+}
+
+/** A fleet's overlays name the same base: its kustomization is read once, not once per overlay. */
+const refsOf = new TextMemo(readRefs);
+
+function readRefs(text: string): { refs: string[] } | { unreadable: true } {
   let doc: unknown;
   try {
     doc = parse(text);

@@ -3,6 +3,7 @@ import type { Result } from '../failure.ts';
 import { ok } from '../failure.ts';
 import { isRecord } from '../object.ts';
 import type { KubeObject } from '../object.ts';
+import { TextMemo } from '../text-memo.ts';
 import type { LocatedObject } from './manifests.ts';
 import { objectsOfDocument, type ObjectStep } from './manifests.ts';
 import { checkParseBudget, parseManifestFile, type ParsedDocument } from './parse.ts';
@@ -71,6 +72,11 @@ function takeOrigin(value: unknown): string | undefined {
   // kustomize writes no annotations map of its own; one that only held the origin goes with it
   if (Object.keys(annotations).length === 0) delete value.metadata.annotations;
   if (typeof raw !== 'string') return undefined;
+  return origins.get(raw);
+}
+
+/** The objects of one base file carry the same origin in every overlay of a fleet: read once. */
+const origins = new TextMemo<string | undefined>((raw) => {
   let origin: unknown;
   try {
     origin = parse(raw);
@@ -81,7 +87,7 @@ function takeOrigin(value: unknown): string | undefined {
   if (typeof origin.path === 'string' && origin.repo === undefined) return origin.path;
   if (typeof origin.configuredIn === 'string') return origin.configuredIn;
   return undefined;
-}
+});
 
 /**
  * `helm template` output → objects located in the chart's templates. Test hooks are dropped (they run
