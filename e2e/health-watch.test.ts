@@ -64,6 +64,12 @@ describe('WatchCache', () => {
       expect(cache.active()).toEqual([a]);
       await cache.hold('ns/b#objects', []); // b needs nothing any more: same as a release
       expect(cache.active()).toEqual([]);
+
+      // stopped (a remote cluster's Secret changed: its clients close), a wait still holding it starts no watch
+      // on the closed client: its keys are undefined, so it reads directly
+      cache.stop();
+      expect(await cache.hold('ns/a#objects', [want])).toEqual([undefined]);
+      expect(cache.active()).toEqual([]);
     } finally {
       cache.stop();
     }

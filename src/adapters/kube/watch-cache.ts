@@ -88,6 +88,7 @@ export class WatchCache {
   /** Refusals already logged as a warning: one per (kind, namespace), not one per retry. */
   private readonly warned = new Set<string>();
   private readonly refusalTimes: RefusalTimes;
+  private stopped = false;
 
   constructor(client: KubeClient, discovery: Discovery, opts: WatchCacheOptions = {}) {
     this.client = client;
@@ -107,7 +108,11 @@ export class WatchCache {
     wants: readonly WatchWant[],
     opts: { recheckRefused?: boolean } = {},
   ): Promise<(string | undefined)[]> {
+    // a stopped cache starts nothing: its client may be closed (a remote cluster's Secret changed, shutdown), and a
+    // wait still holding it reads directly (undefined keys) until it ends
+    if (this.stopped) return wants.map(() => undefined);
     const keys = await Promise.all(wants.map((w) => this.watchKey(w)));
+    if (this.stopped) return wants.map(() => undefined);
     const next = new Set(keys.filter((k): k is string => k !== undefined));
     const before = this.held.get(holder) ?? new Set<string>();
     for (const spec of keys) if (spec && !before.has(spec)) this.acquire(spec, holder);
@@ -224,7 +229,9 @@ export class WatchCache {
     return [...this.watches.values()].filter((w) => !w.informer).map((w) => w.key);
   }
 
+  /** Stops every watch for good: later holds start none (see hold). */
   stop(): void {
+    this.stopped = true;
     for (const w of this.watches.values()) {
       clearTimeout(w.stopTimer);
       clearTimeout(w.retryTimer);
