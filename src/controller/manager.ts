@@ -62,6 +62,8 @@ export class Manager {
   private readonly opts: ManagerOptions;
   /** What every reconcile is given of the controller's flags. */
   private readonly settings: ControllerSettings;
+  /** Each PackageSync's reconcile-requested-at value and when this controller's watch first showed it. */
+  private readonly requestsSeen = new Map<string, { value: string; at: number }>();
 
   constructor(client: KubeClient, ports: Ports, opts: ManagerOptions) {
     this.ports = ports;
@@ -137,9 +139,15 @@ export class Manager {
   private onEvent(event: 'add' | 'update' | 'delete', ps: PackageSync, old?: PackageSync): void {
     const key = keyOf(ps);
     if (event === 'delete') {
+      this.requestsSeen.delete(key);
       this.queue.forget(key);
       return;
     }
+    // when a request arrived, by this controller's clock (the annotation's own time is the requester's)
+    const requested = ps.metadata.annotations?.[RECONCILE_REQUESTED_AT];
+    if (requested === undefined) this.requestsSeen.delete(key);
+    else if (this.requestsSeen.get(key)?.value !== requested)
+      this.requestsSeen.set(key, { value: requested, at: Date.now() });
     if (event === 'add') this.queue.add(key);
     // a new revision: a reconcile still waiting for the old one's health stops and starts over
     else if (needsWork(ps, old)) this.queue.supersede(key);
@@ -169,7 +177,8 @@ export class Manager {
     // the reconcile logs something (a settled package's periodic check usually does not).
     const log = deferredChild(this.log, () => ({ namespace, name, reconcileID: randomBytes(4).toString('hex') }));
     try {
-      const context = { signal, superseded, onlyWaiting };
+      const requestSeen = this.requestsSeen.get(key);
+      const context = { signal, superseded, onlyWaiting, ...(requestSeen ? { requestSeen } : {}) };
       const res = await reconcile(namespace, name, { ...this.ports, log }, this.settings, context);
       if (signal.aborted) return abandoned(log);
       const seconds = (performance.now() - started) / 1000;

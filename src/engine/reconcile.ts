@@ -71,6 +71,8 @@ export interface RunContext {
   superseded?: AbortSignal;
   /** Called when the reconcile only waits from then on (health): the manager may start another meanwhile. */
   onlyWaiting?: () => void;
+  /** The reconcile-requested-at value the manager's watch showed last, and when it first did (its clock). */
+  requestSeen?: { value: string; at: number };
 }
 
 export async function reconcile(
@@ -152,8 +154,13 @@ async function reconcileSpec(
 
   // 2. inputs: everything the run reads (the source fetched, its files left for later, and verified; the postBuild
   // variables; Helm's valuesFrom and capabilities), with one digest that keys every shortcut (engine/inputs.ts).
-  // A requested reconcile means "now": whatever was learnt about the ref a moment ago is not enough.
-  if (run.trigger) for (const url of gitUrlsOf(spec.source)) ports.source.forget?.(url);
+  // A requested reconcile means "as of when it was asked": what was learnt of the ref before then is not enough, a
+  // resolve started since is (a fleet requested at once shares one ls-remote). "When" is when the watch showed the
+  // request, by this controller's clock; unknown (the CLI): now.
+  if (run.trigger) {
+    const seen = context.requestSeen?.value === run.trigger ? context.requestSeen.at : undefined;
+    for (const url of gitUrlsOf(spec.source)) ports.source.forget?.(url, seen);
+  }
   const read = await trace.step('fetch', () =>
     readInputs({
       ps,

@@ -303,7 +303,7 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Controll
             observeGitFetch((performance.now() - started) / 1000);
           }
         },
-        forget: (url) => source.forget?.(url),
+        forget: (url, since) => source.forget?.(url, since),
         ...(source.resolve ? { resolve: source.resolve.bind(source) } : {}),
         // PackageSyncSets resolve an OCI template through it (docs/adr/0042): dropped here, no OCI set resolved
         ...(source.resolveArtifact ? { resolveArtifact: source.resolveArtifact.bind(source) } : {}),

@@ -172,6 +172,8 @@ export class MemorySource {
   files: SourceFile[] = [];
   fetches = 0;
   forgotten = 0;
+  /** The `since` of each forget: when the request was seen (undefined: now). */
+  readonly forgottenSince: (number | undefined)[] = [];
 
   fetched(): FetchedSource {
     return {
@@ -192,8 +194,9 @@ export class MemorySource {
         return { ok: true as const, value: this.fetched() };
       },
       resolve: async () => ({ ok: true as const, value: this.commit }),
-      forget: () => {
+      forget: (_url, since) => {
         this.forgotten++;
+        this.forgottenSince.push(since);
       },
     };
   }

@@ -222,6 +222,17 @@ describe('reconcile(): the shortcuts of a settled package, keyed by its Inputs',
     expect(w.source.forgotten).toBe(1);
     expect(stored(w).status?.lastHandledReconcileAt).toBe('now-1');
   });
+
+  it('a requested reconcile asks for the ref as of when the watch showed the request, not as of its own start', async () => {
+    const w = await settled();
+    edit(w, (ps) => ({ ...ps, metadata: { ...ps.metadata, annotations: { [RECONCILE_REQUESTED_AT]: 'now-2' } } }));
+    // a fleet requested at once: a resolve started after 1,000 (this clock) serves each unit, not one per unit
+    await run(w, { requestSeen: { value: 'now-2', at: 1_000 } });
+    // a value the watch has not shown yet (another request since): as of now
+    edit(w, (ps) => ({ ...ps, metadata: { ...ps.metadata, annotations: { [RECONCILE_REQUESTED_AT]: 'now-3' } } }));
+    await run(w, { requestSeen: { value: 'now-2', at: 1_000 } });
+    expect(w.source.forgottenSince).toEqual([1_000, undefined]);
+  });
 });
 
 describe('reconcile(): plan and act', () => {

@@ -154,6 +154,37 @@ describe('resolves shared between PackageSyncs on one repository', () => {
     expect(fetcher.stats().lsRemotes).toBe(4);
   });
 
+  it('reconciles requested at once share one ls-remote started after the request; a later push is seen', async () => {
+    const fetcher = fetcherWith(60_000);
+    const url = server.url('fleet');
+    await fetcher.resolveRef(url, { branch: 'main' }, undefined);
+    const moved = await commitFiles(repo, 'main', { 'a.yaml': '3' }, 'three');
+    // a fleet's resync, requested a moment ago: the first unit's forget outdates the resolve from before it
+    const asked = Date.now() - 1;
+    fetcher.forget(url, asked);
+    const first = await fetcher.resolveRef(url, { branch: 'main' }, undefined);
+    expect(first.ok && first.value.commit).toBe(moved);
+    expect(fetcher.stats().lsRemotes).toBe(2);
+    // the other units of the same request, reconciled after it: the resolve started since serves them all
+    for (let i = 0; i < 5; i++) {
+      fetcher.forget(url, asked);
+      expect(await fetcher.resolveRef(url, { branch: 'main' }, undefined)).toEqual(first);
+    }
+    expect(fetcher.stats().lsRemotes).toBe(2);
+    // a time in the future counts as now: a request cannot stop the sharing for later resolves
+    fetcher.forget(url, Date.now() + 3_600_000);
+    await fetcher.resolveRef(url, { branch: 'main' }, undefined);
+    await fetcher.resolveRef(url, { branch: 'main' }, undefined);
+    expect(fetcher.stats().lsRemotes).toBe(3);
+    // a push after it (forget without a time: now) is asked for again
+    const pushed = await commitFiles(repo, 'main', { 'a.yaml': '4' }, 'four');
+    await new Promise((r) => setTimeout(r, 5));
+    fetcher.forget(url);
+    const after = await fetcher.resolveRef(url, { branch: 'main' }, undefined);
+    expect(after.ok && after.value.commit).toBe(pushed);
+    expect(fetcher.stats().lsRemotes).toBe(4);
+  });
+
   it('a failed resolve is not reused', async () => {
     const fetcher = fetcherWith(60_000);
     const missing = server.url('no-such-repo');

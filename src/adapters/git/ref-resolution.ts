@@ -22,6 +22,8 @@ export interface CallOptions {
 
 interface SharedResolve {
   url: string;
+  /** When its ls-remote started: it says nothing of a push or a request after that (see forget). */
+  startedAt: number;
   result: Promise<Result<ResolvedRef>>;
   /** The signal of the call that runs it: a failure after it aborted says nothing to the others. */
   signal: AbortSignal | undefined;
@@ -40,6 +42,8 @@ export interface RefResolutionOptions {
 
 export class RefResolutions {
   private readonly resolves = new Map<string, SharedResolve>();
+  /** URL → the latest moment a push or a requested reconcile said its refs may have moved. */
+  private readonly movedAt = new Map<string, number>();
   private readonly options: RefResolutionOptions;
 
   constructor(options: RefResolutionOptions) {
@@ -56,13 +60,15 @@ export class RefResolutions {
   ): Promise<Result<ResolvedRef>> {
     const key = `${source.url}\n${credential}\n${JSON.stringify(wanted ?? null)}`;
     const shared = this.resolves.get(key);
-    if (shared && (shared.at === undefined || Date.now() - shared.at < this.options.refCacheTtlMs)) {
+    const fresh = shared && shared.startedAt >= (this.movedAt.get(source.url) ?? 0);
+    if (shared && fresh && (shared.at === undefined || Date.now() - shared.at < this.options.refCacheTtlMs)) {
       const result = await shared.result;
       // the call we joined was cancelled by its own caller: that proves nothing about this one
       if (result.ok || !shared.signal?.aborted || opts.signal?.aborted) return result;
     }
     const entry: SharedResolve = {
       url: source.url,
+      startedAt: Date.now(),
       signal: opts.signal,
       result: this.listRefs(source, wanted, auth, opts),
     };
@@ -75,11 +81,20 @@ export class RefResolutions {
     return result;
   }
 
-  /** Drops resolved refs of this URL (reused or in flight), so the next resolve asks the server. */
-  forget(url: string): void {
+  /**
+   * This URL's refs may have moved at `since` (a push: now; a requested reconcile: when it was requested, never
+   * later than now): a resolve that started before then is not reused, one that started after it is. A fleet's
+   * units requested at once thus share one ls-remote started after the request, instead of one each.
+   */
+  forget(url: string, since = Date.now()): void {
     const normalised = validateSourceURL(url, { allowInsecureHttp: this.options.allowInsecureHttp });
+    const at = Math.min(since, Date.now());
+    for (const u of new Set([url, ...(normalised.ok ? [normalised.value.url] : [])]))
+      this.movedAt.set(u, Math.max(this.movedAt.get(u) ?? 0, at));
+    // the entries it outdates go: those started before it (or in the same millisecond: they may have been first)
     for (const [key, entry] of this.resolves) {
-      if (entry.url === url || (normalised.ok && entry.url === normalised.value.url)) this.resolves.delete(key);
+      if ((entry.url === url || (normalised.ok && entry.url === normalised.value.url)) && entry.startedAt <= at)
+        this.resolves.delete(key);
     }
   }
 

@@ -84,8 +84,11 @@ export interface SourcePort {
     credentials: Record<string, string> | undefined,
     signal: AbortSignal,
   ): Promise<Result<string>>;
-  /** Forgets what it recently learnt about this URL's refs: the next fetch asks the git server. */
-  forget?(url: string): void;
+  /**
+   * This URL's refs may have moved at `since` (default now): what was learnt of them before is not reused, and
+   * the next fetch asks the git server unless a resolve started after `since` already did.
+   */
+  forget?(url: string, since?: number): void;
   /** spec.source.verify: the fetched commit (or tag) is signed by a key `keys` allows (verify-source.ts). */
   verify?(
     source: Spec['source'],
@@ -227,5 +230,5 @@ export async function createGitSource(
     });
   }
 
-  return { fetch, resolve, forget: (url) => fetcher.forget(url), verify, fetcher };
+  return { fetch, resolve, forget: (url, since) => fetcher.forget(url, since), verify, fetcher };
 }

@@ -116,8 +116,11 @@ export interface GitFetcher {
     auth: GitAuth | undefined,
     opts?: GitCallOptions,
   ): Promise<Result<Checkout>>;
-  /** Drops resolved refs of this URL (reused or in flight), so the next resolve asks the server. */
-  forget(url: string): void;
+  /**
+   * This URL's refs may have moved at `since` (default now): resolves started before it are not reused
+   * (ref-resolution.ts).
+   */
+  forget(url: string, since?: number): void;
   /**
    * The path revision of `paths` at `commit`, from the cache repo alone (no network); undefined when that
    * commit's trees are not there (evicted, never fetched) or a path does not exist at it.
@@ -368,7 +371,7 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
   return {
     resolveRef,
     fetchRevision,
-    forget: (url) => refs.forget(url),
+    forget: (url, since) => refs.forget(url, since),
     pathRevisionAt,
     stats: () => ({ ...counters, memoEntries: sparse.size, memoHits, servedWithoutGit }),
     evict: () => eviction.evict(),

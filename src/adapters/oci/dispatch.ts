@@ -22,7 +22,7 @@ export function sourceBySpec(git: SourcePort, oci: SourcePort, chart?: SourcePor
                 fail(Reason.InvalidSpec, 'spec.source.chart is not supported by this command', { terminal: true }),
               )
           : git.fetch(source, credentials, signal, opts),
-    ...(git.forget ? { forget: (url: string) => git.forget!(url) } : {}),
+    ...(git.forget ? { forget: (url: string, since?: number) => git.forget!(url, since) } : {}),
     // the ref's commit without a fetch (engine/unchanged-check.ts): git's; an OCI tag is asked for on every fetch
     ...(git.resolve
       ? {
