@@ -69,8 +69,9 @@ describe('DriftWatch', () => {
       { group: 'apps', kind: 'Deployment', namespace: 'team-a', objects: 'owned' },
     ]);
 
-    emit('add', obj('1', 2)); // a first list, or our create
+    emit('add', obj('1', 2)); // a first list, with no write of ours since start
     emit('update', obj('2', 2, 2), obj('1', 2)); // status only
+    await flush();
     own.record(obj('3', 3));
     emit('update', obj('3', 3), obj('2', 2)); // our own apply's echo
     await flush();
@@ -85,6 +86,28 @@ describe('DriftWatch', () => {
     expect(queued).toHaveLength(1); // within the interval: one more, at its end
     vi.advanceTimersByTime(5_000);
     expect(queued).toHaveLength(2);
+    watch.stop();
+  });
+
+  // Session 17 (e2e/drift-tenants failed once in CI): a watch's first list delivers each object as an add, and every
+  // add was ignored, so an edit made after our apply but before a starting watch listed waited for the interval.
+  it("queues a check for an add that differs from our newest write outside status (a first list after someone's edit)", async () => {
+    const { cache, emit } = fakeCache();
+    const own = new OwnWrites();
+    const queued: string[] = [];
+    const watch = new DriftWatch(cache, own, (k) => queued.push(k), { minIntervalMs: 5_000 });
+    watch.track('add', ps());
+    emit('add', obj('1', 2)); // no write of it since start: the first reconcile compares anyway
+    await flush();
+    own.record(obj('3', 3));
+    emit('add', obj('3', 3)); // our create
+    emit('add', obj('4', 3, 3)); // our write, then a status update by kube-controller-manager
+    await flush();
+    expect(queued).toEqual([]);
+
+    emit('add', obj('5', 7)); // listed after kubectl edit
+    await flush();
+    expect(queued).toEqual(['team-a/web']);
     watch.stop();
   });
 

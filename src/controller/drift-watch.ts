@@ -4,9 +4,11 @@
  * made to one of them queues its PackageSync within seconds, instead of at the next interval. The reconcile
  * decides whether anything drifted (a no-op check writes nothing) and what to do (driftPolicy).
  *
- * Not a reason to look: an add (a watch's first list, or our own create), a change of status only, and a change
- * whose resourceVersion our own apply produced (OwnWrites). Per PackageSync at most one check per
- * `minIntervalMs`: a burst of edits is one check now and one at the end of the interval.
+ * Not a reason to look: a change of status only, and a change whose resourceVersion our own apply produced
+ * (OwnWrites). An add (our own create, or a watch's first list) is one only when the copy differs outside status
+ * from our newest write of it: an edit made after our apply but before a starting watch's first list arrives in
+ * that list, as an add, and no update follows. Per PackageSync at most one check per `minIntervalMs`: a burst of
+ * edits is one check now and one at the end of the interval.
  *
  * PackageSyncs that act as a ServiceAccount are watched too, as the controller (Argo CD's cluster cache does
  * the same): a watch is only a trigger, the reconcile it queues still reads and writes as the ServiceAccount,
@@ -91,13 +93,13 @@ export class DriftWatch {
   }
 
   private onObject(event: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject): void {
-    if (event === 'add') return;
     // our own prune: the package no longer has the object, nothing to correct
     if (event === 'delete' && this.ownWrites.deletedByUs(obj)) return;
     const key = ownerKeyOf(obj);
     if (!key || !this.tracked.has(key)) return;
     if (event === 'update' && !changedOutsideStatus(old, obj)) return;
     void this.ownWrites.settled(obj).then(() => {
+      if (event === 'add' && !this.ownWrites.changedSinceOurs(obj)) return;
       if (event === 'update' && this.ownWrites.isOwn(obj)) return;
       this.opts.log?.debug({ packageSync: key, object: obj.metadata.name, event }, 'managed object changed: checking');
       this.check(key);

@@ -7,11 +7,14 @@
  * `settled` holds its events back until the response is in.
  */
 import type { KubeObject } from '../../core/object.ts';
+import { appliedShape, differsFromApplied, type AppliedShape } from '../../core/plan/drift-event.ts';
 
 const OWN_DELETES_MAX = 10_000;
 
 export class OwnWrites {
   private readonly byUid = new Map<string, string>();
+  /** Per uid in byUid, what our newest write looked like outside status (see changedSinceOurs). */
+  private readonly shapes = new Map<string, AppliedShape>();
   /** uids whose watch has delivered our newest write: any copy it shows since is that write or newer. */
   private readonly seenByWatch = new Set<string>();
   private readonly inFlight = new Map<string, { count: number; done: Promise<void>; resolve: () => void }>();
@@ -67,10 +70,12 @@ export class OwnWrites {
     if (!uid || !resourceVersion) return;
     this.byUid.delete(uid); // re-inserted last: the oldest go first when full
     this.byUid.set(uid, resourceVersion);
+    this.shapes.set(uid, appliedShape(obj));
     this.seenByWatch.delete(uid);
     if (this.byUid.size > this.max) {
       const oldest = this.byUid.keys().next().value!;
       this.byUid.delete(oldest);
+      this.shapes.delete(oldest);
       this.seenByWatch.delete(oldest);
     }
   }
@@ -83,6 +88,7 @@ export class OwnWrites {
     const { uid } = obj.metadata;
     if (!uid) return;
     this.byUid.delete(uid);
+    this.shapes.delete(uid);
     this.seenByWatch.delete(uid);
   }
 
@@ -128,6 +134,17 @@ export class OwnWrites {
     if (uid === undefined) return true;
     const ours = this.byUid.get(uid);
     return ours === undefined || ours === resourceVersion || this.caughtUp(uid);
+  }
+
+  /**
+   * Whether a copy that came with no copy before it (a watch's first list) shows a change outside status since our
+   * newest write; false when it is that write, and when we remember no write of it (none since this controller
+   * started: its first reconcile of every PackageSync compares the live objects anyway).
+   */
+  changedSinceOurs(obj: KubeObject): boolean {
+    const { uid } = obj.metadata;
+    const shape = uid === undefined ? undefined : this.shapes.get(uid);
+    return shape !== undefined && !this.isOwn(obj) && differsFromApplied(shape, obj);
   }
 
   isOwn(obj: KubeObject): boolean {

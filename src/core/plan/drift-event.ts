@@ -6,6 +6,7 @@
  * takes back only what the package sets, which the object carried already — a key the package sets that someone
  * had removed came back with a removal event of its own, which is a reason to look.
  */
+import { createHash } from 'node:crypto';
 import type { KubeObject } from '../object.ts';
 import { OwnerLabel } from './ownership.ts';
 
@@ -13,16 +14,50 @@ const BOOKKEEPING = ['resourceVersion', 'generation', 'managedFields'] as const;
 
 export function changedOutsideStatus(old: KubeObject | undefined, obj: KubeObject): boolean {
   if (!old) return true;
-  return JSON.stringify(comparable(old)) !== JSON.stringify(comparable(obj, old));
+  return JSON.stringify(comparable(old)) !== JSON.stringify(comparable(obj, keysOf(old)));
 }
 
-/** The object minus status and bookkeeping; with `before`, only the label and annotation keys `before` had. */
-function comparable(obj: KubeObject, before?: KubeObject): unknown {
+/**
+ * What a copy of an object we applied is judged against when no event carries the copy before: a watch's
+ * first list delivers each object as an add, so an edit made between our apply and that list would otherwise
+ * never be an update (drift-watch.ts). The digest of the applied copy outside status and bookkeeping, and the
+ * label and annotation keys it had (someone else's keys are not drift, as in changedOutsideStatus).
+ */
+export interface AppliedShape {
+  digest: string;
+  labels: readonly string[];
+  annotations: readonly string[];
+}
+
+export function appliedShape(applied: KubeObject): AppliedShape {
+  const keys = keysOf(applied);
+  return { digest: digestOf(comparable(applied)), ...keys };
+}
+
+/** Whether a copy differs from the one we applied outside status, bookkeeping and others' label/annotation keys. */
+export function differsFromApplied(shape: AppliedShape, obj: KubeObject): boolean {
+  return digestOf(comparable(obj, shape)) !== shape.digest;
+}
+
+interface MetadataKeys {
+  labels: readonly string[];
+  annotations: readonly string[];
+}
+
+const keysOf = (obj: KubeObject): MetadataKeys => ({
+  labels: Object.keys(obj.metadata.labels ?? {}),
+  annotations: Object.keys(obj.metadata.annotations ?? {}),
+});
+
+const digestOf = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('base64');
+
+/** The object minus status and bookkeeping; with `kept`, only those label and annotation keys. */
+function comparable(obj: KubeObject, kept?: MetadataKeys): unknown {
   const { status: _status, metadata, ...rest } = obj;
   const meta: Record<string, unknown> = { ...metadata };
   for (const f of BOOKKEEPING) delete meta[f];
   for (const f of ['labels', 'annotations'] as const) {
-    const map = before ? keptKeys(metadata[f], before.metadata[f]) : metadata[f];
+    const map = kept ? keptKeys(metadata[f], kept[f]) : metadata[f];
     if (map && Object.keys(map).length > 0) meta[f] = map;
     else delete meta[f];
   }
@@ -31,10 +66,10 @@ function comparable(obj: KubeObject, before?: KubeObject): unknown {
 
 function keptKeys(
   now: Record<string, string> | undefined,
-  before: Record<string, string> | undefined,
+  kept: readonly string[],
 ): Record<string, string> | undefined {
   if (!now) return undefined;
-  return Object.fromEntries(Object.entries(now).filter(([k]) => before !== undefined && Object.hasOwn(before, k)));
+  return Object.fromEntries(kept.filter((k) => Object.hasOwn(now, k)).map((k) => [k, now[k]!]));
 }
 
 /** `namespace/name` of the PackageSync whose owner labels the object carries; undefined when it has none. */
