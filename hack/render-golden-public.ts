@@ -84,7 +84,7 @@ async function kustomizeRows(root: string, path: string): Promise<[string, strin
       { op: 'kustomize', kustomize: { root, dir: join(root, path), replace: {} } },
       { timeoutMs: limits.timeoutMs, maxOutputBytes: limits.maxOutputBytes },
     );
-    asCommitted = raw.ok ? { ok: true, text: raw.yaml } : { ok: false, error: raw.error };
+    asCommitted = raw.ok ? { ok: true, text: raw.yaml ?? '' } : { ok: false, error: raw.error };
   }
   const bareSide: Side = bare.ok ? { ok: true, text: bare.stdout } : { ok: false, error: bare.stderr };
   return [compare(asCommitted, bareSide), compare(viaWorker, viaSubprocess)];

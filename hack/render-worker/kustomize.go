@@ -2,6 +2,7 @@ package main
 
 import (
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
 )
 
@@ -16,8 +17,9 @@ type kustomizeRequest struct {
 // kustomizeBuild is what kustomize v5.8.2's build command runs with --load-restrictor LoadRestrictionsNone
 // and no other flag (commands/build/build.go: HonorKustomizeFlags over MakeDefaultOptions): legacy
 // reordering unspecified, builtin plugins only, no exec functions, Helm off. Its output equals the binary's by
-// construction (the same api module, the same options), over a filesystem confined to the checkout.
-func kustomizeBuild(req kustomizeRequest) ([]byte, error) {
+// construction (the same api module, the same options), over a filesystem confined to the checkout. The
+// resources are printed as the binary prints them by buildOutput (objects.go).
+func kustomizeBuild(req kustomizeRequest) (resmap.ResMap, error) {
 	fs, err := newConfinedFS(req.Root, req.Replace)
 	if err != nil {
 		return nil, err
@@ -28,9 +30,5 @@ func kustomizeBuild(req kustomizeRequest) ([]byte, error) {
 	opts.PluginConfig.HelmConfig.Enabled = false
 	opts.PluginConfig.FnpLoadingOptions.EnableExec = false
 	opts.PluginConfig.FnpLoadingOptions.Network = false
-	m, err := krusty.MakeKustomizer(opts).Run(fs, req.Dir)
-	if err != nil {
-		return nil, err
-	}
-	return m.AsYaml()
+	return krusty.MakeKustomizer(opts).Run(fs, req.Dir)
 }

@@ -10,7 +10,8 @@
 //	Request:  {"id":1,"op":"kustomize","maxOutputBytes":N,"kustomize":{"root":"/checkout","dir":"/checkout/app","replace":{"/checkout/app/kustomization.yaml":"<base64>"}}}
 //	          {"id":2,"op":"helm","maxOutputBytes":N,"helm":{"root":…,"chart":…,"releaseName":…,"namespace":…,"values":[…]}}
 //	          {"id":3,"op":"version"}
-//	Response: {"id":1,"ok":true,"yaml":"..."} or {"id":1,"ok":false,"kind":"failed"|"too-large"|"panic","error":"..."}
+//	          with "objects":true in a kustomize request, the output may come as "objects" instead (objects.go)
+//	Response: {"id":1,"ok":true,"yaml":"..."} or {"id":1,"ok":true,"objects":"[{...},...]"} or {"id":1,"ok":false,"kind":"failed"|"too-large"|"panic","error":"..."}
 //	Mid-render, with "lookup":true in a helm request: {"id":2,"lookup":{"apiVersion":…,"kind":…,"namespace":…,"name":…}}
 //	          answered by {"id":2,"op":"lookup-answer","answer":{"object":{…}} | {"code":403,"reason":…,"message":…}}
 //
@@ -20,6 +21,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -29,17 +31,20 @@ import (
 	"runtime/debug"
 
 	"golang.org/x/sys/unix"
+	"sigs.k8s.io/kustomize/api/resmap"
 )
 
 // maxFrame bounds a request frame (decrypted sources and values travel in it).
 const maxFrame = 64 << 20
 
 type request struct {
-	ID             uint64            `json:"id"`
-	Op             string            `json:"op"`
-	MaxOutputBytes int               `json:"maxOutputBytes,omitempty"`
-	Kustomize      *kustomizeRequest `json:"kustomize,omitempty"`
-	Helm           *helmRequest      `json:"helm,omitempty"`
+	ID             uint64 `json:"id"`
+	Op             string `json:"op"`
+	MaxOutputBytes int    `json:"maxOutputBytes,omitempty"`
+	// kustomize: the output as a JSON array of objects where it can be (objects.go)
+	Objects   bool              `json:"objects,omitempty"`
+	Kustomize *kustomizeRequest `json:"kustomize,omitempty"`
+	Helm      *helmRequest      `json:"helm,omitempty"`
 	// the controller's answer to a lookup frame (op "lookup-answer"), read mid-render (lookup.go)
 	Answer *lookupAnswer `json:"answer,omitempty"`
 }
@@ -48,6 +53,7 @@ type response struct {
 	ID       uint64            `json:"id"`
 	OK       bool              `json:"ok"`
 	YAML     string            `json:"yaml,omitempty"`
+	Objects  string            `json:"objects,omitempty"`
 	Kind     string            `json:"kind,omitempty"`
 	Error    string            `json:"error,omitempty"`
 	Versions map[string]string `json:"versions,omitempty"`
@@ -106,13 +112,16 @@ func serve(req request, ask *lookupChannel) (res response) {
 			res = response{ID: req.ID, Kind: "panic", Error: fmt.Sprintf("panic: %v", r)}
 		}
 	}()
-	var yaml []byte
+	var yaml, objects []byte
 	var err error
 	switch {
 	case req.Op == "version":
 		return response{ID: req.ID, OK: true, Versions: versions()}
 	case req.Op == "kustomize" && req.Kustomize != nil:
-		yaml, err = kustomizeBuild(*req.Kustomize)
+		var m resmap.ResMap
+		if m, err = kustomizeBuild(*req.Kustomize); err == nil {
+			yaml, objects, err = buildOutput(m.Resources(), req.Objects)
+		}
 	case req.Op == "helm" && req.Helm != nil:
 		yaml, err = helmTemplate(*req.Helm, ask)
 	default:
@@ -123,6 +132,9 @@ func serve(req request, ask *lookupChannel) (res response) {
 	}
 	if req.MaxOutputBytes > 0 && len(yaml) > req.MaxOutputBytes {
 		return response{ID: req.ID, Kind: "too-large", Error: fmt.Sprintf("%d bytes of output", len(yaml))}
+	}
+	if objects != nil && (req.MaxOutputBytes <= 0 || len(objects) <= req.MaxOutputBytes) {
+		return response{ID: req.ID, OK: true, Objects: string(objects)}
 	}
 	return response{ID: req.ID, OK: true, YAML: string(yaml)}
 }
@@ -161,10 +173,15 @@ func readFrame(r io.Reader) (request, error) {
 }
 
 func writeFrame(w *bufio.Writer, res response) error {
-	body, err := json.Marshal(res)
-	if err != nil {
+	// not HTML-escaped: a '<' in the output stays one byte (json.Marshal would write six), so a frame stays
+	// within the twice-the-output bound the controller reads it with (escaped quotes and backslashes)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(res); err != nil {
 		return err
 	}
+	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if err := binary.Write(w, binary.BigEndian, uint32(len(body))); err != nil {
 		return err
 	}

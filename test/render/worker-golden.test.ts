@@ -14,6 +14,7 @@ import { kustomizeBuild } from '../../src/adapters/render/kustomize.ts';
 import { RenderWorkerPool } from '../../src/adapters/render/worker-pool.ts';
 import { helmInWorker, kustomizeInWorker } from '../../src/adapters/render/worker-render.ts';
 import { defaultToolPaths } from '../../src/config/tool-paths.ts';
+import { objectsOfKustomizeObjects, objectsOfKustomizeOutput } from '../../src/core/render/built.ts';
 import { bareHelm, bareKustomize, runBare } from '../support/bare-render.ts';
 
 const testdata = join(import.meta.dirname, 'testdata');
@@ -201,6 +202,25 @@ const helmCases: [string, () => HCase][] = [
   ],
 ];
 
+/**
+ * The controller asks the worker for kustomize's output as JSON objects (hack/render-worker/objects.go): they must
+ * be the objects the controller reads from the binary's YAML (core/render/parse.ts), origins and all.
+ */
+async function expectSameObjects(
+  common: { checkoutRoot: string; packagePath: string; spec: KustomizeSpec | undefined; limits: typeof limits },
+  binaryYaml: string,
+  format: 'objects' | 'yaml' = 'objects',
+): Promise<void> {
+  const worker = await kustomizeInWorker({ ...common, pool, objects: true });
+  if (!worker.ok) throw new Error(worker.failure.message);
+  expect(worker.value.format ?? 'yaml').toBe(format);
+  const read =
+    worker.value.format === 'objects'
+      ? objectsOfKustomizeObjects(worker.value.stdout, common.packagePath)
+      : objectsOfKustomizeOutput(worker.value.stdout, common.packagePath);
+  expect(read).toEqual(objectsOfKustomizeOutput(binaryYaml, common.packagePath));
+}
+
 describe('the render worker renders byte-identical to the pinned binaries', () => {
   it.each(kustomizeCases)('kustomize: %s', async (_, make) => {
     const c = make();
@@ -211,6 +231,7 @@ describe('the render worker renders byte-identical to the pinned binaries', () =
     if (!worker.ok) throw new Error(worker.failure.message);
     expect(binary.value.stdout.length).toBeGreaterThan(0);
     expect(worker.value.stdout).toBe(binary.value.stdout);
+    await expectSameObjects(common, binary.value.stdout);
   });
 
   it.each(helmCases)('helm: %s', async (_, make) => {
@@ -231,6 +252,42 @@ describe('the render worker renders byte-identical to the pinned binaries', () =
     if (!worker.ok) throw new Error(worker.failure.message);
     expect(binary.value.length).toBeGreaterThan(0);
     expect(worker.value).toBe(binary.value);
+  });
+
+  // The worker decodes with sigs.k8s.io/yaml, the controller's reader follows go-yaml v2 (parse.ts): on values the
+  // two YAML versions read apart they agree, and what only the controller's reader judges comes as YAML.
+  it.each([
+    ['YAML 1.1 values (yes, on, 0755, 0x1F, 1_000, ~, 2001-12-14, 1e3, 1.0, -0)', 'objects', undefined],
+    ['an explicit tag', 'yaml', undefined],
+    ['an anchor and its alias (kustomize expands it)', 'objects', undefined],
+    ['an integer past 2^53', 'yaml', 'is an integer too large to keep exactly'],
+  ] as const)('kustomize output with %s: the same objects, or the same failure', async (name, format, failure) => {
+    const spec: Record<string, string> = {
+      'YAML 1.1 values (yes, on, 0755, 0x1F, 1_000, ~, 2001-12-14, 1e3, 1.0, -0)':
+        '{a: yes, b: on, c: 0755, d: 0x1F, e: 1_000, f: ~, g: 2001-12-14, h: 1e3, i: 1.0, j: -0, k: "yes", l: 9007199254740991, m: "<&>"}',
+      'an explicit tag': '{bin: !!binary aGVsbG8=, s: !!str 12}',
+      'an anchor and its alias (kustomize expands it)': '{a: &shared {x: 1}, b: *shared}',
+      'an integer past 2^53': '{n: 12345678901234567890}',
+    };
+    const root = join(scratch, 'extra');
+    const dir = `k/values-${Object.keys(spec).indexOf(name)}`;
+    await writeTree(root, {
+      [`${dir}/kustomization.yaml`]: 'resources: [thing.yaml]\n',
+      [`${dir}/thing.yaml`]: `apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t}\nspec: ${spec[name]}\n`,
+    });
+    const common = { checkoutRoot: root, packagePath: dir, spec: undefined, limits };
+    const binary = await kustomizeBuild({ ...common, bin: tools.kustomize, scratchDir: scratch });
+    if (!binary.ok) throw new Error(binary.failure.message);
+    const worker = await kustomizeInWorker({ ...common, pool, objects: true });
+    if (!worker.ok) throw new Error(worker.failure.message);
+    expect(worker.value.format ?? 'yaml').toBe(format);
+    if (failure) {
+      const read = objectsOfKustomizeOutput(worker.value.stdout, dir);
+      expect(read.ok ? '' : read.failure.message).toContain(failure);
+      expect(read).toEqual(objectsOfKustomizeOutput(binary.value.stdout, dir));
+      return;
+    }
+    await expectSameObjects(common, binary.value.stdout, format);
   });
 
   it('a build kustomize refuses fails with the same message on both paths', async () => {
@@ -314,6 +371,7 @@ describe('public packages render byte-identical through the worker and through t
       if (!binary.ok) throw new Error(binary.failure.message);
       if (!worker.ok) throw new Error(worker.failure.message);
       expect(worker.value.stdout).toBe(binary.value.stdout);
+      await expectSameObjects(common, binary.value.stdout);
       return;
     }
     const release = { releaseName: 'web', namespace: 'prod', valuesFrom: [], capabilities: undefined };

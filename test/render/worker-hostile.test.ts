@@ -160,7 +160,7 @@ function direct(job: Parameters<RenderWorkerPool['render']>[0], timeoutMs = 20_0
   return pool.render(job, { timeoutMs, maxOutputBytes: 16 << 20 });
 }
 const failed = (o: WorkerOutcome) => {
-  if (o.ok) throw new Error(`expected a failure, got ${o.yaml.slice(0, 200)}`);
+  if (o.ok) throw new Error(`expected a failure, got ${(o.yaml ?? o.objects).slice(0, 200)}`);
   expect(o.error).not.toContain(CANARY);
   return o;
 };

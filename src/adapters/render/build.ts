@@ -7,7 +7,7 @@ import { Reason } from '../../api/reasons.ts';
 import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { canonicalJson } from '../../core/render/canonical.ts';
-import { objectsOfHelmOutput, objectsOfKustomizeOutput } from '../../core/render/built.ts';
+import { objectsOfHelmOutput, objectsOfKustomizeObjects, objectsOfKustomizeOutput } from '../../core/render/built.ts';
 import type { LocatedObject } from '../../core/render/manifests.ts';
 import { plainPackage, readObjects } from '../../core/render/render.ts';
 import { substitutionStep } from '../../core/render/substitute.ts';
@@ -40,6 +40,9 @@ export type BuildTool = 'plain' | 'kustomize' | 'helm';
  * (worker-pool.ts, docs/adr/0038); 'subprocess', the pinned binaries once per render (the reference).
  */
 export type RenderEngine = 'worker' | 'subprocess';
+
+/** A tool's output as kept: the YAML it printed, or the render worker's JSON objects of it (kustomize). */
+type OutputFormat = 'yaml' | 'objects';
 
 export interface RenderToolsConfig {
   kustomizePath: string;
@@ -144,7 +147,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
   const scratchDir = config.scratchDir ?? tmpdir();
   const maxEntries = config.cacheEntries ?? 256;
   const maxBytes = config.cacheBytes ?? 64 << 20;
-  const cache = new Map<string, { stdout: string; bytes: number }>();
+  const cache = new Map<string, { stdout: string; format: OutputFormat; bytes: number }>();
   let cachedBytes = 0;
   const counters: RenderStats = { toolRuns: 0, toolSeconds: 0, cacheHits: 0 };
   const versions = new Map<string, Promise<string>>();
@@ -195,9 +198,9 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
     return 'plain';
   }
 
-  function remember(key: string, stdout: string): void {
+  function remember(key: string, stdout: string, format: OutputFormat): void {
     if (maxEntries === 0 || stdout.length > maxBytes) return;
-    cache.set(key, { stdout, bytes: stdout.length });
+    cache.set(key, { stdout, format, bytes: stdout.length });
     cachedBytes += stdout.length;
     for (const [k, v] of cache) {
       if (cache.size <= maxEntries && cachedBytes <= maxBytes) break;
@@ -241,12 +244,14 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
         : cacheKey(tool, req, config, await toolVersions(tool, req, engine), engine);
     const hit = key === undefined ? undefined : cache.get(key);
     let stdout: string;
+    let format: OutputFormat = 'yaml';
     let decryptedSources: Built['decryptedSources'];
     if (hit && key !== undefined) {
       counters.cacheHits++;
       cache.delete(key); // most recently used last
       cache.set(key, hit);
       stdout = hit.stdout;
+      format = hit.format;
     } else {
       counters.toolRuns++;
       const started = performance.now();
@@ -269,7 +274,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
       const run =
         engine === 'worker' && pool
           ? tool === 'kustomize'
-            ? await kustomizeInWorker({ ...common, spec: req.spec.kustomize, pool, ...decrypt })
+            ? await kustomizeInWorker({ ...common, spec: req.spec.kustomize, pool, objects: true, ...decrypt })
             : await helmInWorker({ ...helmInput, pool, lookup })
           : tool === 'kustomize'
             ? await kustomizeBuild({
@@ -284,16 +289,19 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
       if (typeof run.value === 'string') stdout = run.value;
       else {
         stdout = run.value.stdout;
+        format = run.value.format ?? 'yaml';
         decryptedSources = run.value.decrypted;
       }
       // plaintext is never kept: a package with encrypted sources is built (and decrypted) on every use
-      if (key !== undefined && !decryptedSources) remember(key, stdout);
+      if (key !== undefined && !decryptedSources) remember(key, stdout, format);
     }
     const step = substitutionStep(req.substitution);
     const objects =
-      tool === 'kustomize'
-        ? objectsOfKustomizeOutput(stdout, req.packagePath, step)
-        : objectsOfHelmOutput(stdout, req.packagePath, step);
+      tool === 'helm'
+        ? objectsOfHelmOutput(stdout, req.packagePath, step)
+        : format === 'objects'
+          ? objectsOfKustomizeObjects(stdout, req.packagePath, step)
+          : objectsOfKustomizeOutput(stdout, req.packagePath, step);
     if (!objects.ok) return objects;
     const what = tool === 'kustomize' ? `kustomize build ${req.packagePath}` : `helm template ${req.packagePath}`;
     return ok({ tool, objects: objects.value, what, ...(decryptedSources ? { decryptedSources } : {}) });

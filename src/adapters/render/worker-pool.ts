@@ -31,6 +31,8 @@ export type WorkerJob =
   | {
       op: 'kustomize';
       kustomize: { root: string; dir: string; replace?: Record<string, string> };
+      /** The output as a JSON array of objects where the worker can give it so (WorkerOutput). */
+      objects?: boolean;
     }
   | {
       op: 'helm';
@@ -56,8 +58,14 @@ export type WorkerJob =
 export type WorkerFailureKind =
   'failed' | 'too-large' | 'panic' | 'crash' | 'timeout' | 'aborted' | 'missing' | 'sandbox-missing';
 
+/**
+ * A render's output: the YAML the binary would print or, for a kustomize job that asked and where the worker could
+ * (hack/render-worker/objects.go), the same documents as a JSON array of objects, decoded as kubectl decodes YAML.
+ */
+export type WorkerOutput = { yaml: string; objects?: undefined } | { objects: string; yaml?: undefined };
+
 export type WorkerOutcome =
-  | { ok: true; yaml: string }
+  | ({ ok: true } & WorkerOutput)
   | { ok: false; kind: WorkerFailureKind; error: string; exitCode?: number | null; attempts: number };
 
 export interface RenderLimits {
@@ -155,7 +163,7 @@ export class RenderWorkerPool {
     if (!worker.alive && r.kind !== 'missing' && r.kind !== 'sandbox-missing' && r.kind !== 'aborted')
       this.counters.replaced++;
     this.release(worker);
-    if (r.ok) return { ok: true, yaml: r.yaml ?? '' };
+    if (r.ok) return r.objects !== undefined ? { ok: true, objects: r.objects } : { ok: true, yaml: r.yaml ?? '' };
     return { ok: false, kind: r.kind, error: r.error, exitCode: r.exitCode, attempts: attempt };
   }
 
@@ -196,6 +204,7 @@ export class RenderWorkerPool {
 interface Answer {
   ok: boolean;
   yaml?: string;
+  objects?: string;
   kind: WorkerFailureKind;
   error: string;
   exitCode?: number | null;
@@ -360,6 +369,7 @@ class Worker {
     let parsed: {
       ok?: boolean;
       yaml?: string;
+      objects?: string;
       kind?: string;
       error?: string;
       versions?: Record<string, string>;
@@ -383,6 +393,7 @@ class Worker {
     this.pending?.({
       ok: parsed.ok === true,
       yaml: parsed.yaml,
+      objects: typeof parsed.objects === 'string' ? parsed.objects : undefined,
       kind,
       error: parsed.error ?? '',
       versions: parsed.versions,

@@ -19,7 +19,10 @@ import type { RenderWorkerPool, WorkerOutcome } from './worker-pool.ts';
 
 type WorkerInput<T> = Omit<T, 'bin' | 'scratchDir'> & { pool: RenderWorkerPool };
 
-export async function kustomizeInWorker(input: WorkerInput<KustomizeInput>): Promise<Result<KustomizeOutput>> {
+/** `objects`: the output as JSON objects where the worker can give it so (the controller's reconcile reads those). */
+export async function kustomizeInWorker(
+  input: WorkerInput<KustomizeInput> & { objects?: boolean },
+): Promise<Result<KustomizeOutput>> {
   const prepared = await prepareKustomization(input);
   if (!prepared.ok) return prepared;
   const { root, pkg, shown, plaintext, edited } = prepared.value;
@@ -28,7 +31,7 @@ export async function kustomizeInWorker(input: WorkerInput<KustomizeInput>): Pro
   for (const [file, text] of plaintext) replace[join(root, file)] = text.toString('base64');
   const what = `kustomize build ${input.packagePath}`;
   const outcome = await input.pool.render(
-    { op: 'kustomize', kustomize: { root, dir: pkg, replace } },
+    { op: 'kustomize', kustomize: { root, dir: pkg, replace }, ...(input.objects ? { objects: true } : {}) },
     { timeoutMs: input.limits.timeoutMs, maxOutputBytes: input.limits.maxOutputBytes, signal: input.signal },
   );
   if (!outcome.ok && outcome.kind === 'failed' && plaintext.size > 0)
@@ -43,9 +46,11 @@ export async function kustomizeInWorker(input: WorkerInput<KustomizeInput>): Pro
       limits: input.limits,
     });
   }
-  if (plaintext.size === 0) return ok({ stdout: outcome.yaml });
+  const output: KustomizeOutput =
+    outcome.objects !== undefined ? { stdout: outcome.objects, format: 'objects' } : { stdout: outcome.yaml };
+  if (plaintext.size === 0) return ok(output);
   return ok({
-    stdout: outcome.yaml,
+    ...output,
     decrypted: { files: [...plaintext.keys()], cipherDigest: prepared.value.cipherDigest ?? '' },
   });
 }
@@ -81,7 +86,7 @@ export async function helmInWorker(input: WorkerInput<HelmInput> & { lookup?: He
       lookup: input.lookup,
     },
   );
-  if (outcome.ok) return ok(outcome.yaml);
+  if (outcome.ok) return ok(outcome.yaml ?? '');
   const hide = [
     { path: chart, as: input.packagePath },
     { path: root, as: '' },

@@ -1,12 +1,20 @@
 import { parse } from 'yaml';
+import { Reason } from '../../api/reasons.ts';
 import type { Result } from '../failure.ts';
-import { ok } from '../failure.ts';
+import { fail, ok } from '../failure.ts';
 import { isRecord } from '../object.ts';
 import type { KubeObject } from '../object.ts';
 import { TextMemo } from '../text-memo.ts';
 import type { LocatedObject } from './manifests.ts';
 import { objectsOfDocument, type ObjectStep } from './manifests.ts';
-import { checkParseBudget, parseManifestFile, type ParsedDocument } from './parse.ts';
+import {
+  checkParseBudget,
+  findNonJson,
+  maxPackageBytes,
+  maxPackageDocuments,
+  parseManifestFile,
+  type ParsedDocument,
+} from './parse.ts';
 
 /**
  * A render tool's stdout → objects, each located in the repository file that produced it. Pure: the
@@ -38,6 +46,44 @@ export function objectsOfKustomizeOutput(
     const objects = objectsOfDocument(document.value, { path, document: 0, items: [] }, step);
     if (!objects.ok) return objects;
     found.push(...withDuplicateKeys(objects.value, document));
+  }
+  return ok(found);
+}
+
+/**
+ * The same objects from the render worker's JSON array of kustomize's output documents (hack/render-worker/
+ * objects.go): decoded there as kubectl decodes that YAML, and sent as YAML instead whenever this module's reader
+ * would have more to say (a tag, an alias, a repeated key, a number JSON cannot carry exactly). Its limits hold
+ * here too: documents and bytes, nesting depth.
+ */
+export function objectsOfKustomizeObjects(
+  json: string,
+  packagePath: string,
+  step?: ObjectStep,
+): Result<LocatedObject[]> {
+  const shown = `kustomize build ${packagePath}`;
+  const refused = (problem: string) =>
+    fail<LocatedObject[]>(Reason.RenderFailed, `${shown}${problem}`, { terminal: true });
+  if (json.length > maxPackageBytes)
+    return refused(`: the output holds more than ${maxPackageBytes} bytes; split it into several packages`);
+  let documents: unknown;
+  try {
+    documents = JSON.parse(json);
+  } catch {
+    documents = undefined;
+  }
+  if (!Array.isArray(documents)) return refused(': the render worker sent output that is not a list of objects');
+  if (documents.length > maxPackageDocuments)
+    return refused(`: the package holds more than ${maxPackageDocuments} documents; split it into several packages`);
+  const found: LocatedObject[] = [];
+  for (const [i, value] of documents.entries()) {
+    const notJson = findNonJson(value, '', 0);
+    if (notJson) return refused(` (document ${i + 1}): ${notJson}`);
+    const origin = takeOrigin(value);
+    const path = origin === undefined ? shown : repoJoin(packagePath, origin);
+    const objects = objectsOfDocument(value, { path, document: 0, items: [] }, step);
+    if (!objects.ok) return objects;
+    found.push(...objects.value);
   }
   return ok(found);
 }
