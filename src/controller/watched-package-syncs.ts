@@ -23,7 +23,7 @@ const WRITTEN_MAX = 100_000;
 export class WatchedPackageSyncs extends PackageSyncs {
   private watch: ReadonlyMap<string, KubeObject> | undefined;
   /** The resourceVersion our last write of each PackageSync (by uid) returned. */
-  private readonly written = new OwnWrites(WRITTEN_MAX);
+  private readonly written = new OwnWrites(WRITTEN_MAX, { shapes: false });
   /** Reads answered by the watch / by a GET, for tests and the bench. */
   readonly reads = { watch: 0, get: 0 };
 

@@ -25,8 +25,12 @@ export class OwnWrites {
    */
   private readonly ownDeletes = new Set<string>();
 
-  constructor(max = 50_000) {
+  /** Whether writes are kept as shapes too (changedSinceOurs): the drift watch's objects, not PackageSyncs. */
+  private readonly keepShapes: boolean;
+
+  constructor(max = 50_000, opts: { shapes?: boolean } = {}) {
     this.max = max;
+    this.keepShapes = opts.shapes ?? true;
   }
 
   /** We delete the object with this uid (prune): its delete event is our own doing, not drift. */
@@ -70,7 +74,7 @@ export class OwnWrites {
     if (!uid || !resourceVersion) return;
     this.byUid.delete(uid); // re-inserted last: the oldest go first when full
     this.byUid.set(uid, resourceVersion);
-    this.shapes.set(uid, appliedShape(obj));
+    if (this.keepShapes) this.shapes.set(uid, appliedShape(obj));
     this.seenByWatch.delete(uid);
     if (this.byUid.size > this.max) {
       const oldest = this.byUid.keys().next().value!;

@@ -6,7 +6,7 @@
  * takes back only what the package sets, which the object carried already — a key the package sets that someone
  * had removed came back with a removal event of its own, which is a reason to look.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { KubeObject } from '../object.ts';
 import { OwnerLabel } from './ownership.ts';
 
@@ -49,7 +49,7 @@ const keysOf = (obj: KubeObject): MetadataKeys => ({
   annotations: Object.keys(obj.metadata.annotations ?? {}),
 });
 
-const digestOf = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('base64');
+const digestOf = (value: unknown) => hash('sha256', JSON.stringify(value), 'base64');
 
 /** The object minus status and bookkeeping; with `kept`, only those label and annotation keys. */
 function comparable(obj: KubeObject, kept?: MetadataKeys): unknown {
