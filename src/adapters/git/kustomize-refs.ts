@@ -7,7 +7,7 @@
  * Anything this cannot read (not YAML, not a map) is `unreadable`: the caller then checks out the whole tree
  * and lets the render report the problem with its usual message.
  */
-import { parse } from 'yaml';
+import { readKustomizationText } from '../../core/render/kustomization-yaml.ts';
 import { TextMemo } from '../../core/text-memo.ts';
 
 /** kustomize's names for the file, in the order it looks for them. */
@@ -41,12 +41,11 @@ export function kustomizationRefs(text: string): { readonly refs: readonly strin
 const refsOf = new TextMemo(readRefs);
 
 function readRefs(text: string): { refs: string[] } | { unreadable: true } {
-  let doc: unknown;
-  try {
-    doc = parse(text);
-  } catch {
-    return { unreadable: true };
-  }
+  // read as the kustomize check reads it, and shared with it: what it refuses (anchors, aliases, merge keys) or
+  // cannot read is unreadable here, and the whole tree is checked out for the render to say so
+  const read = readKustomizationText(text);
+  if (!('value' in read)) return { unreadable: true };
+  const doc = read.value;
   if (doc === null || doc === undefined) return { refs: [] };
   if (typeof doc !== 'object' || Array.isArray(doc)) return { unreadable: true };
   const k = doc as Record<string, unknown>;

@@ -5,7 +5,7 @@ import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { isRecord } from '../../core/object.ts';
 import { decryptableSources, type SourceEntry } from '../../core/render/sops-sources.ts';
-import { readKustomizationYaml } from './kustomization-yaml.ts';
+import { readKustomizationYaml } from '../../core/render/kustomization-yaml.ts';
 import { realpathInside } from '../git/read-package.ts';
 
 /**

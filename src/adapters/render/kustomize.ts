@@ -4,7 +4,7 @@ import type { KustomizeSpec } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
 import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
-import { editKustomization } from '../../core/render/kustomization-edit.ts';
+import { changesKustomization, editKustomization } from '../../core/render/kustomization-edit.ts';
 import { checkKustomizationTree, findKustomization, repoPath } from './kustomize-check.ts';
 import { realpathInside } from '../git/read-package.ts';
 import { runTool } from './run-tool.ts';
@@ -82,10 +82,14 @@ export async function prepareKustomization(
       `${shown} is a symlink that resolves outside the repository; kustomize would read it — commit the kustomization itself`,
       { terminal: true },
     );
-  const edited = editKustomization(await readFile(join(pkg, name), 'utf8'), shown, input.spec);
+  const committed = await readFile(join(pkg, name), 'utf8');
+  const edited = editKustomization(committed, shown, input.spec);
   if (!edited.ok) return edited;
-  // every kustomization reachable, with the package's as the build will see it, is checked in the checkout
-  const checked = await checkKustomizationTree(root, pkg, { file: join(pkg, name), text: edited.value });
+  // every kustomization reachable, with the package's as the build will see it, is checked in the checkout; one
+  // that spec.kustomize leaves as it is (buildMetadata added, no file named) is read as committed: the text the
+  // sparse checkout's walk read already (core/render/kustomization-yaml.ts remembers it)
+  const text = changesKustomization(input.spec) ? edited.value : committed;
+  const checked = await checkKustomizationTree(root, pkg, { file: join(pkg, name), text });
   if (!checked.ok) return checked;
   const decrypted = input.decrypt ? await decryptSources(root, checked.value.sources, input.decrypt) : undefined;
   if (decrypted && !decrypted.ok) return decrypted;

@@ -1,9 +1,8 @@
-import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import type { KustomizeSpec } from '../../api/packagesync.ts';
 import { Reason } from '../../api/reasons.ts';
 import type { Result } from '../failure.ts';
 import { fail, ok } from '../failure.ts';
-import { isRecord } from '../object.ts';
 import { describeYamlError } from './yaml-errors.ts';
 
 /**
@@ -12,10 +11,18 @@ import { describeYamlError } from './yaml-errors.ts';
  * the file's, an image entry replaces the file's entry of the same name, patches and components are
  * appended), plus `buildMetadata: [originAnnotations]`, so every built object names its source file.
  * Pure: text in, text out; the caller writes it into a scratch copy, never into the checkout.
+ *
+ * What the file says is kept as written: kustomize reads it with go-yaml v2 rules, where `count: 010` is 8, and a
+ * re-emitted value could read otherwise (this edit once wrote `count: 10`, so kustomize built 10 replicas where
+ * `kustomize build` built 8). Without spec.kustomize, the one line is appended to the text. Otherwise the file is
+ * read with the failsafe schema (every scalar kept as its source text) and each value added is double-quoted: a
+ * string, as Flux's generator writes it (a struct marshalled to YAML).
  */
 export function editKustomization(text: string, shown: string, spec: KustomizeSpec | undefined): Result<string> {
+  if (!changesKustomization(spec) && appendable(text))
+    return ok(`${text}${text === '' || text.endsWith('\n') ? '' : '\n'}buildMetadata: [originAnnotations]\n`);
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false, lineCounter });
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false, lineCounter, schema: 'failsafe' });
   const problem = doc.errors[0];
   if (problem) {
     const pos = lineCounter.linePos(problem.pos[0]);
@@ -24,18 +31,26 @@ export function editKustomization(text: string, shown: string, spec: KustomizeSp
       terminal: true,
     });
   }
-  if (doc.contents === null) doc.contents = doc.createNode({}) as unknown as typeof doc.contents;
+  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === ''))
+    doc.contents = doc.createNode({}) as unknown as typeof doc.contents;
   if (!isMap(doc.contents)) return fail(Reason.RenderFailed, `${shown} is not a mapping`, { terminal: true });
+  const quoted = (value: unknown) => quotedNode(doc, value);
 
   const metadata = doc.get('buildMetadata');
-  const current = isSeq(metadata) ? (metadata.toJSON() as unknown[]) : [];
-  if (!current.includes('originAnnotations')) doc.set('buildMetadata', [...current, 'originAnnotations']);
+  if (isSeq(metadata)) {
+    if (!metadata.items.some((i) => isScalar(i) && i.value === 'originAnnotations'))
+      metadata.add(quoted('originAnnotations'));
+  } else doc.set('buildMetadata', quoted(['originAnnotations']));
   if (!spec) return ok(doc.toString());
 
-  if (spec.namePrefix !== undefined && spec.namePrefix !== '') doc.set('namePrefix', spec.namePrefix);
-  if (spec.nameSuffix !== undefined && spec.nameSuffix !== '') doc.set('nameSuffix', spec.nameSuffix);
+  if (spec.namePrefix !== undefined && spec.namePrefix !== '') doc.set('namePrefix', quoted(spec.namePrefix));
+  if (spec.nameSuffix !== undefined && spec.nameSuffix !== '') doc.set('nameSuffix', quoted(spec.nameSuffix));
   for (const patch of spec.patches ?? []) {
-    append(doc, 'patches', { patch: patch.patch, ...(patch.target ? { target: dropEmpty(patch.target) } : {}) });
+    append(
+      doc,
+      'patches',
+      quoted({ patch: patch.patch, ...(patch.target ? { target: dropEmpty(patch.target) } : {}) }),
+    );
   }
   for (const component of spec.components ?? []) {
     if (!isLocalRelative(component)) {
@@ -45,26 +60,64 @@ export function editKustomization(text: string, shown: string, spec: KustomizeSp
         { terminal: true },
       );
     }
-    append(doc, 'components', component);
+    append(doc, 'components', quoted(component));
   }
   if (spec.images && spec.images.length > 0) {
     const existing = doc.get('images');
-    const images = (isSeq(existing) ? (existing.toJSON() as unknown[]) : []).filter(isRecord);
+    const images = isSeq(existing) ? existing : doc.createNode([]);
     for (const image of spec.images) {
-      const entry = dropEmpty(image);
-      const at = images.findIndex((i) => i.name === image.name);
-      if (at >= 0) images[at] = entry;
-      else images.push(entry);
+      const entry = quoted(dropEmpty(image));
+      const at = images.items.findIndex((i) => isMap(i) && i.get('name') === image.name);
+      if (at >= 0) images.items[at] = entry;
+      else images.items.push(entry);
     }
-    doc.set('images', images);
+    if (!isSeq(existing)) doc.set('images', images);
   }
   return ok(doc.toString());
 }
 
-function append(doc: ReturnType<typeof parseDocument>, field: string, value: unknown): void {
+/**
+ * Whether spec.kustomize changes anything in the file (an empty prefix or suffix does not). Without it the edit only
+ * adds buildMetadata, which names no file: the kustomize check may read the file as committed.
+ */
+export function changesKustomization(spec: KustomizeSpec | undefined): boolean {
+  if (!spec) return false;
+  return (
+    !!spec.namePrefix ||
+    !!spec.nameSuffix ||
+    (spec.patches?.length ?? 0) > 0 ||
+    (spec.components?.length ?? 0) > 0 ||
+    (spec.images?.length ?? 0) > 0
+  );
+}
+
+/**
+ * Whether a line `buildMetadata: [originAnnotations]` appended to the text is that key added to its top-level
+ * mapping: the file starts (after blank and comment lines) with a plain key at column 0 (a block mapping, not a flow
+ * one or an indented one), has no document markers or directives, and does not name buildMetadata anywhere.
+ * Anything else takes the parsed path. The kustomize check has read the file as a mapping before this runs.
+ */
+function appendable(text: string): boolean {
+  if (text.includes('buildMetadata') || /^(---|\.\.\.|%)/m.test(text)) return false;
+  const first = /^(?![ \t]*(#|$)).*$/m.exec(text)?.[0];
+  return first !== undefined && /^[A-Za-z_][\w.-]*[ \t]*:([ \t]|$)/.test(first);
+}
+
+/** A value added to the file, each of its scalars double-quoted: read as the string it is, whatever it spells. */
+function quotedNode(doc: Document, value: unknown): Node {
+  const node = doc.createNode(value);
+  visit(node, {
+    Scalar: (_, scalar) => {
+      scalar.type = 'QUOTE_DOUBLE';
+    },
+  });
+  return node;
+}
+
+function append(doc: Document, field: string, node: Node): void {
   const seq = doc.get(field);
-  if (isSeq(seq)) seq.add(doc.createNode(value));
-  else doc.set(field, [value]);
+  if (isSeq(seq)) seq.add(node);
+  else doc.set(field, doc.createNode([node]));
 }
 
 function dropEmpty<T extends object>(value: T): T {

@@ -1,11 +1,12 @@
 /**
- * Reading a kustomization file as data for the kustomize check (kustomize-check.ts), remembered by its text: a
- * fleet's overlays read the same base a thousand times.
+ * Reading a kustomization file as data, remembered by its text: for the kustomize check (adapters/render/
+ * kustomize-check.ts) and for the paths a sparse checkout needs (adapters/git/kustomize-refs.ts), which read the
+ * same files of a fleet's overlays and its shared base, each once.
  */
 import { isScalar, parseDocument, visit, type Document } from 'yaml';
 import { Reason } from '../../api/reasons.ts';
-import { fail, ok, type Result } from '../../core/failure.ts';
-import { TextMemo } from '../../core/text-memo.ts';
+import { fail, ok, type Result } from '../failure.ts';
+import { TextMemo } from '../text-memo.ts';
 
 /**
  * A kustomization (or plugin config) as data, refusing what the check could read differently from kustomize:
@@ -18,8 +19,13 @@ export function readKustomizationYaml(shown: string, text: string): Result<unkno
   return fail(read.reason, `${shown}${read.problem}`, { terminal: true });
 }
 
+/** What a kustomization's text reads as (frozen: shared by every reader of the same text), or what is wrong with it. */
+export function readKustomizationText(text: string): TextRead {
+  return kustomizationTexts.get(text);
+}
+
 /** What a kustomization's text reads as, or what is wrong with it (after the name of the file, in a message). */
-type TextRead = { value: unknown } | { reason: Reason; problem: string };
+export type TextRead = { value: unknown } | { reason: Reason; problem: string };
 
 /** A fleet's overlays read the same base kustomization: it is parsed once, not once per overlay. */
 const kustomizationTexts = new TextMemo<TextRead>((text) => {
