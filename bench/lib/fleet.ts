@@ -19,6 +19,7 @@ import { kustomizeUnitPath, unitName, unitPath, type GitFixtures } from './fixtu
 import {
   fluxRequests,
   memoryOf,
+  treeMemoryOf,
   packageSyncRequests,
   scrape,
   startFlux,
@@ -159,13 +160,15 @@ export async function runFleetPackageSync(
       );
     });
     const mem: Memory = memoryOf(proc.child.pid!);
+    // a built fleet renders in the controller's render workers: their peaks count (issue 27: controller + workers)
+    const perProcessPeakMiB = shape === 'kustomize' ? treeMemoryOf(proc.child.pid!) : { packagesync: mem.peakMiB };
     const atReady = await scrape(proc);
     const result: FleetResult = {
       tool: 'PackageSync',
       n,
       seconds: m.seconds,
-      peakMiB: mem.peakMiB,
-      perProcessPeakMiB: { packagesync: mem.peakMiB },
+      peakMiB: Object.values(perProcessPeakMiB).reduce((a, b) => a + b, 0),
+      perProcessPeakMiB,
       apiserver: m.apiserver,
       client: packageSyncRequests(atReady),
       cpuSeconds: cpuSeconds(atReady),

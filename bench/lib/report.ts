@@ -254,11 +254,51 @@ export function renderResults(r: Results): string {
   return out.join('\n') + '\n';
 }
 
-interface Target {
+export interface Target {
   measure: string;
   target: string;
   measured: string;
   ok?: boolean;
+}
+
+/**
+ * Issue 27's bars for the kustomize fleet at its largest size: time to all Ready against the plain fleet of the
+ * same objects in the same run and against Flux's kustomize-controller, and the peak RSS of the controller and its
+ * render workers together.
+ */
+export function kustomizeTargets(r: Results): Target[] {
+  const ps = (r.kfleet ?? []).filter((x) => x.tool === 'PackageSync');
+  const k = ps.reduce<FleetResult | undefined>((a, x) => (!a || x.n > a.n ? x : a), undefined);
+  if (!k) return [];
+  const out: Target[] = [];
+  const plain = r.fleet.find((x) => x.tool === 'PackageSync' && x.n === k.n);
+  out.push({
+    measure: `kustomize fleet ${k.n}: time to all Ready`,
+    target: '≤ 1.15× the plain fleet of the same objects',
+    measured: plain
+      ? `${f1(k.seconds)} s vs ${f1(plain.seconds)} s = ${f2(k.seconds / plain.seconds)}×`
+      : 'plain fleet not run',
+    ok: plain ? k.seconds / plain.seconds <= 1.15 : undefined,
+  });
+  const fx = r.kfleet?.find((x) => x.tool === 'Flux' && x.n === k.n);
+  out.push({
+    measure: `kustomize fleet ${k.n}: time to all Ready`,
+    target: '≤ 0.2× Flux kustomize-controller',
+    measured: fx
+      ? `${f1(k.seconds)} s vs ${secs(fx)} = ${fx.readyAtCap !== undefined ? '< ' : ''}${f2(k.seconds / fx.seconds)}×`
+      : 'Flux not run',
+    ok: fx ? (k.seconds / fx.seconds <= 0.2 ? true : fx.readyAtCap !== undefined ? undefined : false) : undefined,
+  });
+  const parts = Object.entries(k.perProcessPeakMiB)
+    .map(([name, mib]) => `${name} ${f1(mib)}`)
+    .join(' + ');
+  out.push({
+    measure: `kustomize fleet ${k.n}: peak RSS, controller + render workers`,
+    target: '≤ 250 MiB',
+    measured: `${f1(k.peakMiB)} MiB (${parts})`,
+    ok: k.peakMiB <= 250,
+  });
+  return out;
 }
 
 function summary(r: Results): Target[] {
@@ -287,6 +327,7 @@ function summary(r: Results): Target[] {
       : 'Flux not run',
     ok: both ? (p.peakMiB / fx.peakMiB <= 0.7 ? true : fx.readyAtCap !== undefined ? undefined : false) : undefined,
   });
+  out.push(...kustomizeTargets(r));
   if (big) {
     const ratio = big.seconds / big.floorSeconds;
     out.push({
