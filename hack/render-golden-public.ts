@@ -101,7 +101,8 @@ async function helmRows(root: string, path: string): Promise<[string, string]> {
     valuesFrom: [],
     capabilities: undefined,
   };
-  const viaWorker = side(await helmInWorker({ ...common, pool }));
+  const worker = await helmInWorker({ ...common, pool });
+  const viaWorker = side(worker.ok ? { ok: true, value: worker.value.stdout } : worker);
   const viaSubprocess = side(await helmTemplate({ ...common, bin: tools.helm, scratchDir: home }));
   const bare = await runBare(bareHelm({ chartDir: join(root, path) }), home);
   const bareSide: Side = bare.ok ? { ok: true, text: bare.stdout } : { ok: false, error: bare.stderr };

@@ -10,7 +10,7 @@
 //	Request:  {"id":1,"op":"kustomize","maxOutputBytes":N,"kustomize":{"root":"/checkout","dir":"/checkout/app","replace":{"/checkout/app/kustomization.yaml":"<base64>"}}}
 //	          {"id":2,"op":"helm","maxOutputBytes":N,"helm":{"root":…,"chart":…,"releaseName":…,"namespace":…,"values":[…]}}
 //	          {"id":3,"op":"version"}
-//	          with "objects":true in a kustomize request, the output may come as "objects" instead (objects.go)
+//	          with "objects":true, the output may come as "objects" instead (objects.go)
 //	Response: {"id":1,"ok":true,"yaml":"..."} or {"id":1,"ok":true,"objects":"[{...},...]"} or {"id":1,"ok":false,"kind":"failed"|"too-large"|"panic","error":"..."}
 //	Mid-render, with "lookup":true in a helm request: {"id":2,"lookup":{"apiVersion":…,"kind":…,"namespace":…,"name":…}}
 //	          answered by {"id":2,"op":"lookup-answer","answer":{"object":{…}} | {"code":403,"reason":…,"message":…}}
@@ -41,7 +41,7 @@ type request struct {
 	ID             uint64 `json:"id"`
 	Op             string `json:"op"`
 	MaxOutputBytes int    `json:"maxOutputBytes,omitempty"`
-	// kustomize: the output as a JSON array of objects where it can be (objects.go)
+	// the output as a JSON array of objects where it can be (objects.go)
 	Objects   bool              `json:"objects,omitempty"`
 	Kustomize *kustomizeRequest `json:"kustomize,omitempty"`
 	Helm      *helmRequest      `json:"helm,omitempty"`
@@ -123,7 +123,9 @@ func serve(req request, ask *lookupChannel) (res response) {
 			yaml, objects, err = buildOutput(m.Resources(), req.Objects)
 		}
 	case req.Op == "helm" && req.Helm != nil:
-		yaml, err = helmTemplate(*req.Helm, ask)
+		if yaml, err = helmTemplate(*req.Helm, ask); err == nil && req.Objects {
+			objects = helmObjects(yaml)
+		}
 	default:
 		return response{ID: req.ID, Kind: "failed", Error: fmt.Sprintf("unknown op %q", req.Op)}
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"regexp"
+	"strings"
 
 	"sigs.k8s.io/kustomize/api/resource"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
@@ -94,3 +96,60 @@ func exactNumbers(object []byte) bool {
 		}
 	}
 }
+
+// helm template's output as objects: one {"source":…,"object":…} per document, split as the controller splits it
+// (src/core/render/built.ts objectsOfHelmOutput: at bare `---` lines, the first `# Source:` line of each piece
+// naming its template). nil where the YAML must go instead: a piece holding more than one document, a line
+// ending the controller's regular expressions and Go's read differently, and objects.go's rules for each piece
+// (a test hook is left for the controller to drop, as it drops it from the YAML).
+func helmObjects(manifest []byte) []byte {
+	if bytes.ContainsAny(manifest, "\r\u2028\u2029") {
+		return nil
+	}
+	var out bytes.Buffer
+	out.WriteByte('[')
+	first := true
+	for _, piece := range documentSeparator.Split(string(manifest), -1) {
+		if otherMarker.MatchString(piece) {
+			return nil
+		}
+		var node kyaml.Node
+		if err := kyaml.Unmarshal([]byte(piece), &node); err != nil || !plainNodes(&node) {
+			return nil
+		}
+		object, err := yaml.YAMLToJSONStrict([]byte(piece))
+		if err != nil || !exactNumbers(object) {
+			return nil
+		}
+		if string(object) == "null" {
+			continue
+		}
+		entry := struct {
+			Source string          `json:"source,omitempty"`
+			Object json.RawMessage `json:"object"`
+		}{Object: object}
+		if m := sourceLine.FindStringSubmatch(piece); m != nil {
+			entry.Source = strings.TrimSpace(m[1])
+		}
+		encoded, err := json.Marshal(entry)
+		if err != nil {
+			return nil
+		}
+		if !first {
+			out.WriteByte(',')
+		}
+		first = false
+		out.Write(encoded)
+	}
+	out.WriteByte(']')
+	return out.Bytes()
+}
+
+var (
+	// the controller's /^---[ \t]*$/m
+	documentSeparator = regexp.MustCompile(`(?m)^---[ \t]*$`)
+	// any other document start or end within a piece: more than one document, which the controller's reader reads
+	otherMarker = regexp.MustCompile(`(?m)^(---|\.\.\.)`)
+	// the controller's /^# Source: (.+)$/m, first match
+	sourceLine = regexp.MustCompile(`(?m)^# Source: (.+)$`)
+)

@@ -14,7 +14,12 @@ import { kustomizeBuild } from '../../src/adapters/render/kustomize.ts';
 import { RenderWorkerPool } from '../../src/adapters/render/worker-pool.ts';
 import { helmInWorker, kustomizeInWorker } from '../../src/adapters/render/worker-render.ts';
 import { defaultToolPaths } from '../../src/config/tool-paths.ts';
-import { objectsOfKustomizeObjects, objectsOfKustomizeOutput } from '../../src/core/render/built.ts';
+import {
+  objectsOfHelmObjects,
+  objectsOfHelmOutput,
+  objectsOfKustomizeObjects,
+  objectsOfKustomizeOutput,
+} from '../../src/core/render/built.ts';
 import { bareHelm, bareKustomize, runBare } from '../support/bare-render.ts';
 
 const testdata = join(import.meta.dirname, 'testdata');
@@ -133,6 +138,8 @@ interface HCase {
   capabilities?: HelmCapabilities;
   releaseName?: string;
   namespace?: string;
+  /** How the worker sends its output when asked for objects: as YAML where it repeats a key (the controller warns). */
+  sentAs?: 'yaml';
 }
 
 const kustomizeCases: [string, () => KCase][] = [
@@ -192,7 +199,7 @@ const helmCases: [string, () => HCase][] = [
     }),
   ],
   ['a vendored subchart alone', () => ({ root: join(scratch, 'testdata/helm-repo'), path: 'charts/web/charts/redis' })],
-  ['yaml11-chart', () => ({ root: join(scratch, 'testdata/yaml11-chart'), path: '.' })],
+  ['yaml11-chart', () => ({ root: join(scratch, 'testdata/yaml11-chart'), path: '.', sentAs: 'yaml' })],
   [
     'hooks, a test hook, NOTES, tpl, .Files, lookup, capabilities, another release name and namespace',
     () => ({
@@ -234,6 +241,22 @@ async function expectSameObjects(
   expect(read.value.map((o) => o.object)).toEqual(asBuilt.value.map((o) => o.object));
 }
 
+/** The same for Helm: the worker's `{source, object}` documents read to the objects of the binary's YAML. */
+async function expectSameHelmObjects(
+  input: Parameters<typeof helmInWorker>[0],
+  binaryYaml: string,
+  format: 'objects' | 'yaml' = 'objects',
+): Promise<void> {
+  const worker = await helmInWorker({ ...input, objects: true });
+  if (!worker.ok) throw new Error(worker.failure.message);
+  expect(worker.value.format ?? 'yaml').toBe(format);
+  const read =
+    worker.value.format === 'objects'
+      ? objectsOfHelmObjects(worker.value.stdout, input.packagePath)
+      : objectsOfHelmOutput(worker.value.stdout, input.packagePath);
+  expect(read).toEqual(objectsOfHelmOutput(binaryYaml, input.packagePath));
+}
+
 describe('the render worker renders byte-identical to the pinned binaries', () => {
   it.each(kustomizeCases)('kustomize: %s', async (_, make) => {
     const c = make();
@@ -264,7 +287,8 @@ describe('the render worker renders byte-identical to the pinned binaries', () =
     if (!binary.ok) throw new Error(binary.failure.message);
     if (!worker.ok) throw new Error(worker.failure.message);
     expect(binary.value.length).toBeGreaterThan(0);
-    expect(worker.value).toBe(binary.value);
+    expect(worker.value.stdout).toBe(binary.value);
+    await expectSameHelmObjects({ ...common, pool }, binary.value, c.sentAs ?? 'objects');
   });
 
   // The worker decodes with sigs.k8s.io/yaml, the controller's reader follows go-yaml v2 (parse.ts): on values the
@@ -303,6 +327,31 @@ describe('the render worker renders byte-identical to the pinned binaries', () =
     await expectSameObjects(common, binary.value.stdout, format);
   });
 
+  it('a chart whose output repeats a key comes as YAML: the controller reads it and warns, as before', async () => {
+    const root = join(scratch, 'extra');
+    await writeTree(root, {
+      'h/dup/Chart.yaml': 'apiVersion: v2\nname: dup\nversion: 1.0.0\n',
+      'h/dup/templates/cm.yaml': cm('dup', '  a: "1"\n  a: "2"\n') + '\n',
+      'h/dup/templates/tests/t.yaml':
+        'apiVersion: v1\nkind: Pod\nmetadata:\n  name: t\n  annotations: {"helm.sh/hook": test}\nspec: {containers: [{name: c, image: busybox}]}\n',
+    });
+    const common = {
+      checkoutRoot: root,
+      packagePath: 'h/dup',
+      spec: undefined,
+      releaseName: 'web',
+      namespace: 'prod',
+      valuesFrom: [],
+      capabilities: undefined,
+      limits,
+    };
+    const binary = await helmTemplate({ ...common, bin: tools.helm, scratchDir: scratch });
+    if (!binary.ok) throw new Error(binary.failure.message);
+    await expectSameHelmObjects({ ...common, pool }, binary.value, 'yaml');
+    const read = objectsOfHelmOutput(binary.value, 'h/dup');
+    expect(read.ok && read.value.map((o) => o.duplicateKeys)).toEqual([['data.a']]);
+  });
+
   it('a build kustomize refuses fails with the same message on both paths', async () => {
     const root = join(scratch, 'extra');
     await writeTree(root, {
@@ -330,11 +379,11 @@ describe('the render worker renders byte-identical to the pinned binaries', () =
       pool,
     });
     if (!worker.ok) throw new Error(worker.failure.message);
-    expect(worker.value).toContain('# Source: hooks/templates/pre-install.yaml');
-    expect(worker.value).not.toContain('shop-hooks-test');
-    expect(worker.value).toContain('lookup: "{}"');
-    expect(worker.value).toContain('outside: ""');
-    expect(worker.value).toContain('banner: "banner from .Files\\n"');
+    expect(worker.value.stdout).toContain('# Source: hooks/templates/pre-install.yaml');
+    expect(worker.value.stdout).not.toContain('shop-hooks-test');
+    expect(worker.value.stdout).toContain('lookup: "{}"');
+    expect(worker.value.stdout).toContain('outside: ""');
+    expect(worker.value.stdout).toContain('banner: "banner from .Files\\n"');
   });
 });
 
@@ -394,8 +443,9 @@ describe('public packages render byte-identical through the worker and through t
     if (!binary.ok) throw new Error(binary.failure.message);
     if (!worker.ok) throw new Error(worker.failure.message);
     expect(bare.ok).toBe(true);
-    expect(worker.value).toBe(bare.stdout);
-    expect(worker.value).toBe(binary.value);
+    expect(worker.value.stdout).toBe(bare.stdout);
+    expect(worker.value.stdout).toBe(binary.value);
+    await expectSameHelmObjects({ ...common, ...release, pool }, binary.value);
   });
 
   it("podinfo with its production values and a cluster's capabilities, on all three", async () => {
@@ -425,8 +475,8 @@ describe('public packages render byte-identical through the worker and through t
     const worker = await helmInWorker({ ...common, pool });
     if (!binary.ok) throw new Error(binary.failure.message);
     if (!worker.ok) throw new Error(worker.failure.message);
-    expect(worker.value).toContain('name: frontend-podinfo');
-    expect(worker.value).toBe(bare.stdout);
-    expect(worker.value).toBe(binary.value);
+    expect(worker.value.stdout).toContain('name: frontend-podinfo');
+    expect(worker.value.stdout).toBe(bare.stdout);
+    expect(worker.value.stdout).toBe(binary.value);
   });
 });

@@ -7,7 +7,12 @@ import { Reason } from '../../api/reasons.ts';
 import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { canonicalJson } from '../../core/render/canonical.ts';
-import { objectsOfHelmOutput, objectsOfKustomizeObjects, objectsOfKustomizeOutput } from '../../core/render/built.ts';
+import {
+  objectsOfHelmObjects,
+  objectsOfHelmOutput,
+  objectsOfKustomizeObjects,
+  objectsOfKustomizeOutput,
+} from '../../core/render/built.ts';
 import type { LocatedObject } from '../../core/render/manifests.ts';
 import { plainPackage, readObjects } from '../../core/render/render.ts';
 import { substitutionStep } from '../../core/render/substitute.ts';
@@ -275,7 +280,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
         engine === 'worker' && pool
           ? tool === 'kustomize'
             ? await kustomizeInWorker({ ...common, spec: req.spec.kustomize, pool, objects: true, ...decrypt })
-            : await helmInWorker({ ...helmInput, pool, lookup })
+            : await helmInWorker({ ...helmInput, pool, lookup, objects: true })
           : tool === 'kustomize'
             ? await kustomizeBuild({
                 ...common,
@@ -290,7 +295,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
       else {
         stdout = run.value.stdout;
         format = run.value.format ?? 'yaml';
-        decryptedSources = run.value.decrypted;
+        decryptedSources = (run.value as { decrypted?: Built['decryptedSources'] }).decrypted;
       }
       // plaintext is never kept: a package with encrypted sources is built (and decrypted) on every use
       if (key !== undefined && !decryptedSources) remember(key, stdout, format);
@@ -298,7 +303,9 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
     const step = substitutionStep(req.substitution);
     const objects =
       tool === 'helm'
-        ? objectsOfHelmOutput(stdout, req.packagePath, step)
+        ? format === 'objects'
+          ? objectsOfHelmObjects(stdout, req.packagePath, step)
+          : objectsOfHelmOutput(stdout, req.packagePath, step)
         : format === 'objects'
           ? objectsOfKustomizeObjects(stdout, req.packagePath, step)
           : objectsOfKustomizeOutput(stdout, req.packagePath, step);

@@ -48,6 +48,8 @@ export type WorkerJob =
         /** spec.helm.lookup: the template's `lookup` asks the render's HelmLookup (RenderLimits.lookup). */
         lookup?: boolean;
       };
+      /** The output as a JSON array of `{source, object}` where the worker can give it so (WorkerOutput). */
+      objects?: boolean;
     };
 
 /**
@@ -59,8 +61,9 @@ export type WorkerFailureKind =
   'failed' | 'too-large' | 'panic' | 'crash' | 'timeout' | 'aborted' | 'missing' | 'sandbox-missing';
 
 /**
- * A render's output: the YAML the binary would print or, for a kustomize job that asked and where the worker could
- * (hack/render-worker/objects.go), the same documents as a JSON array of objects, decoded as kubectl decodes YAML.
+ * A render's output: the YAML the binary would print or, for a job that asked and where the worker could
+ * (hack/render-worker/objects.go), the same documents as a JSON array, decoded as kubectl decodes YAML: kustomize's
+ * as objects, Helm's as `{source, object}` (the template each came from).
  */
 export type WorkerOutput = { yaml: string; objects?: undefined } | { objects: string; yaml?: undefined };
 

@@ -4,6 +4,9 @@ import { fail, ok } from '../../core/failure.ts';
 import type { Result } from '../../core/failure.ts';
 import { describeHelmFailure, prepareChart, type HelmInput } from './helm.ts';
 import { decryptedBuildFailed, prepareKustomization, type KustomizeInput, type KustomizeOutput } from './kustomize.ts';
+
+/** A render's output as the worker gave it: YAML, or its JSON documents ('objects'). */
+export type ToolOutput = Pick<KustomizeOutput, 'stdout' | 'format'>;
 import { sanitizeStderr, type ToolOutcome } from './run-tool.ts';
 import { describeToolFailure, type ToolLimits } from './tool-failure.ts';
 import type { HelmLookup } from './worker-lookup.ts';
@@ -55,7 +58,10 @@ export async function kustomizeInWorker(
   });
 }
 
-export async function helmInWorker(input: WorkerInput<HelmInput> & { lookup?: HelmLookup }): Promise<Result<string>> {
+/** `objects`: the output as the worker's JSON documents where it can give it so (the controller's reconcile reads those). */
+export async function helmInWorker(
+  input: WorkerInput<HelmInput> & { lookup?: HelmLookup; objects?: boolean },
+): Promise<Result<ToolOutput>> {
   const prepared = await prepareChart(input);
   if (!prepared.ok) return prepared;
   const { root, chart, what } = prepared.value;
@@ -78,6 +84,7 @@ export async function helmInWorker(input: WorkerInput<HelmInput> & { lookup?: He
           ...prepared.value.layers.map((text, i) => ({ name: `spec.helm/values-${i}.yaml`, text })),
         ],
       },
+      ...(input.objects ? { objects: true } : {}),
     },
     {
       timeoutMs: input.limits.timeoutMs,
@@ -86,7 +93,10 @@ export async function helmInWorker(input: WorkerInput<HelmInput> & { lookup?: He
       lookup: input.lookup,
     },
   );
-  if (outcome.ok) return ok(outcome.yaml ?? '');
+  if (outcome.ok)
+    return ok(
+      outcome.objects !== undefined ? { stdout: outcome.objects, format: 'objects' } : { stdout: outcome.yaml },
+    );
   const hide = [
     { path: chart, as: input.packagePath },
     { path: root, as: '' },

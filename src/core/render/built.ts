@@ -62,23 +62,12 @@ export function objectsOfKustomizeObjects(
   step?: ObjectStep,
 ): Result<LocatedObject[]> {
   const shown = `kustomize build ${packagePath}`;
-  const refused = (problem: string) =>
-    fail<LocatedObject[]>(Reason.RenderFailed, `${shown}${problem}`, { terminal: true });
-  if (json.length > maxPackageBytes)
-    return refused(`: the output holds more than ${maxPackageBytes} bytes; split it into several packages`);
-  let documents: unknown;
-  try {
-    documents = JSON.parse(json);
-  } catch {
-    documents = undefined;
-  }
-  if (!Array.isArray(documents)) return refused(': the render worker sent output that is not a list of objects');
-  if (documents.length > maxPackageDocuments)
-    return refused(`: the package holds more than ${maxPackageDocuments} documents; split it into several packages`);
+  const documents = documentsOf(json, shown);
+  if (!documents.ok) return documents;
   const found: LocatedObject[] = [];
-  for (const [i, value] of documents.entries()) {
+  for (const [i, value] of documents.value.entries()) {
     const notJson = findNonJson(value, '', 0);
-    if (notJson) return refused(` (document ${i + 1}): ${notJson}`);
+    if (notJson) return toolOutputRefused(shown, ` (document ${i + 1}): ${notJson}`);
     const origin = takeOrigin(value);
     const path = origin === undefined ? shown : repoJoin(packagePath, origin);
     const objects = objectsOfDocument(value, { path, document: 0, items: [] }, step);
@@ -159,6 +148,56 @@ export function objectsOfHelmOutput(stdout: string, packagePath: string, step?: 
   }
   return ok(found);
 }
+
+/**
+ * The same objects from the render worker's JSON of helm template's documents, `{source, object}` each
+ * (hack/render-worker/objects.go: split as objectsOfHelmOutput splits the YAML, decoded as kubectl decodes it; sent
+ * as YAML instead whenever this module's reader would have more to say, a repeated key among them).
+ */
+export function objectsOfHelmObjects(json: string, packagePath: string, step?: ObjectStep): Result<LocatedObject[]> {
+  const shown = `helm template ${packagePath}`;
+  const documents = documentsOf(json, shown);
+  if (!documents.ok) return documents;
+  const found: LocatedObject[] = [];
+  for (const [i, document] of documents.value.entries()) {
+    if (!isRecord(document))
+      return toolOutputRefused(shown, ': the render worker sent a document that is not an entry');
+    const { source, object } = document;
+    if (isTestHook(object)) continue;
+    const path = typeof source === 'string' ? chartFileInRepo(packagePath, source) : shown;
+    const notJson = findNonJson(object, '', 0);
+    if (notJson) return toolOutputRefused(path, ` (document ${i + 1}): ${notJson}`);
+    const objects = objectsOfDocument(object, { path, document: 0, items: [] }, step);
+    if (!objects.ok) return objects;
+    found.push(...objects.value);
+  }
+  return ok(found);
+}
+
+/** The worker's JSON documents, within the limits its YAML would have been read under. */
+function documentsOf(json: string, shown: string): Result<unknown[]> {
+  if (json.length > maxPackageBytes)
+    return toolOutputRefused(
+      shown,
+      `: the output holds more than ${maxPackageBytes} bytes; split it into several packages`,
+    );
+  let documents: unknown;
+  try {
+    documents = JSON.parse(json);
+  } catch {
+    documents = undefined;
+  }
+  if (!Array.isArray(documents)) return toolOutputRefused(shown, ': the render worker sent output that is not a list');
+  if (documents.length > maxPackageDocuments)
+    return toolOutputRefused(
+      shown,
+      `: the package holds more than ${maxPackageDocuments} documents; split it into several packages`,
+    );
+  return ok(documents as unknown[]);
+}
+
+const toolOutputRefused = <T>(shown: string, problem: string): Result<T> =>
+  fail<T>(Reason.RenderFailed, `${shown}${problem}`, { terminal: true });
 
 export function isTestHook(value: unknown): boolean {
   if (!isRecord(value) || !isRecord(value.metadata) || !isRecord(value.metadata.annotations)) return false;
