@@ -16,7 +16,7 @@ import (
 // kustomize's output as JSON objects (issue 27), so the controller reads them with JSON.parse instead of its YAML
 // reader (src/core/render/parse.ts, ~4 ms of the controller's CPU a render). Each document is decoded with
 // sigs.k8s.io/yaml, the decoder kubectl reads `kustomize build | kubectl apply -f -` with; parse.ts follows the same
-// go-yaml v2 rules, so the objects are the same (test/render/worker-objects.test.ts). Where the two could
+// go-yaml v2 rules, so the objects are the same (test/render/worker-golden.test.ts). Where the two could
 // disagree, or the controller's reader has something to say, the YAML goes instead and the controller judges it
 // with its own messages: an explicit tag or an alias, a repeated key, a number JSON cannot carry exactly
 // (.inf, .nan, an integer past 2^53).
