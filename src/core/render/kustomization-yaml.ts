@@ -3,7 +3,7 @@
  * kustomize-check.ts) and for the paths a sparse checkout needs (adapters/git/kustomize-refs.ts), which read the
  * same files of a fleet's overlays and its shared base, each once.
  */
-import { isScalar, parseDocument, visit, type Document } from 'yaml';
+import { isScalar, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import { Reason } from '../../api/reasons.ts';
 import { fail, ok, type Result } from '../failure.ts';
 import { TextMemo } from '../text-memo.ts';
@@ -29,16 +29,17 @@ export type TextRead = { value: unknown } | { reason: Reason; problem: string };
 
 /** A fleet's overlays read the same base kustomization: it is parsed once, not once per overlay. */
 const kustomizationTexts = new TextMemo<TextRead>((text) => {
+  const lineCounter = new LineCounter();
   let document: Document.Parsed;
   try {
-    document = parseDocument(text, { uniqueKeys: true, prettyErrors: false, merge: false });
+    document = parseDocument(text, { uniqueKeys: true, prettyErrors: false, merge: false, lineCounter });
   } catch {
     return { reason: Reason.RenderFailed, problem: ' is not valid YAML; fix the kustomization' };
   }
   const problem = document.errors[0];
   if (problem) {
-    const pos = problem.linePos?.[0];
-    const at = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
+    const pos = lineCounter.linePos(problem.pos[0]);
+    const at = ` at line ${pos.line}, column ${pos.col}`;
     return { reason: Reason.RenderFailed, problem: ` is not valid YAML${at}; fix the kustomization` };
   }
   let found: string | undefined;
