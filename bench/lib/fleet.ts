@@ -198,7 +198,10 @@ export async function runFleetPackageSync(
       result.idleMiB = result.idle.rssMiB;
       result.idleSeconds = idleSeconds;
       ctx.log(
-        `  idle: ${result.idle.cpuPercent.toFixed(1)} % CPU, ${result.idle.requestsPerSecond.toFixed(2)} requests/s`,
+        `  idle: ${result.idle.cpuPercent.toFixed(2)} % CPU, ${result.idle.requestsPerSecond.toFixed(2)} requests/s, ` +
+          `${result.idle.reconciles ?? 0} reconciles (${result.idle.stoppedBeforeLoad ?? 0} before loading); ` +
+          `GC ${((result.idle.gc?.seconds ?? 0) * 1000).toFixed(0)} ms: ${result.idle.gc?.minor ?? 0} minor, ` +
+          `${result.idle.gc?.major ?? 0} major`,
       );
     }
     if (restart) {

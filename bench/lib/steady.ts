@@ -27,6 +27,12 @@ export interface IdleFigures {
   stoppedBeforeLoad?: number;
   /** How long the fleet rested after Ready before the window. */
   warmupSeconds?: number;
+  /**
+   * Garbage collection in the window (prom-client's nodejs_gc_duration_seconds): its time, and how many minor
+   * (scavenge) and major (mark-sweep-compact) collections. Scavenges count allocation: each is one semi-space
+   * filled (1 MiB with the image's --max-semi-space-size=1), a measure a slow or fast VM does not move.
+   */
+  gc?: { seconds: number; minor: number; major: number };
 }
 
 export interface RestartFigures {
@@ -64,6 +70,9 @@ const SAMPLE_MS = 5_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const cpuSeconds = (metrics: string) => metricValue(metrics, 'process_cpu_seconds_total');
 
+const gcCount = (metrics: string, kind: string) =>
+  metricValue(metrics, 'nodejs_gc_duration_seconds_count', `kind="${kind}"`);
+
 export async function measureIdle(proc: Proc, seconds: number): Promise<IdleFigures> {
   const before = await scrape(proc);
   const t0 = performance.now();
@@ -85,6 +94,11 @@ export async function measureIdle(proc: Proc, seconds: number): Promise<IdleFigu
     stoppedBeforeLoad:
       metricValue(after, 'packagesync_unchanged_checks_total', 'stopped="before-load"') -
       metricValue(before, 'packagesync_unchanged_checks_total', 'stopped="before-load"'),
+    gc: {
+      seconds: delta('nodejs_gc_duration_seconds_sum'),
+      minor: gcCount(after, 'minor') - gcCount(before, 'minor'),
+      major: gcCount(after, 'major') - gcCount(before, 'major'),
+    },
   };
 }
 

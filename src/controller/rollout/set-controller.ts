@@ -8,7 +8,14 @@
 import { createHash } from 'node:crypto';
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
-import { durationMs, GROUP, VERSION, type PackageSync, type Spec } from '../../api/packagesync.ts';
+import {
+  durationMs,
+  GROUP,
+  RECONCILE_REQUESTED_AT,
+  VERSION,
+  type PackageSync,
+  type Spec,
+} from '../../api/packagesync.ts';
 import {
   APPROVE_ANNOTATION,
   RESUME_ANNOTATION,
@@ -36,6 +43,7 @@ import { generateTargets, setLabelValue, type ClusterSecret } from '../../core/r
 import { WorkQueue } from '../work-queue.ts';
 import { checkGate } from './check-gate.ts';
 import { resolveSetRevision } from '../../engine/set-revision.ts';
+import { RevisionMemo } from './revision-memo.ts';
 
 /** Child PackageSyncs applied at once by one pass (server-side applies, each its own object). */
 const CHILD_APPLIES_AT_ONCE = 8;
@@ -79,6 +87,7 @@ export class SetController {
   readonly clusterSecrets: Informer;
   readonly queue: WorkQueue;
   private readonly opts: SetControllerOptions;
+  private readonly revisions = new RevisionMemo();
 
   constructor(opts: SetControllerOptions) {
     this.opts = opts;
@@ -102,8 +111,10 @@ export class SetController {
     this.queue = new WorkQueue((key, signal) => this.reconcile(key, signal), { concurrency: opts.concurrency ?? 2 });
     this.sets.on((event, obj) => {
       const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
-      if (event === 'delete') this.queue.forget(key);
-      else this.queue.add(key);
+      if (event === 'delete') {
+        this.queue.forget(key);
+        this.revisions.forget(key);
+      } else this.queue.add(key);
     });
     // a cluster registered or removed, or its labels changed: every set of that namespace looks again
     this.clusterSecrets.on((_e, obj) => {
@@ -177,11 +188,14 @@ export class SetController {
       spec.generators.directories,
     );
 
-    const { revision, revisionError } = await resolveSetRevision(
-      spec.template.spec.source as Spec['source'],
-      namespace,
-      this.opts,
-      signal,
+    // the template's interval paces how often its ref is resolved again (at least every minute), not each pass
+    const resync = Math.min(durationMs(spec.template.spec.interval), RESYNC_MS);
+    const { revision, revisionError } = await this.revisions.get(
+      key,
+      `${generation}\n${set.metadata.annotations?.[RECONCILE_REQUESTED_AT] ?? ''}`,
+      now,
+      resync,
+      () => resolveSetRevision(spec.template.spec.source as Spec['source'], namespace, this.opts, signal),
     );
 
     const uid = set.metadata.uid;
@@ -274,8 +288,6 @@ export class SetController {
         if (!isNotFound(e)) failed = true;
       }
     }
-    // the template's interval also paces how often its ref is resolved again (at least every minute)
-    const resync = Math.min(durationMs(spec.template.spec.interval), RESYNC_MS);
     return { failed, requeueAfterMs: Math.min(step.requeueAfterMs ?? resync, resync) };
   }
 
