@@ -96,6 +96,8 @@ async function measure(
     concurrency: Number(args.concurrency),
     metricsPort: port,
     tag: `rollout-${tag}`,
+    ...(process.env.BENCH_LOG_LEVEL ? { extraArgs: ['--log-level', process.env.BENCH_LOG_LEVEL] } : {}),
+    ...(process.env.BENCH_NODE_ARGS ? { nodeArgs: process.env.BENCH_NODE_ARGS.split(' ') } : {}),
   });
   try {
     await waitServing(proc);
