@@ -36,7 +36,7 @@ import type { KubeObject } from '../../core/object.ts';
 import { errorText } from '../../core/failure.ts';
 import { childObject, observationOf, ownedBy, setRef } from '../../core/rollout/child.ts';
 import { invalidSpecConditions } from '../../core/rollout/conditions.ts';
-import { onlyProgress } from '../../core/rollout/progress-only.ts';
+import { statusWrite } from '../../core/rollout/progress-only.ts';
 import { canonicalJson } from '../../core/render/canonical.ts';
 import { readSetSpec } from '../../core/rollout/set-spec.ts';
 import type { ChildObservation } from '../../core/rollout/observe.ts';
@@ -247,10 +247,8 @@ export class SetController {
     });
     // status first: the pins it records are what the children are made to match, now or after a crash; a change
     // of progress only waits for PROGRESS_WRITE_MS since the last write (the pass it schedules writes it)
-    const changed = canonicalJson(set.status ?? {}) !== canonicalJson(step.status);
-    const progressDue =
-      changed && onlyProgress(set.status, step.status) ? (this.written.get(key) ?? 0) + PROGRESS_WRITE_MS : 0;
-    if (changed && progressDue <= now) {
+    const write = statusWrite(set.status, step.status, this.written.get(key), now, PROGRESS_WRITE_MS);
+    if (write === 'now') {
       if (!(await this.writeStatus(set, step.status))) return { failed: false, requeueAfterMs: 1_000 };
       this.written.set(key, Date.now());
     }
@@ -308,7 +306,7 @@ export class SetController {
       }
     }
     const wake = Math.min(step.requeueAfterMs ?? resync, resync);
-    return { failed, requeueAfterMs: progressDue > now ? Math.min(progressDue - now, wake) : wake };
+    return { failed, requeueAfterMs: typeof write === 'object' ? Math.min(write.dueAt - now, wake) : wake };
   }
 
   /** An update of the status subresource guarded by resourceVersion: a stale copy never overwrites progress. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SetStatus } from '../../api/packagesyncset.ts';
-import { onlyProgress } from './progress-only.ts';
+import { onlyProgress, statusWrite } from './progress-only.ts';
 
 const stored: SetStatus = {
   observedGeneration: 1,
@@ -107,5 +107,28 @@ describe('onlyProgress: which status changes may wait a moment', () => {
 
   it('a set without status yet is never progress only', () => {
     expect(onlyProgress(undefined, stored)).toBe(false);
+  });
+});
+
+describe('statusWrite: when a pass writes the set status', () => {
+  const sortedKeys = (s: SetStatus): SetStatus =>
+    JSON.parse(JSON.stringify(s), (_k, v: unknown) =>
+      v && typeof v === 'object' && !Array.isArray(v)
+        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)))
+        : v,
+    ) as SetStatus;
+
+  it('not at all when the stored status says the same with its keys sorted (every pass PUT it before)', () => {
+    expect(statusWrite(sortedKeys(stored), structuredClone(stored), undefined, 0, 1000)).toBe('unchanged');
+  });
+
+  it('progress at most once a period after the last write; anything else at once', () => {
+    const progressed = edit((s) => (s.targets![1]!.health = 'Progressing'));
+    expect(statusWrite(stored, progressed, 5_000, 5_400, 1000)).toEqual({ dueAt: 6_000 });
+    expect(statusWrite(stored, progressed, 5_000, 6_000, 1000)).toBe('now');
+    expect(statusWrite(stored, progressed, undefined, 5_400, 1000)).toBe('now');
+    const pinned = edit((s) => (s.targets![2]!.revision = 'main@sha1:b'));
+    expect(statusWrite(stored, pinned, 5_000, 5_400, 1000)).toBe('now');
+    expect(statusWrite(undefined, stored, 5_000, 5_400, 1000)).toBe('now');
   });
 });

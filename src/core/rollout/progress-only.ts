@@ -25,3 +25,20 @@ const withoutProgress = (s: SetStatus | undefined): string => {
 export function onlyProgress(stored: SetStatus | undefined, next: SetStatus): boolean {
   return stored !== undefined && withoutProgress(stored) === withoutProgress(next);
 }
+
+/**
+ * When a pass writes the set's status: `'unchanged'` (what is stored already says it, key order aside), `'now'`, or
+ * the moment a change of progress only is due (`progressEveryMs` after this process last wrote, `writtenAt`).
+ */
+export function statusWrite(
+  stored: SetStatus | undefined,
+  next: SetStatus,
+  writtenAt: number | undefined,
+  now: number,
+  progressEveryMs: number,
+): 'unchanged' | 'now' | { dueAt: number } {
+  if (canonicalJson(stored ?? {}) === canonicalJson(next)) return 'unchanged';
+  if (!onlyProgress(stored, next)) return 'now';
+  const dueAt = (writtenAt ?? 0) + progressEveryMs;
+  return dueAt <= now ? 'now' : { dueAt };
+}
