@@ -20,6 +20,9 @@
  *   --kubeconfig <path>     use this cluster instead of the bench control plane
  *   --prefix <p>  --port-base <n>   namespace prefix and first of four loopback ports
  *   --out <file>            also write the result as JSON (default bench/.work/rollout-latest.json)
+ *
+ * For a diagnosis: BENCH_LOG_LEVEL=debug gives each controller that log level (its log: bench/.work/logs/), and
+ * BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" passes Node flags to it.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
