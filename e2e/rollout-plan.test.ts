@@ -117,6 +117,25 @@ describe('packagesync plan packagesyncset/NAME', () => {
     },
   );
 
+  it('a namespace with no registered cluster: says so, plans nothing (exit 0)', async () => {
+    // the API server lists no match as `"items": null` in metadata form: the CLI read it as an array and threw
+    const ns = await fx.namespace('set-plan-none');
+    const { url } = await fx.repo('set-plan-none', { 'web.yaml': configMap('web', { v: '1' }) });
+    await createSet(ns, {
+      apiVersion: 'packagesync.io/v1alpha1',
+      kind: 'PackageSyncSet',
+      metadata: { name: 'web', labels: { [SHARD_LABEL]: 'nobody' } },
+      spec: {
+        template: { spec: { source: { url, ref: { branch: 'main' } }, interval: '1m', targetNamespace: ns } },
+        generators: { clusters: {} },
+        rollout: { waves: [{ name: 'all' }] },
+      },
+    });
+    const r = await packagesync('plan', 'packagesyncset/web', '-n', ns, '--allow-insecure-http');
+    expect(r.stderr).toContain('no target: no kubeconfig Secret labelled packagesync.io/secret-type=cluster');
+    expect(r.code).toBe(0);
+  });
+
   it('refuses flags that plan one PackageSync, and a set that does not exist (exit 2)', async () => {
     const ns = await fx.namespace('set-plan-bad');
     const [flags, missing] = await Promise.all([

@@ -8,12 +8,8 @@
  * that cannot be planned is named with its reason and counted; the others are still planned.
  */
 import type { PackageSync } from '../api/packagesync.ts';
-import {
-  CLUSTER_SECRET_LABEL,
-  CLUSTER_SECRET_VALUE,
-  type PackageSyncSet,
-  type SetSpec,
-} from '../api/packagesyncset.ts';
+import type { PackageSyncSet, SetSpec } from '../api/packagesyncset.ts';
+import { listClusterSecrets } from '../adapters/kube/cluster-secrets.ts';
 import { Secrets } from '../adapters/kube/secrets.ts';
 import { renderPlanMarkdown, renderPlanText } from '../core/plan/plan-render.ts';
 import { childObject, ownedBy, setRef } from '../core/rollout/child.ts';
@@ -29,7 +25,7 @@ import {
   type SetPlanTarget,
 } from '../core/rollout/set-plan.ts';
 import { NO_TARGETS } from '../core/rollout/step.ts';
-import { generateTargets, type ClusterSecret, type Target } from '../core/rollout/targets.ts';
+import { generateTargets, type Target } from '../core/rollout/targets.ts';
 import { resolveSetRevision } from '../engine/set-revision.ts';
 import type { Cluster } from './cluster.ts';
 import { CliError, errorMessage, ExitCode, exitCodeOf } from './exit-codes.ts';
@@ -38,18 +34,6 @@ import type { PlanFlags } from './plan-source.ts';
 import { openPlanSources, type PlanSources } from './plan-source.ts';
 import { getSet } from './set-ref.ts';
 import { withTargetObjects } from './target-objects.ts';
-
-/** Registered clusters of the namespace: names and labels only, as the controller's metadata-only watch sees them. */
-async function clusterSecrets(cluster: Cluster, namespace: string): Promise<ClusterSecret[]> {
-  const list = await cluster.client.request<{
-    items: { metadata: { name: string; labels?: Record<string, string> } }[];
-  }>('GET', `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`, {
-    query: { labelSelector: `${CLUSTER_SECRET_LABEL}=${CLUSTER_SECRET_VALUE}` },
-    // no Secret value reaches this process: the API server sends metadata only
-    accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
-  });
-  return list.items.map((s) => ({ name: s.metadata.name, namespace, labels: s.metadata.labels ?? {} }));
-}
 
 const EXIT = {
   wouldFail: ExitCode.WouldFail,
@@ -71,7 +55,7 @@ export async function planSet(cluster: Cluster, name: string, flags: PlanFlags):
   const spec = parsed.spec;
   const targets = generateTargets(
     { name, namespace },
-    await clusterSecrets(cluster, namespace),
+    await listClusterSecrets(cluster.client, namespace),
     spec.generators.clusters.selector,
     spec.generators.directories,
   );

@@ -30,6 +30,7 @@ import {
 } from '../../api/packagesyncset.ts';
 import { Informer, type InformerEvent } from '../../adapters/kube/informer.ts';
 import { isConflict, isNotFound, type KubeClient } from '../../adapters/kube/client.ts';
+import { listClusterSecrets } from '../../adapters/kube/cluster-secrets.ts';
 import { packageSyncCollectionPath } from '../../adapters/kube/packagesyncs.ts';
 import type { SourcePort } from '../../adapters/git/source-port.ts';
 import type { KubeObject } from '../../core/object.ts';
@@ -39,7 +40,7 @@ import { invalidSpecConditions } from '../../core/rollout/conditions.ts';
 import { statusWrite } from '../../core/rollout/progress-only.ts';
 import { canonicalJson } from '../../core/render/canonical.ts';
 import { readSetSpec } from '../../core/rollout/set-spec.ts';
-import type { ChildObservation } from '../../core/rollout/observe.ts';
+import { sameRevision, type ChildObservation } from '../../core/rollout/observe.ts';
 import { gatesToCheck, parseApproval, parseResume, stepRollout, type GateResult } from '../../core/rollout/step.ts';
 import { generateTargets, setLabelValue, type ClusterSecret } from '../../core/rollout/targets.ts';
 import { WorkQueue } from '../work-queue.ts';
@@ -88,6 +89,13 @@ const RESYNC_MS = 60_000;
 const PROGRESS_WRITE_MS = 1_000;
 
 export { setCollectionPath } from '../../api/packagesyncset.ts';
+/** Whether the targets generated now are the ones status lists (by name). */
+function sameTargets(targets: readonly { name: string }[], listed: readonly { name: string }[] = []): boolean {
+  if (targets.length !== listed.length) return false;
+  const names = new Set(listed.map((t) => t.name));
+  return targets.every((t) => names.has(t.name));
+}
+
 const secretsPath = (namespace?: string) =>
   namespace ? `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets` : '/api/v1/secrets';
 
@@ -187,18 +195,6 @@ export class SetController {
       return { failed: false };
     }
     const spec = parsed.spec;
-    // only this namespace's Secrets are handed over; generateTargets drops any other anyway (tenancy, ADR 0042)
-    const secrets: ClusterSecret[] = this.clusterSecrets.inNamespace(namespace).map((s) => ({
-      name: s.metadata.name,
-      namespace: s.metadata.namespace ?? '',
-      labels: s.metadata.labels ?? {},
-    }));
-    const targets = generateTargets(
-      { name, namespace },
-      secrets,
-      spec.generators.clusters.selector,
-      spec.generators.directories,
-    );
 
     // the template's interval paces how often its ref is resolved again (at least every minute), not each pass
     const resync = Math.min(durationMs(spec.template.spec.interval), RESYNC_MS);
@@ -209,6 +205,29 @@ export class SetController {
       resync,
       () => resolveSetRevision(spec.template.spec.source as Spec['source'], namespace, this.opts, signal),
     );
+
+    // The registered clusters, from the watch cache. But a new rollout freezes its waves into status, and a target
+    // gone from the cache leaves status and loses its child: those are decided on a consistent read. The cache may
+    // not have seen yet a Secret created just before the set (two watches, no order between them), and a cluster a
+    // plan misses waits for the next revision (ADR 0042).
+    const targetsOf = (secrets: ClusterSecret[]) =>
+      generateTargets({ name, namespace }, secrets, spec.generators.clusters.selector, spec.generators.directories);
+    let targets = targetsOf(
+      this.clusterSecrets.inNamespace(namespace).map((s) => ({
+        name: s.metadata.name,
+        namespace: s.metadata.namespace ?? '',
+        labels: s.metadata.labels ?? {},
+      })),
+    );
+    const starting = revision !== undefined && !sameRevision(revision, set.status?.revision);
+    if (starting || !sameTargets(targets, set.status?.targets)) {
+      try {
+        targets = targetsOf(await listClusterSecrets(this.opts.client, namespace, signal));
+      } catch (e) {
+        log.warn({ err: errorText(e) }, 'could not list the registered clusters; trying again');
+        return { failed: true, requeueAfterMs: 1_000 };
+      }
+    }
 
     const uid = set.metadata.uid;
     const children = new Map<string, ChildObservation>();
