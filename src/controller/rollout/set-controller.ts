@@ -38,7 +38,6 @@ import { errorText } from '../../core/failure.ts';
 import { childObject, observationOf, ownedBy, setRef } from '../../core/rollout/child.ts';
 import { invalidSpecConditions } from '../../core/rollout/conditions.ts';
 import { statusWrite } from '../../core/rollout/progress-only.ts';
-import { canonicalJson } from '../../core/render/canonical.ts';
 import { readSetSpec } from '../../core/rollout/set-spec.ts';
 import { sameRevision, type ChildObservation } from '../../core/rollout/observe.ts';
 import { gatesToCheck, parseApproval, parseResume, stepRollout, type GateResult } from '../../core/rollout/step.ts';
@@ -191,8 +190,10 @@ export class SetController {
     const now = Date.now();
     if (!parsed.ok) {
       const conditions = invalidSpecConditions(set.status?.conditions, generation, parsed.message, now);
-      await this.writeStatus(set, { ...(set.status ?? {}), observedGeneration: generation, conditions });
-      return { failed: false };
+      const status = { ...(set.status ?? {}), observedGeneration: generation, conditions };
+      // statusWrite alone decides whether a status changed (key order aside); this one is never progress only
+      if (statusWrite(set.status, status, undefined, now, 0) === 'unchanged') return { failed: false };
+      return { failed: false, ...((await this.writeStatus(set, status)) ? {} : { requeueAfterMs: 1_000 }) };
     }
     const spec = parsed.spec;
 
@@ -328,10 +329,11 @@ export class SetController {
     return { failed, requeueAfterMs: typeof write === 'object' ? Math.min(write.dueAt - now, wake) : wake };
   }
 
-  /** An update of the status subresource guarded by resourceVersion: a stale copy never overwrites progress. */
+  /**
+   * An update of the status subresource guarded by resourceVersion: a stale copy never overwrites progress. Called
+   * only with a status that differs from the stored one (statusWrite decides): false on a conflict.
+   */
   private async writeStatus(set: PackageSyncSet, status: SetStatus): Promise<boolean> {
-    // key order aside: the API server gives a status back with its keys sorted, the step writes them in its order
-    if (canonicalJson(set.status ?? {}) === canonicalJson(status)) return true;
     try {
       await this.opts.client.request(
         'PUT',
