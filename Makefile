@@ -10,7 +10,7 @@ KUBECTL := $(shell hack/build-cluster.sh paths | sed -n 's/^KUBE_BIN_DIR=//p')/k
 CLUSTER_KUBECONFIG := $(CURDIR)/.cluster/kubeconfig
 
 .PHONY: help deps system-deps node-deps build-cluster cluster-up cluster-down cluster-status kubectl \
-	lint typecheck ui test test-unit test-e2e demo controller crds bench bench-quick bench-drift bench-rollout bench-monorepo bench-soak bench-ui bench-notify clean image image-reproducible test-image install-yaml
+	lint typecheck ui test test-unit test-e2e demo controller crds bench bench-quick bench-drift bench-rollout bench-monorepo bench-soak bench-ui bench-notify screenshots clean image image-reproducible test-image install-yaml
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -73,6 +73,9 @@ test-unit: node-deps ## pure logic and real git servers
 
 test-e2e: deps test-image ui ## against the real control plane (started here when PACKAGESYNC_TEST_KUBECONFIG is unset)
 	npx vitest run --project e2e
+
+screenshots: deps test-image ui ## the browser tests, writing their screenshots into docs/ (a test run writes them to .e2e/screenshots/)
+	PACKAGESYNC_DOCS_SCREENSHOTS=1 npx vitest run --project e2e e2e/ui.test.ts e2e/ui-package.test.ts e2e/ui-rollout.test.ts e2e/ui-in-cluster.test.ts
 
 test: deps test-image ui lint typecheck ## the whole suite; ends with "N passed, N failed"
 	@mkdir -p .e2e

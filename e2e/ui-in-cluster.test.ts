@@ -26,6 +26,7 @@ import {
   launchChromium,
   serviceAccountUser,
   tokenOf,
+  screenshotPath,
 } from './support/ui.ts';
 
 const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 15_000, interval: 100 });
@@ -203,7 +204,7 @@ describe('in-cluster UI: no token, no access', () => {
       `axe.run().then((r) => r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id))`,
     );
     expect(violations).toEqual([]);
-    await page.screenshot({ path: resolve(import.meta.dirname, '../docs/ui-sign-in.png') });
+    await page.screenshot({ path: screenshotPath('ui-sign-in.png') });
   });
 });
 

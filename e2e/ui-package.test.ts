@@ -4,12 +4,12 @@
  * label and text; a package's graph (apply order, depends-on, the Deployment's ReplicaSets and Pods) with the
  * right health after a rollout; a `kubectl edit` shown as drift with its field path and the manager; `plan` on
  * request with the CLI's own text; an object's live YAML (a Secret's values masked) and its diff with the package;
- * axe-core clean and every action reached by keyboard. docs/ui-packagesync.png and docs/ui-object.png are written
- * here.
+ * axe-core clean and every action reached by keyboard. docs/ui-packagesync.png and docs/ui-object.png are written by
+ * `make screenshots`.
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import PQueue from 'p-queue';
 import type { Browser, Page } from 'playwright-core';
@@ -21,9 +21,8 @@ import { kubeconfig, trackNamespaces } from './support/cluster.ts';
 import { patchPackageSync, waitReady } from './support/controller.ts';
 import { RECONCILE_REQUESTED_AT } from '../src/api/packagesync.ts';
 import { configMap, deployment, startGitEnv, type GitEnvWithController } from './support/git-env.ts';
-import { condition, createWithStatus, ensureUiBuilt, launchChromium, uiServer } from './support/ui.ts';
+import { condition, createWithStatus, ensureUiBuilt, launchChromium, uiServer, screenshotPath } from './support/ui.ts';
 
-const docs = resolve(import.meta.dirname, '../docs');
 const poll = <T>(fn: () => Promise<T> | T, timeout = 15_000) => expect.poll(fn, { timeout, interval: 100 });
 const namespaces = trackNamespaces();
 
@@ -207,7 +206,7 @@ describe("a package's page", () => {
     expect(cli.stdout).toContain('replicas');
     expect(await shown.textContent()).toBe(cli.stdout);
     expect(await page.locator('#h-plan ~ div[aria-live] p').first().textContent()).toBe('exit 1: changes');
-    await page.screenshot({ path: join(docs, 'ui-packagesync.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('ui-packagesync.png'), fullPage: true });
     expect(await axeViolations(page)).toEqual([]);
     await page.close();
   });
@@ -228,7 +227,7 @@ describe("a package's page", () => {
     await poll(() => page.locator('pre.yaml').textContent()).toContain('replicas: 2');
     await page.getByRole('button', { name: 'Compare with the package' }).click();
     await poll(() => page.locator('table.diff tbody').textContent(), 120_000).toBe('.spec.replicas23');
-    await page.screenshot({ path: join(docs, 'ui-object.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('ui-object.png'), fullPage: true });
 
     await page.goto(`${pkgUi.url}#/obj/${pkgNs}/web//Secret/${pkgNs}/creds`);
     await poll(() => page.locator('pre.yaml').textContent()).toContain("password: '***'");

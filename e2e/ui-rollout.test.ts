@@ -4,7 +4,8 @@
  * targets (linked to their PackageSyncs) and the `packagesync why` text; a ServiceAccount whose Role may not patch
  * sets is refused with the API server's message; one whose Role may approves from the page with the keyboard, the
  * next wave proceeds, and status and an Event name it; a held rollout is resumed the same way; hostile strings in
- * a set's status render as text; axe-core finds no serious violation. docs/ui-rollout.png is written here.
+ * a set's status render as text; axe-core finds no serious violation. docs/ui-rollout.png is written by `make
+ * screenshots`.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -37,11 +38,11 @@ import {
   tokenOf,
   uiServer,
   type RoleRule,
+  screenshotPath,
 } from './support/ui.ts';
 
 const SCRIPT = '<script>window.__pwned = 1</script>';
 const IMG = '"><img src=x onerror="window.__pwned = 2">';
-const docs = resolve(import.meta.dirname, '../docs');
 /** A page on a loaded machine: generous, since what is waited for is the page, not a deadline of the feature. */
 const poll = <T>(fn: () => Promise<T> | T, timeout = 30_000) => expect.poll(fn, { timeout, interval: 100 });
 
@@ -195,7 +196,7 @@ describe("a set's page", () => {
     expect(await page.getByRole('link', { name: 'local/dir-b' }).count()).toBe(0);
     expect(await page.locator('[data-target="local/dir-b"]').textContent()).toContain('Pending');
     expect(await page.locator('main').textContent()).toContain(waiting.status!.revision!);
-    await page.screenshot({ path: join(docs, 'ui-rollout.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('ui-rollout.png'), fullPage: true });
     await link.click();
     await poll(() => page.locator('h1').textContent()).toContain(child!.metadata.name);
     await page.close();

@@ -4,7 +4,7 @@
  * inventory and why; hostile strings from the cluster render as text; reconcile/suspend/resume work for a
  * ServiceAccount whose Role allows them and are refused with the API server's message for one whose Role does
  * not; a status write reaches an open page without a reload; the keyboard reaches every action; axe-core finds no
- * serious violation. The screenshots in docs/ are written here.
+ * serious violation. Its screenshots go to .e2e/screenshots/, or to docs/ with `make screenshots`.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -24,11 +24,11 @@ import {
   serviceAccountUser,
   uiServer,
   writeStatus,
+  screenshotPath,
 } from './support/ui.ts';
 
 const SCRIPT = '<script>window.__pwned = 1</script>';
 const IMG = '"><img src=x onerror="window.__pwned = 2">';
-const docs = resolve(import.meta.dirname, '../docs');
 const HELD = 'main@sha1:9b1f0c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b';
 /** A page on a loaded machine: generous, since what is waited for is the page, not a deadline of the feature. */
 const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 15_000, interval: 100 });
@@ -200,7 +200,7 @@ describe('the fleet page', () => {
       'no-route',
       'paused',
     ]);
-    await all.screenshot({ path: join(docs, 'ui-fleet.png') });
+    await all.screenshot({ path: screenshotPath('ui-fleet.png') });
     await all.close();
   });
 });

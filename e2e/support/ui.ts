@@ -3,8 +3,9 @@
  * through the status subresource, as a controller would), ServiceAccounts with a Role and a kubeconfig holding
  * only their token, a UI server on loopback, and Debian's chromium driven by playwright-core.
  */
+import { mkdirSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { parse, stringify } from 'yaml';
 import { packageSyncCollectionPath } from '../../src/adapters/kube/packagesyncs.ts';
@@ -17,6 +18,17 @@ import { kube } from './cluster.ts';
 import { suiteCluster } from './deploy-rbac.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
+
+/**
+ * Where a test's screenshot goes: .e2e/screenshots/ (ignored), or docs/ with PACKAGESYNC_DOCS_SCREENSHOTS=1
+ * (`make screenshots`), so a test run never rewrites the tracked images.
+ */
+export function screenshotPath(name: string): string {
+  const root = resolve(import.meta.dirname, '../..');
+  const dir = process.env.PACKAGESYNC_DOCS_SCREENSHOTS === '1' ? join(root, 'docs') : join(root, '.e2e/screenshots');
+  mkdirSync(dir, { recursive: true });
+  return join(dir, name);
+}
 
 export function launchChromium(): Promise<Browser> {
   // the tests run as root in a container: chromium's sandbox needs user namespaces it may not have
