@@ -2,9 +2,9 @@
  * A PackageSyncSet plans its waves from a consistent read of the registered clusters, not from a watch cache that
  * is behind (docs/adr/0042). Two watches (cluster Secrets, sets) have no order between them: a set created right
  * after its cluster Secrets could reach the controller first, plan waves without those clusters, and leave them out
- * of the rollout until the next revision (CI stop 44: e2e/rollout-clusters waited two minutes for a wave that had
- * been planned empty). Here the controller's cluster-Secret watch is stopped after its first LIST, so its cache
- * is behind for the whole test: deterministic, where the race was not. The set controller runs in this process
+ * of the rollout until the next revision (found while chasing CI stop 44, whose cause was another: a test polling
+ * for a passing state). Here the controller's cluster-Secret watch is stopped after its first LIST, so its cache
+ * is behind for the whole test: deterministic, where the race is not. The set controller runs in this process
  * against the real control plane; its ref resolves to a fixed commit (the git side is not what is tested).
  */
 import pino from 'pino';

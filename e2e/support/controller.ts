@@ -4,12 +4,13 @@
  * reconcile each other's PackageSyncs.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { API_VERSION, KIND, type PackageSync, type SpecInput } from '../../src/api/packagesync.ts';
 import { packageSyncCollectionPath, PackageSyncs } from '../../src/adapters/kube/packagesyncs.ts';
 import { conditionOf } from '../../src/core/status.ts';
+import { expect } from 'vitest';
 import { eventually, kube, kubeconfig, uniqueName } from './cluster.ts';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -49,6 +50,10 @@ export async function startController(opts: ControllerOptions = {}): Promise<Con
   const cache = mkdtempSync(join(tmpdir(), 'psync-e2e-cache-'));
   if (opts.user) chownSync(cache, opts.user.uid, opts.user.gid);
   const logs: string[] = [];
+  // every line also goes to .e2e/logs/<shard>.log (ignored): what a failed run's controller said, to read after it
+  mkdirSync(join(root, '.e2e/logs'), { recursive: true });
+  const file = createWriteStream(join(root, '.e2e/logs', `${shard}.log`), { flags: 'a' });
+  file.write(`# ${expect.getState().testPath ?? 'unknown test file'}\n`);
   const launch = () => {
     const child = spawn(
       process.execPath,
@@ -73,6 +78,7 @@ export async function startController(opts: ControllerOptions = {}): Promise<Con
       { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.user ?? {}), ...(opts.env ? { env: opts.env } : {}) },
     );
     const keep = (b: Buffer) => {
+      file.write(b);
       logs.push(...b.toString('utf8').split('\n').filter(Boolean));
       if (logs.length > 5000) logs.splice(0, logs.length - 5000);
     };
@@ -92,6 +98,7 @@ export async function startController(opts: ControllerOptions = {}): Promise<Con
     logs,
     async stop(signal = 'SIGTERM') {
       const code = await kill(handle.process, signal);
+      file.end();
       rmSync(cache, { recursive: true, force: true });
       return code;
     },

@@ -326,6 +326,16 @@ export class SetController {
       }
     }
     const wake = Math.min(step.requeueAfterMs ?? resync, resync);
+    log.debug(
+      {
+        phase: step.status.phase,
+        revision: step.status.revision,
+        targets: targets.length,
+        write,
+        ms: Date.now() - now,
+      },
+      'PackageSyncSet pass',
+    );
     return { failed, requeueAfterMs: typeof write === 'object' ? Math.min(write.dueAt - now, wake) : wake };
   }
 
