@@ -244,6 +244,13 @@ describe('PackageSyncSet: progress lives in the cluster', () => {
   it('a controller SIGKILLed in the middle of a wave resumes it: no finished wave re-runs, no gate is skipped', async () => {
     const ns = await namespaceEverywhere('fleet-crash');
     await registerAll(ns);
+    // c1 (wave two's first, by name) admits no Pod until the quota goes: its Deployment is not ready, so wave two
+    // holds with c1 moving and c2 not started. Made before the set: children here are ready in well under a second,
+    // and the whole rollout up to the gate took 1.3 s (a test that polled for a passing "Progressing" missed it on a
+    // loaded machine and waited at a gate it never approved). With no quota controller on the members, the quota's
+    // usage is never computed and every Pod is refused.
+    const quota = `/api/v1/namespaces/${ns}/resourcequotas`;
+    await c1.client.request('POST', quota, { body: { metadata: { name: 'hold' }, spec: { hard: { pods: '0' } } } });
     const { url, sha } = await fx.repo('fleet-crash', {
       'cm.yaml': configMap('web', { v: '1' }),
       'deploy.yaml': deployment('web', true),
@@ -261,12 +268,6 @@ describe('PackageSyncSet: progress lives in the cluster', () => {
         { name: 'rest' },
       ]),
     );
-    // c1 (wave two's first, by name) admits no Pod until the quota goes: its Deployment is not ready, so the wave
-    // holds with c1 moving and c2 not started. (Children here are ready in well under a second: a test polling for a
-    // passing "Progressing" missed it on a loaded machine, and waited at the gate it never approved.) With no quota
-    // controller on the members, the quota's usage is never computed and every Pod is refused.
-    const quota = `/api/v1/namespaces/${ns}/resourcequotas`;
-    await c1.client.request('POST', quota, { body: { metadata: { name: 'hold' }, spec: { hard: { pods: '0' } } } });
     const midWave = await waitSet(
       ns,
       'web',
