@@ -247,26 +247,39 @@ describe('PackageSyncSet: progress lives in the cluster', () => {
     // c1 (wave two's first, by name) admits no Pod until the quota goes: its Deployment is not ready, so wave two
     // holds with c1 moving and c2 not started. Made before the set: children here are ready in well under a second,
     // and the whole rollout up to the gate took 1.3 s (a test that polled for a passing "Progressing" missed it on a
-    // loaded machine and waited at a gate it never approved). With no quota controller on the members, the quota's
-    // usage is never computed and every Pod is refused.
+    // loaded machine and waited at a gate it never approved). The members run no quota controller: the quota's
+    // status (what admission checks) is written here, full.
     const quota = `/api/v1/namespaces/${ns}/resourcequotas`;
+    const full = { hard: { pods: '0' }, used: { pods: '0' } };
     await c1.client.request('POST', quota, { body: { metadata: { name: 'hold' }, spec: { hard: { pods: '0' } } } });
+    const held = await c1.client.request<{ metadata: { resourceVersion: string } }>('GET', `${quota}/hold`);
+    await c1.client.request('PUT', `${quota}/hold/status`, {
+      body: { metadata: { name: 'hold', resourceVersion: held.metadata.resourceVersion }, status: full },
+    });
     const { url, sha } = await fx.repo('fleet-crash', {
       'cm.yaml': configMap('web', { v: '1' }),
       'deploy.yaml': deployment('web', true),
     });
     await createSet(
       ns,
-      setBody(url, ns, [
-        { name: 'canary', targets: { selector: { matchLabels: { ring: 'canary' } } } },
+      setBody(
+        url,
+        ns,
+        [
+          { name: 'canary', targets: { selector: { matchLabels: { ring: 'canary' } } } },
+          {
+            name: 'main',
+            targets: { selector: { matchLabels: { ring: 'main' } } },
+            maxParallel: 1,
+            gates: [{ name: 'owner', approval: {} }],
+          },
+          { name: 'rest' },
+        ],
         {
-          name: 'main',
-          targets: { selector: { matchLabels: { ring: 'main' } } },
-          maxParallel: 1,
-          gates: [{ name: 'owner', approval: {} }],
+          // the hold lasts until c1's health wait gives up: longer than the test needs, never a failed target
+          template: { spec: { ...childTemplate(url, ns).spec, timeout: '2m' } },
         },
-        { name: 'rest' },
-      ]),
+      ),
     );
     const midWave = await waitSet(
       ns,
@@ -274,7 +287,11 @@ describe('PackageSyncSet: progress lives in the cluster', () => {
       'wave two in progress, c1 moving',
       (s) => wave(s, 'main')?.phase === 'Progressing' && target(s, 'c1')?.health === 'Progressing',
     );
-    expect(target(midWave, 'c2').startedAt).toBeUndefined();
+    // c1's Deployment applied and held: the wave is still on c1, c2 not started
+    await eventually('c1 applied', async () => remoteGet(c1.client, `/apis/apps/v1/namespaces/${ns}/deployments/web`));
+    const stillMid = await waitSet(ns, 'web', 'the set', () => true);
+    expect(wave(stillMid, 'main').phase).toBe('Progressing');
+    expect(target(stillMid, 'c2').startedAt).toBeUndefined();
     await fx.controller.restart(); // SIGKILL, then a new process
     await c1.client.request('DELETE', `${quota}/hold`);
     // the gate after wave two (before the last wave)
