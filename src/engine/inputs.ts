@@ -94,7 +94,10 @@ export async function readInputs(c: InputsContext): Promise<Result<Inputs>> {
  * full check decides. The same commit reads as the same content, revision and tool (git is content-addressed).
  */
 export async function digestAgain(
-  c: Omit<InputsContext, 'resolved'>,
+  c: Omit<InputsContext, 'resolved' | 'objects'> & {
+    /** The run's view, made only for a Helm package (its valuesFrom): a periodic check of the others never needs it. */
+    objects: () => PackageObjects;
+  },
   held: HeldSource,
 ): Promise<{ digest: string; source: HeldSource } | undefined> {
   const { ps, spec, ports, signal } = c;
@@ -105,7 +108,7 @@ export async function digestAgain(
   const substitution = await readSubstitution(ps.metadata.namespace, spec.postBuild, ports, c.strictSubstitutions);
   if (!substitution.ok) return undefined;
   const helm =
-    held.tool === 'helm' ? await readHelmInputs(ports, c.objects, spec, ps.metadata.namespace) : ok(undefined);
+    held.tool === 'helm' ? await readHelmInputs(ports, c.objects(), spec, ps.metadata.namespace) : ok(undefined);
   if (!helm.ok) return undefined;
   const read = { credentials: credentials.value, substitution: substitution.value, helm: helm.value };
   const record = recordOf(c, held, read, await decryptionKeysDigest(c));

@@ -51,7 +51,7 @@ export async function unchangedBeforeLoading(
   const context = {
     ps,
     spec,
-    objects: ports.objects.forPackage({ namespace, name }, serviceAccount),
+    objects: () => ports.objects.forPackage({ namespace, name }, serviceAccount),
     ports,
     serviceAccount,
     strictSubstitutions: opts.strictSubstitutions ?? true,
