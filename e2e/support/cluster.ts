@@ -79,6 +79,9 @@ export async function eventually<T>(
     try {
       const v = await probe();
       if (v !== undefined && v !== false) return v;
+      // the message names the last error only while it is still the state: an early one misleads (the set's
+      // first polls throw before it has a status, long before the state it misses)
+      last = undefined;
     } catch (e) {
       last = e;
     }
