@@ -37,6 +37,18 @@ afterAll(async () => {
 const ids = (doc: PlanDocument | undefined, action: string) =>
   (doc?.actions ?? []).filter((a) => a.action === action).map((a) => a.id);
 
+/** Set `web` over every registered cluster, in a shard no controller of the suite watches: only the CLI reads it. */
+const setBody = (url: string, ns: string, waves: unknown[]) => ({
+  apiVersion: 'packagesync.io/v1alpha1',
+  kind: 'PackageSyncSet',
+  metadata: { name: 'web', labels: { [SHARD_LABEL]: 'nobody' } },
+  spec: {
+    template: { spec: { source: { url, ref: { branch: 'main' } }, interval: '1m', targetNamespace: ns } },
+    generators: { clusters: {} },
+    rollout: { waves },
+  },
+});
+
 describe('packagesync plan packagesyncset/NAME', () => {
   it(
     'plans every target in its own cluster, by wave in rollout order; an unreachable cluster is named and counted',
@@ -58,19 +70,13 @@ describe('packagesync plan packagesyncset/NAME', () => {
       await c1.client.request('POST', `/api/v1/namespaces/${ns}/configmaps`, {
         body: { metadata: { name: 'web' }, data: { v: '1' } },
       });
-      await createSet(ns, {
-        apiVersion: 'packagesync.io/v1alpha1',
-        kind: 'PackageSyncSet',
-        // a shard no controller of the suite watches: nothing but the CLI reads this set
-        metadata: { name: 'web', labels: { [SHARD_LABEL]: 'nobody' } },
-        spec: {
-          template: { spec: { source: { url, ref: { branch: 'main' } }, interval: '1m', targetNamespace: ns } },
-          generators: { clusters: {} },
-          rollout: {
-            waves: [{ name: 'canary', targets: { selector: { matchLabels: { ring: 'canary' } } } }, { name: 'main' }],
-          },
-        },
-      });
+      await createSet(
+        ns,
+        setBody(url, ns, [
+          { name: 'canary', targets: { selector: { matchLabels: { ring: 'canary' } } } },
+          { name: 'main' },
+        ]),
+      );
 
       const json = await packagesync('plan', 'packagesyncset/web', '-n', ns, '--allow-insecure-http', '-o', 'json');
       expect(json.code, json.stderr).toBe(1); // changes, none would fail
@@ -121,16 +127,7 @@ describe('packagesync plan packagesyncset/NAME', () => {
     // the API server lists no match as `"items": null` in metadata form: the CLI read it as an array and threw
     const ns = await fx.namespace('set-plan-none');
     const { url } = await fx.repo('set-plan-none', { 'web.yaml': configMap('web', { v: '1' }) });
-    await createSet(ns, {
-      apiVersion: 'packagesync.io/v1alpha1',
-      kind: 'PackageSyncSet',
-      metadata: { name: 'web', labels: { [SHARD_LABEL]: 'nobody' } },
-      spec: {
-        template: { spec: { source: { url, ref: { branch: 'main' } }, interval: '1m', targetNamespace: ns } },
-        generators: { clusters: {} },
-        rollout: { waves: [{ name: 'all' }] },
-      },
-    });
+    await createSet(ns, setBody(url, ns, [{ name: 'all' }]));
     const r = await packagesync('plan', 'packagesyncset/web', '-n', ns, '--allow-insecure-http');
     expect(r.stderr).toContain('no target: no kubeconfig Secret labelled packagesync.io/secret-type=cluster');
     expect(r.code).toBe(0);

@@ -6,8 +6,7 @@
 import { CLUSTER_SECRET_LABEL, CLUSTER_SECRET_VALUE } from '../../api/packagesyncset.ts';
 import type { ClusterSecret } from '../../core/rollout/targets.ts';
 import type { KubeClient } from './client.ts';
-
-const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+import { METADATA_LIST } from './informer.ts';
 
 export async function listClusterSecrets(
   client: KubeClient,

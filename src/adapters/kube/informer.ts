@@ -42,7 +42,8 @@ export interface InformerOptions {
   metadataOnly?: { keep: (o: KubeObject) => KubeObject };
 }
 
-const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+/** Accept header of a LIST that returns metadata only (PartialObjectMetadataList). */
+export const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 const METADATA_WATCH = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
 const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
