@@ -41,7 +41,7 @@ export interface KustomizeOutput {
   stdout: string;
   /**
    * 'objects': stdout holds the render worker's JSON array of the output's documents, not YAML (a caller that
-   * asked for it, and output the worker could give so: worker-pool.ts WorkerOutput). Default 'yaml'.
+   * asked for it, and output the worker could give so: worker-protocol.ts WorkerOutput). Default 'yaml'.
    */
   format?: 'yaml' | 'objects';
   /** Set when encrypted sources were decrypted into the build: the output then holds plaintext. */

@@ -6,7 +6,8 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RenderWorkerPool, type WorkerJob } from './worker-pool.ts';
+import { RenderWorkerPool } from './worker-pool.ts';
+import type { WorkerJob } from './worker-protocol.ts';
 
 let dir: string;
 let launcher: string;
