@@ -4,22 +4,17 @@
  * time in order, with back-off, Retry-After and a rate limit. Every change of state goes through `locked`, so an
  * observed transition and a delivery never interleave their changes.
  *
- * Writes are shared (a group commit): a change marks the state dirty and asks for a write that includes it; a
- * change made while a write is in flight goes into the next one. A message is sent only once a write holding it has
- * completed; a delivered message leaves the outbox in the next write, so a crash between its answer and that write
- * sends it again under the same id, as a lost answer does (the receiver's dedup key). A burst of transitions across
- * a Notifier's PackageSyncs is then a few writes, not two per message.
+ * What a status makes of the state is observe-status.ts; the writes are shared (a group commit: outbox-writes.ts);
+ * the loop's wake-ups are delivery-loop.ts, one message's requests send-message.ts.
  */
 import type { Logger } from 'pino';
 import type { Notifier, ProviderType } from '../../api/notifier.ts';
 import { NotifierSpecSchema } from '../../api/notifier.ts';
 import type { PackageSync } from '../../api/packagesync.ts';
 import { errorText } from '../../core/failure.ts';
-import { observe, type RecordMessage, type RecordPolicy } from '../../core/notify/record.ts';
-import { PLANS_IN_OUTBOX_MAX, type PlanActions } from '../../core/notify/plan-actions.ts';
+import type { RecordPolicy } from '../../core/notify/record.ts';
 import type { LatestPlans } from './latest-plans.ts';
 import {
-  enqueue,
   forgetRecord,
   isExpired,
   keepThread,
@@ -32,17 +27,15 @@ import {
   type OutboxEntry,
 } from '../../core/notify/outbox.ts';
 import { buildRequest } from '../../core/notify/payloads.ts';
-import { withPullRequestComments } from '../../core/notify/pull-request.ts';
 import { policyOf, providerConfigOf, selects, type NotifierSecret } from '../../core/notify/policy.ts';
 import { RATE_PER_SECOND, takeToken, type Bucket } from '../../core/notify/rate-limit.ts';
 import type { Built, ProviderConfig } from '../../core/notify/request.ts';
-import type { SlackThread } from '../../core/notify/slack.ts';
-import { hostOf, type Sender, type SendResult } from '../../adapters/notify/sender.ts';
+import { hostOf, type Sender } from '../../adapters/notify/sender.ts';
 import type { NotifierRef } from '../../adapters/kube/notifier-store.ts';
-
-/** What became of one message's delivery (a Slack Web API post also says where its thread is). */
-type Outcome =
-  SendResult | { outcome: 'delivered'; status: number; thread?: SlackThread } | { outcome: 'skipped'; why: string };
+import { DeliveryLoop } from './delivery-loop.ts';
+import { observeStatus } from './observe-status.ts';
+import { OutboxWrites } from './outbox-writes.ts';
+import { sendMessage, type Outcome } from './send-message.ts';
 
 /** Where a Notifier's state is kept (adapters/kube/notifier-store.ts: its outbox ConfigMap). */
 export interface StateStore {
@@ -81,15 +74,8 @@ export class NotifierRuntime {
   private config: { cfg: ProviderConfig; ca?: string; at: number } | undefined;
   private bucket: Bucket | undefined;
   private chain: Promise<unknown> = Promise.resolve();
-  private timer: NodeJS.Timeout | undefined;
-  private sending = false;
-  private kickAgain = false;
-  /** Changes of state made (`dirty`) and stored (`stored`), counted; `writing`: the write in flight. */
-  private dirty = 0;
-  private stored = 0;
-  private writing: Promise<void> | undefined;
-  /** The change that enqueued each message still waiting: it is sent once that change is stored. */
-  private readonly enqueuedAt = new Map<string, number>();
+  private readonly writes: OutboxWrites;
+  private readonly loop: DeliveryLoop;
   private stopped = false;
   private readonly abort = new AbortController();
   private readonly log: Logger;
@@ -98,6 +84,21 @@ export class NotifierRuntime {
     this.notifier = notifier;
     this.deps = deps;
     this.log = deps.log.child({ notifier: `${notifier.metadata.namespace}/${notifier.metadata.name}` });
+    const isStopped = () => this.stopped;
+    this.writes = new OutboxWrites(
+      () => {
+        const { namespace, name, uid } = this.notifier.metadata;
+        return this.deps.store.save({ namespace, name, uid: uid ?? '' }, JSON.stringify(this.state));
+      },
+      isStopped,
+      this.log,
+    );
+    this.loop = new DeliveryLoop(
+      () => this.deliver(),
+      () => this.deps.now(),
+      isStopped,
+      this.log,
+    );
     void this.locked(() => this.load());
   }
 
@@ -125,7 +126,7 @@ export class NotifierRuntime {
     // a namespace's Notifiers each select a few of its PackageSyncs: one that does not select this one has nothing
     // to do (observe ignores it too), and must not queue behind its own lock for every status write of the others
     if (!selects(this.notifier.spec, ps.metadata.labels)) return;
-    void this.locked(async () => (this.observe(ps) ? this.dirty : undefined))
+    void this.locked(async () => (this.observe(ps) ? this.writes.latest : undefined))
       .then((change) => (change === undefined ? undefined : this.storeThenSend(change)))
       .catch((e: unknown) => this.log.warn({ err: errorText(e) }, 'could not write the outbox; sending anyway'));
   }
@@ -133,14 +134,12 @@ export class NotifierRuntime {
   /** Stores the changes up to `change`, then starts the delivery of what they enqueued. */
   private async storeThenSend(change: number): Promise<void> {
     try {
-      await this.persisted(change);
+      await this.writes.persisted(change);
     } catch (e) {
-      // an API server that refused the write does not hold the messages back: they are in memory, and the next
-      // write stores the outbox as it is then
-      for (const [id, at] of this.enqueuedAt) if (at <= change) this.enqueuedAt.delete(id);
+      this.writes.release(change);
       throw e;
     } finally {
-      this.kick();
+      this.loop.kick();
     }
   }
 
@@ -150,7 +149,7 @@ export class NotifierRuntime {
       const next = forgetRecord(this.state, ps.metadata.name);
       if (next !== this.state) {
         this.state = next;
-        await this.persisted(this.changed());
+        await this.writes.persisted(this.writes.changed());
       }
     });
   }
@@ -160,9 +159,9 @@ export class NotifierRuntime {
   stop(): Promise<void> {
     this.stopped = true;
     this.abort.abort();
-    if (this.timer) clearTimeout(this.timer);
+    this.loop.stop();
     return this.chain
-      .then(() => this.writing)
+      .then(() => this.writes.inFlight)
       .then(
         () => undefined,
         () => undefined,
@@ -190,74 +189,28 @@ export class NotifierRuntime {
     for (const ps of this.deps.packageSyncs()) {
       if (ps.metadata.namespace === this.notifier.metadata.namespace && this.observe(ps)) changed = true;
     }
-    if (changed) await this.storeThenSend(this.dirty);
-    else this.kick();
+    if (changed) await this.storeThenSend(this.writes.latest);
+    else this.loop.kick();
   }
 
   /** Runs the record state machine on one PackageSync; true when the state changed. */
   private observe(ps: PackageSync): boolean {
     const policy = this.policy;
     if (!policy || !selects(this.notifier.spec, ps.metadata.labels)) return false;
-    const name = ps.metadata.name;
-    const before = this.state.records[name];
-    const now = this.deps.now();
-    const r = observe(
-      before,
-      { namespace: ps.metadata.namespace, name, uid: ps.metadata.uid ?? '', status: ps.status },
-      policy,
-      now,
-    );
-    if (JSON.stringify(r.memory) === JSON.stringify(before) && r.messages.length === 0) return false;
-    const records = { ...this.state.records };
-    if (r.memory) records[name] = r.memory;
-    else delete records[name];
-    const messages = this.notifier.spec.pullRequestComments
-      ? withPullRequestComments(r.messages, (m) => this.planOf(m))
-      : r.messages;
-    const { state, dropped } = enqueue({ ...this.state, records }, messages, now);
-    this.state = state;
-    const change = this.changed();
-    for (const m of messages) this.enqueuedAt.set(m.id, change);
+    const r = observeStatus(this.state, this.notifier, policy, ps, this.deps.now(), this.deps.plans);
+    if (!r) return false;
+    const { messages, dropped } = r;
+    this.state = r.state;
+    const change = this.writes.changed();
+    for (const m of messages) this.writes.enqueued(m.id, change);
     for (let i = 0; i < dropped; i++) this.deps.onResult(this.notifier.spec.type, 'dropped');
     if (messages.length > 0) {
-      this.log.debug({ packageSync: name, messages: messages.map((m) => `${m.kind} ${m.id}`) }, 'record changed');
+      this.log.debug(
+        { packageSync: ps.metadata.name, messages: messages.map((m) => `${m.kind} ${m.id}`) },
+        'record changed',
+      );
     }
     return true;
-  }
-
-  /** A comment's object list, unless the outbox holds its share of lists already (it stays small). */
-  private planOf(m: RecordMessage): { plan: PlanActions } | { missing: string } {
-    const kept = this.state.outbox.filter((e) => e.msg.plan).length;
-    if (kept >= PLANS_IN_OUTBOX_MAX) return { missing: `${kept} comments wait in this Notifier's outbox with theirs` };
-    return this.deps.plans?.of(m.namespace, m.name, m.uid, m.revision) ?? { missing: 'not recorded' };
-  }
-
-  /** Counts a change of state; the number to wait for with `persisted`. */
-  private changed(): number {
-    return ++this.dirty;
-  }
-
-  /** Resolves once a write holding change `change` (and every one before it) has completed. */
-  private async persisted(change: number): Promise<void> {
-    // stopped: what is not stored stays unsaid here; the next leader derives it again from the statuses
-    while (this.stored < change && !this.stopped) {
-      this.writing ??= this.write().finally(() => (this.writing = undefined));
-      await this.writing;
-    }
-  }
-
-  private async write(): Promise<void> {
-    const { namespace, name, uid } = this.notifier.metadata;
-    const upTo = this.dirty;
-    await this.deps.store.save({ namespace, name, uid: uid ?? '' }, JSON.stringify(this.state));
-    this.stored = Math.max(this.stored, upTo);
-  }
-
-  /** Stores the change in the background (the delivery goes on); a failed write is retried by the next change. */
-  private persistSoon(change: number): void {
-    this.persisted(change).catch((e: unknown) => {
-      this.log.warn({ err: errorText(e) }, 'could not write the outbox; the next change writes it');
-    });
   }
 
   /** Reads the spec and its Secret; sets Ready=False naming the problem, or Ready=True. */
@@ -295,45 +248,6 @@ export class NotifierRuntime {
       .catch((e: unknown) => this.log.warn({ err: errorText(e) }, 'could not write the Notifier status'));
   }
 
-  /** Starts the delivery loop unless it runs (then it looks again when it ends). */
-  private kick(): void {
-    if (this.stopped) return;
-    if (this.sending) {
-      this.kickAgain = true;
-      return;
-    }
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
-    this.sending = true;
-    void this.deliver()
-      .catch((e: unknown) => {
-        this.log.warn({ err: errorText(e) }, 'delivery interrupted; retrying in 5s');
-        this.wakeAt(this.deps.now() + 5_000);
-      })
-      .finally(() => {
-        this.sending = false;
-        if (this.kickAgain) {
-          this.kickAgain = false;
-          this.kick();
-        }
-      });
-  }
-
-  private wakeAt(at: number): void {
-    if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(
-      () => {
-        this.timer = undefined;
-        this.kick();
-      },
-      Math.max(10, at - this.deps.now()),
-    );
-    this.timer.unref?.();
-  }
-
   /**
    * Sends what is due, strictly in order (one loop at a time), until the outbox is empty or the head must wait.
    * The lock is held to pick the head and to record the answer, not while the request is in flight, so observed
@@ -345,35 +259,10 @@ export class NotifierRuntime {
       if (step === 'again') continue;
       if (!step) return;
       const opts = { ...(step.ca ? { ca: step.ca } : {}), signal: this.abort.signal };
-      let res: Outcome;
-      if ('request' in step.built) res = await this.sendReading(step.built, opts);
-      else {
-        // a lookup first (which pull request has this head): its answer decides the request, or that there is none
-        const found = await this.deps.sender.send(step.built.lookup, { ...opts, answer: true });
-        const next =
-          found.outcome === 'delivered' || (found.outcome === 'rejected' && found.status === 404)
-            ? step.built.then(found.outcome === 'delivered' ? found.answer : undefined)
-            : undefined;
-        if (!next) res = found;
-        else if ('request' in next) res = await this.deps.sender.send(next.request, opts);
-        else res = { outcome: 'skipped', why: 'skip' in next ? next.skip : 'a second lookup is not supported' };
-      }
+      const res = await sendMessage(this.deps.sender, step.built, opts);
       if (this.stopped) return;
       await this.locked(() => this.settle(step.entry, res));
     }
-  }
-
-  /** Sends one request; one whose answer must be read (Slack's Web API: `ok` in a 200) is judged by it. */
-  private async sendReading(
-    built: Extract<Built, { request: unknown }>,
-    opts: { ca?: string; signal: AbortSignal },
-  ): Promise<Outcome> {
-    if (!built.reply) return this.deps.sender.send(built.request, opts);
-    const res = await this.deps.sender.send(built.request, { ...opts, answer: true });
-    if (res.outcome !== 'delivered') return res;
-    const a = built.reply(res.answer);
-    if (a.ok) return { outcome: 'delivered', status: res.status, ...(a.thread ? { thread: a.thread } : {}) };
-    return a.retry ? { outcome: 'retry', error: a.error } : { outcome: 'rejected', error: a.error, status: res.status };
   }
 
   /** The head's request, 'again' when the head left the outbox without a send, undefined when nothing is due now. */
@@ -384,12 +273,11 @@ export class NotifierRuntime {
     const now = this.deps.now();
     const { entry, wakeAt } = nextDue(this.state, now);
     if (!entry) {
-      if (wakeAt !== undefined) this.wakeAt(wakeAt);
+      if (wakeAt !== undefined) this.loop.wakeAt(wakeAt);
       return undefined;
     }
     // not stored yet: sent once the write holding it completes (storeThenSend kicks the loop then)
-    const change = this.enqueuedAt.get(entry.msg.id);
-    if (change !== undefined && change > this.stored) return undefined;
+    if (this.writes.waiting(entry.msg.id)) return undefined;
     if (isExpired(entry, now)) {
       this.log.warn({ id: entry.msg.id, lastError: entry.lastError }, 'message not delivered within a day: dropped');
       await this.finish(entry.msg.id, 'expired');
@@ -398,13 +286,13 @@ export class NotifierRuntime {
     if (!this.config || now - this.config.at > CONFIG_TTL_MS) await this.configure();
     // without a usable configuration nothing is sent; the outbox keeps the messages until it is fixed
     if (!this.config) {
-      this.wakeAt(now + 30_000);
+      this.loop.wakeAt(now + 30_000);
       return undefined;
     }
     const token = takeToken(this.bucket, RATE_PER_SECOND[this.notifier.spec.type], now);
     this.bucket = token.bucket;
     if (token.waitMs > 0) {
-      this.wakeAt(now + token.waitMs);
+      this.loop.wakeAt(now + token.waitMs);
       return undefined;
     }
     const built = buildRequest(this.config.cfg, entry.msg, { thread: this.state.threads?.[entry.msg.name] });
@@ -438,7 +326,7 @@ export class NotifierRuntime {
     }
     this.deps.onResult(type, 'retried');
     this.state = retryLater(this.state, entry.msg.id, this.deps.now(), res.error, this.deps.random(), res.retryAfterMs);
-    this.persistSoon(this.changed());
+    this.writes.persistSoon(this.writes.changed());
     const attempts = entry.attempts + 1;
     this.log.info({ id: entry.msg.id, attempts, error: res.error }, 'delivery failed; retrying');
     if (attempts >= FAILING_AFTER) {
@@ -448,8 +336,8 @@ export class NotifierRuntime {
 
   private async finish(id: string, result: DeliveryResult): Promise<void> {
     this.state = removeEntry(this.state, id);
-    this.enqueuedAt.delete(id);
-    this.persistSoon(this.changed());
+    this.writes.forget(id);
+    this.writes.persistSoon(this.writes.changed());
     this.deps.onResult(this.notifier.spec.type, result);
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The outbox's writes are shared (notifier-runtime.ts, group commit): a burst of transitions is a few writes, a
+ * The outbox's writes are shared (outbox-writes.ts, a group commit): a burst of transitions is a few writes, a
  * message is sent only after a write holding it completed, and a Notifier that does not select a PackageSync
  * does nothing for it.
  */
