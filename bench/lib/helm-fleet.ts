@@ -17,6 +17,7 @@ import {
   startFluxHelm,
   startPackageSync,
   treeMemoryOf,
+  PeakPss,
   waitServing,
 } from './procs.ts';
 import { cpuSeconds } from './steady.ts';
@@ -59,12 +60,13 @@ export async function runHelmFleetPackageSync(ctx: BenchContext, n: number): Pro
   });
   try {
     await waitServing(proc);
+    const pss = new PeakPss(() => [{ name: 'controller', pid: proc.child.pid! }]);
     const m = await measure(ctx, PS_PATH(ns), n, 0, () =>
       createAll(
         client,
         units(ctx, n).map((u) => ({ path: PS_PATH(ns), body: packageSyncHelmOf(ns, u) })),
       ),
-    );
+    ).finally(() => pss.stop());
     // the controller and its render workers (the Helm SDK runs there): the tool's whole footprint
     const perProcessPeakMiB = treeMemoryOf(proc.child.pid!);
     const metrics = await scrape(proc);
@@ -74,6 +76,7 @@ export async function runHelmFleetPackageSync(ctx: BenchContext, n: number): Pro
       seconds: m.seconds,
       peakMiB: Object.values(perProcessPeakMiB).reduce((a, b) => a + b, 0),
       perProcessPeakMiB,
+      peakPss: pss.stop(),
       apiserver: m.apiserver,
       client: packageSyncRequests(metrics),
       cpuSeconds: cpuSeconds(metrics),
@@ -104,6 +107,7 @@ export async function runHelmFleetFlux(
   });
   try {
     await Promise.all(procs.map((p) => waitServing(p)));
+    const pss = new PeakPss(() => procs.map((p) => ({ name: p.name.replace(/-hfleet-\d+$/, ''), pid: p.child.pid! })));
     const m = await measure(ctx, HR_PATH(ns), n, capSeconds, async () => {
       await createAll(client, [
         { path: GITREPO_PATH(ns), body: fluxSourceOf(ns, ctx.git.fleet.url, '10m') },
@@ -113,7 +117,7 @@ export async function runHelmFleetFlux(
         client,
         units(ctx, n).map((u) => ({ path: HR_PATH(ns), body: fluxHelmReleaseOf(ns, u) })),
       );
-    });
+    }).finally(() => pss.stop());
     const perProcessPeakMiB: Record<string, number> = {};
     const clientCounts: VerbCounts = {};
     let fluxCpu = 0;
@@ -129,6 +133,7 @@ export async function runHelmFleetFlux(
       seconds: m.seconds,
       peakMiB: Object.values(perProcessPeakMiB).reduce((a, b) => a + b, 0),
       perProcessPeakMiB,
+      peakPss: pss.stop(),
       apiserver: m.apiserver,
       client: clientCounts,
       cpuSeconds: fluxCpu,

@@ -60,11 +60,8 @@ export function memoryOf(pid: number): Memory {
   return { peakMiB: kib('VmHWM') / 1024, rssMiB: kib('VmRSS') / 1024 };
 }
 
-/**
- * A process with every descendant (the PackageSync controller's render workers): each one's peak (VmHWM) by name,
- * read now. Their sum is an upper bound of the tree's peak: the workers are long-lived, so their peaks are kept.
- */
-export function treeMemoryOf(pid: number): Record<string, number> {
+/** A process and every descendant of it now (the PackageSync controller and its render workers). */
+export function treePids(pid: number): number[] {
   const parent = new Map<number, number>();
   for (const e of readdirSync('/proc')) {
     if (!/^\d+$/.test(e)) continue;
@@ -78,17 +75,72 @@ export function treeMemoryOf(pid: number): Record<string, number> {
   }
   const tree = [pid];
   for (let i = 0; i < tree.length; i++) for (const [p, pp] of parent) if (pp === tree[i]) tree.push(p);
+  return tree;
+}
+
+/**
+ * A process with every descendant (the PackageSync controller's render workers): each one's peak (VmHWM) by name,
+ * read now. Their sum is an upper bound of the tree's peak: the workers are long-lived, so their peaks are kept,
+ * and each worker's RSS counts the pages of the binary they all map (~30 MiB of the render worker's) again.
+ */
+export function treeMemoryOf(pid: number): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const p of tree) {
+  for (const p of treePids(pid)) {
     try {
-      const comm = readFileSync(`/proc/${p}/comm`, 'utf8').trim();
-      const name = p === pid ? 'controller' : comm;
+      const name = p === pid ? 'controller' : readFileSync(`/proc/${p}/comm`, 'utf8').trim();
       out[name] = (out[name] ?? 0) + memoryOf(p).peakMiB;
     } catch {
       // gone meanwhile
     }
   }
   return out;
+}
+
+/** Proportional set size, MiB: RSS with each page shared by k processes counted 1/k in each (smaps_rollup). */
+export function pssMiB(pid: number): number {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  return Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0) / 1024;
+}
+
+/**
+ * The peak of a tool's summed PSS over its process trees, sampled (the kernel keeps no PSS peak): the memory the
+ * tool took from the machine, each shared page once. Beside the VmHWM sum, which counts pages that processes
+ * share once per process: the render workers all map one binary. A sample can miss a spike between two reads.
+ */
+export class PeakPss {
+  private peak = 0;
+  private atPeak: Record<string, number> = {};
+  private readonly timer: NodeJS.Timeout;
+
+  /** `roots`: each tool process by the name its figures go under; their descendants go under their own names. */
+  constructor(roots: () => { name: string; pid: number }[], everyMs = 500) {
+    this.timer = setInterval(() => {
+      const now: Record<string, number> = {};
+      let sum = 0;
+      for (const root of roots())
+        for (const p of treePids(root.pid)) {
+          try {
+            const name = p === root.pid ? root.name : readFileSync(`/proc/${p}/comm`, 'utf8').trim();
+            const v = pssMiB(p);
+            now[name] = (now[name] ?? 0) + v;
+            sum += v;
+          } catch {
+            // gone meanwhile
+          }
+        }
+      if (sum > this.peak) {
+        this.peak = sum;
+        this.atPeak = now;
+      }
+    }, everyMs);
+    this.timer.unref();
+  }
+
+  /** Stops sampling: the highest sum seen and its parts by process name. */
+  stop(): { peakMiB: number; perProcessMiB: Record<string, number> } {
+    clearInterval(this.timer);
+    return { peakMiB: this.peak, perProcessMiB: this.atPeak };
+  }
 }
 
 function launch(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv, metricsPort: number): Proc {

@@ -2,6 +2,7 @@
 import { total, verbs } from './cluster.ts';
 import type { FleetResult } from './fleet.ts';
 import { loadCell } from './machine-load.ts';
+import { pssNote } from './report-memory.ts';
 
 const f1 = (n: number) => n.toFixed(1);
 const f2 = (n: number) => n.toFixed(2);
@@ -30,7 +31,7 @@ export function renderHelmFleet(rows: FleetResult[], line: (s?: string) => void)
   line('|---|---|---|---|---|---|---|---|');
   for (const x of rows) {
     line(
-      `| ${x.n} | ${x.tool} | ${secs(x)} | ${f1(x.peakMiB)} (${per(x)}) | ${total(x.apiserver)} | ${verbs(x.apiserver)} | ${total(x.client)} (${verbs(x.client)}) | ${loadCell(x.load)} |`,
+      `| ${x.n} | ${x.tool} | ${secs(x)} | ${f1(x.peakMiB)} (${per(x)})${pssNote(x)} | ${total(x.apiserver)} | ${verbs(x.apiserver)} | ${total(x.client)} (${verbs(x.client)}) | ${loadCell(x.load)} |`,
     );
   }
   line();
@@ -75,7 +76,11 @@ export function helmTargets(
     {
       measure: `Helm fleet ${n}: peak RSS (PackageSync: controller + render workers)`,
       target: '≤ 0.5× Flux (source- + helm-controller)',
-      measured: `${f1(p.peakMiB)} MiB vs ${f1(fx.peakMiB)} MiB = ${f2(p.peakMiB / fx.peakMiB)}×`,
+      measured:
+        `${f1(p.peakMiB)} MiB vs ${f1(fx.peakMiB)} MiB = ${f2(p.peakMiB / fx.peakMiB)}×` +
+        (p.peakPss && fx.peakPss
+          ? ` (summed PSS peaks: ${f1(p.peakPss.peakMiB)} vs ${f1(fx.peakPss.peakMiB)} MiB = ${f2(p.peakPss.peakMiB / fx.peakPss.peakMiB)}×)`
+          : ''),
       ok: judge(p.peakMiB / fx.peakMiB, 0.5),
     },
   ];

@@ -33,6 +33,16 @@ describe('the kustomize fleet report (issue 27)', () => {
     expect(slow[1]!.measured).toBe('Flux not run');
   });
 
+  it('shows the summed PSS peak beside the RSS sum, and still judges RSS', () => {
+    const peakPss = { peakMiB: 215, perProcessMiB: { controller: 170, 'render-worker': 45 } };
+    const ps = row('PackageSync', 110, { controller: 180, 'render-worker': 76 }, { peakPss });
+    const t = kustomizeTargets(results([row('PackageSync', 100, {})], [ps]));
+    expect(t[2]!.measured).toBe(
+      '256.0 MiB (controller 180.0 + render-worker 76.0); summed PSS peak 215.0 (controller 170.0 + render-worker 45.0)',
+    );
+    expect(t[2]!.ok).toBe(false);
+  });
+
   it('has no targets without a kustomize fleet', () => {
     expect(kustomizeTargets(results([], []))).toEqual([]);
   });
