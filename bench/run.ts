@@ -10,6 +10,8 @@
  *   --fleet 100,500,1000    --kfleet 100,1000    --hfleet 1000    --big 1000,10000    --samples 10
  *   --profile               run the PackageSync controllers with --cpu-prof (bench/.work/profiles/)
  *   --node-flags "<flags>"  extra node flags for the PackageSync controllers (experiments)
+ *   --heap-snapshot         a V8 heap snapshot of each PackageSync fleet controller once all are Ready, taken after
+ *                           its figures (bench/.work/heap/; read with bench/heap-summary.ts)
  *   --out <file>            where to write the report (default bench/RESULTS.md)
  *   --prefix <p>  --port-base <n>   namespace prefix and first of four loopback ports
  *   --no-wait-cleanup       delete namespaces without waiting for them to go (smoke runs)
@@ -87,6 +89,7 @@ const { values: args } = parseArgs({
     samples: { type: 'string' },
     profile: { type: 'boolean', default: false },
     'node-flags': { type: 'string' },
+    'heap-snapshot': { type: 'boolean', default: false },
     out: { type: 'string', default: resolve(root, 'bench/RESULTS.md') },
     prefix: { type: 'string', default: 'bench-' },
     'port-base': { type: 'string', default: '18090' },
@@ -197,6 +200,8 @@ async function main(): Promise<void> {
   );
   const controlPlane = findControlPlane(args['cluster-dir'] ?? dirname(kubeconfig));
   if (controlPlane.missing.length) log(`control-plane CPU not measured for ${controlPlane.missing.join('; ')}`);
+  const heapDir = resolve(workDir, 'heap');
+  if (args['heap-snapshot']) mkdirSync(heapDir, { recursive: true });
   const ctx: BenchContext = {
     kubeconfig,
     harness,
@@ -211,7 +216,9 @@ async function main(): Promise<void> {
     nodeArgs: [
       ...(args['node-flags'] ? args['node-flags'].split(/\s+/).filter(Boolean) : []),
       ...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(workDir, 'profiles')}`] : []),
+      ...(args['heap-snapshot'] ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : []),
     ],
+    ...(args['heap-snapshot'] ? { heapSnapshotDir: heapDir } : {}),
     log,
   };
 

@@ -21,6 +21,7 @@ import {
   memoryOf,
   treeMemoryOf,
   PeakPss,
+  heapSnapshot,
   packageSyncRequests,
   scrape,
   startFlux,
@@ -55,6 +56,8 @@ export interface BenchContext {
   concurrency: number;
   flux?: { sourceDir: string; kustomizeDir: string };
   nodeArgs?: string[];
+  /** --heap-snapshot: where the PackageSync controller writes a heap snapshot once its fleet is all Ready. */
+  heapSnapshotDir?: string;
   /** Prefix of every namespace the bench creates (the smoke test runs on the shared cluster). */
   prefix: string;
   /** First of four loopback ports for the PackageSync controllers' metrics and webhook. */
@@ -167,6 +170,7 @@ export async function runFleetPackageSync(
     // a built fleet renders in the controller's render workers: their peaks count (issue 27: controller + workers)
     const perProcessPeakMiB = shape === 'kustomize' ? treeMemoryOf(proc.child.pid!) : { packagesync: mem.peakMiB };
     const atReady = await scrape(proc);
+    if (ctx.heapSnapshotDir) ctx.log(`  heap snapshot: ${await heapSnapshot(proc, ctx.heapSnapshotDir)}`);
     const result: FleetResult = {
       tool: 'PackageSync',
       n,

@@ -18,6 +18,7 @@ import {
   startPackageSync,
   treeMemoryOf,
   PeakPss,
+  heapSnapshot,
   waitServing,
 } from './procs.ts';
 import { cpuSeconds } from './steady.ts';
@@ -70,6 +71,7 @@ export async function runHelmFleetPackageSync(ctx: BenchContext, n: number): Pro
     // the controller and its render workers (the Helm SDK runs there): the tool's whole footprint
     const perProcessPeakMiB = treeMemoryOf(proc.child.pid!);
     const metrics = await scrape(proc);
+    if (ctx.heapSnapshotDir) ctx.log(`  heap snapshot: ${await heapSnapshot(proc, ctx.heapSnapshotDir)}`);
     return {
       tool: 'PackageSync',
       n,

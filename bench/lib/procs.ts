@@ -4,7 +4,7 @@
  * /proc/<pid>/status: VmHWM is the kernel's own peak-RSS mark, so no sampling interval can miss a peak.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BENCH_LABEL } from './units.ts';
 import { metricValue, root, sumCounter, workDir, type VerbCounts } from './cluster.ts';
@@ -141,6 +141,27 @@ export class PeakPss {
     clearInterval(this.timer);
     return { peakMiB: this.peak, perProcessMiB: this.atPeak };
   }
+}
+
+/**
+ * A V8 heap snapshot of a controller started with `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=<dir>` (bench/run.ts
+ * --heap-snapshot): sends the signal and waits until the new file stops growing. The process stops for seconds
+ * meanwhile, and keeps ~the snapshot's size of RSS afterwards (bench/HISTORY.md, session 7): take it last.
+ */
+export async function heapSnapshot(proc: Proc, dir: string, timeoutMs = 300_000): Promise<string> {
+  const before = new Set(readdirSync(dir));
+  proc.child.kill('SIGUSR2');
+  const deadline = Date.now() + timeoutMs;
+  let last = -1;
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+    if (!file) continue;
+    const size = statSync(join(dir, file)).size;
+    if (size > 0 && size === last) return join(dir, file);
+    last = size;
+  }
+  throw new Error(`no heap snapshot from ${proc.name} within ${timeoutMs / 1000} s`);
 }
 
 function launch(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv, metricsPort: number): Proc {
