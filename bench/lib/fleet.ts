@@ -20,7 +20,7 @@ import {
   fluxRequests,
   memoryOf,
   treeMemoryOf,
-  PeakPss,
+  PeakFootprint,
   heapSnapshot,
   packageSyncRequests,
   scrape,
@@ -78,8 +78,8 @@ export interface FleetResult {
   /** Peak RSS of every process of the tool, MiB (Flux: source-controller + kustomize-controller). */
   peakMiB: number;
   perProcessPeakMiB: Record<string, number>;
-  /** The peak of the tool's summed PSS, sampled over the cold sync (procs.ts PeakPss; absent in older results). */
-  peakPss?: { peakMiB: number; perProcessMiB: Record<string, number> };
+  /** The tool's resident peak with shared pages once, sampled over the cold sync (procs.ts PeakFootprint; absent in older results). */
+  peakFootprint?: { peakMiB: number; perProcessMiB: Record<string, number> };
   /** RSS after idling `idleSeconds` with everything Ready (only when asked). */
   idleMiB?: number;
   idleSeconds?: number;
@@ -159,13 +159,13 @@ export async function runFleetPackageSync(
       wait: true,
     }));
     const cold = renderCounters(await scrape(proc));
-    const pss = new PeakPss(() => [{ name: 'controller', pid: proc.child.pid! }]);
+    const footprint = new PeakFootprint(() => [{ name: 'controller', pid: proc.child.pid! }]);
     const m = await measure(ctx, PS_PATH(ns), n, 0, async () => {
       await createAll(
         client,
         units.map((u) => ({ path: PS_PATH(ns), body: packageSyncOf(ns, u) })),
       );
-    }).finally(() => pss.stop());
+    }).finally(() => footprint.stop());
     const mem: Memory = memoryOf(proc.child.pid!);
     // a built fleet renders in the controller's render workers: their peaks count (issue 27: controller + workers)
     const perProcessPeakMiB = shape === 'kustomize' ? treeMemoryOf(proc.child.pid!) : { packagesync: mem.peakMiB };
@@ -177,7 +177,7 @@ export async function runFleetPackageSync(
       seconds: m.seconds,
       peakMiB: Object.values(perProcessPeakMiB).reduce((a, b) => a + b, 0),
       perProcessPeakMiB,
-      peakPss: pss.stop(),
+      peakFootprint: footprint.stop(),
       apiserver: m.apiserver,
       client: packageSyncRequests(atReady),
       cpuSeconds: cpuSeconds(atReady),
@@ -252,14 +252,16 @@ export async function runFleetFlux(
       interval: '10m',
       wait: true,
     }));
-    const pss = new PeakPss(() => all.map((p) => ({ name: p.name.replace(/-fleet-\d+$/, ''), pid: p.child.pid! })));
+    const footprint = new PeakFootprint(() =>
+      all.map((p) => ({ name: p.name.replace(/-fleet-\d+$/, ''), pid: p.child.pid! })),
+    );
     const m = await measure(ctx, KS_PATH(ns), n, capSeconds, async () => {
       await createAll(client, [{ path: GITREPO_PATH(ns), body: fluxSourceOf(ns, ctx.git.fleet.url, '10m') }]);
       await createAll(
         client,
         units.map((u) => ({ path: KS_PATH(ns), body: fluxUnitOf(ns, u) })),
       );
-    }).finally(() => pss.stop());
+    }).finally(() => footprint.stop());
     const perProcessPeakMiB: Record<string, number> = {};
     const clientCounts: VerbCounts = {};
     let fluxCpu = 0;
@@ -275,7 +277,7 @@ export async function runFleetFlux(
       seconds: m.seconds,
       peakMiB: Object.values(perProcessPeakMiB).reduce((a, b) => a + b, 0),
       perProcessPeakMiB,
-      peakPss: pss.stop(),
+      peakFootprint: footprint.stop(),
       apiserver: m.apiserver,
       client: clientCounts,
       cpuSeconds: fluxCpu,

@@ -17,7 +17,7 @@ import {
   startFluxHelm,
   startPackageSync,
   treeMemoryOf,
-  PeakPss,
+  PeakFootprint,
   heapSnapshot,
   waitServing,
 } from './procs.ts';
@@ -61,13 +61,13 @@ export async function runHelmFleetPackageSync(ctx: BenchContext, n: number): Pro
   });
   try {
     await waitServing(proc);
-    const pss = new PeakPss(() => [{ name: 'controller', pid: proc.child.pid! }]);
+    const footprint = new PeakFootprint(() => [{ name: 'controller', pid: proc.child.pid! }]);
     const m = await measure(ctx, PS_PATH(ns), n, 0, () =>
       createAll(
         client,
         units(ctx, n).map((u) => ({ path: PS_PATH(ns), body: packageSyncHelmOf(ns, u) })),
       ),
-    ).finally(() => pss.stop());
+    ).finally(() => footprint.stop());
     // the controller and its render workers (the Helm SDK runs there): the tool's whole footprint
     const perProcessPeakMiB = treeMemoryOf(proc.child.pid!);
     const metrics = await scrape(proc);
@@ -78,7 +78,7 @@ export async function runHelmFleetPackageSync(ctx: BenchContext, n: number): Pro
       seconds: m.seconds,
       peakMiB: Object.values(perProcessPeakMiB).reduce((a, b) => a + b, 0),
       perProcessPeakMiB,
-      peakPss: pss.stop(),
+      peakFootprint: footprint.stop(),
       apiserver: m.apiserver,
       client: packageSyncRequests(metrics),
       cpuSeconds: cpuSeconds(metrics),
@@ -109,7 +109,9 @@ export async function runHelmFleetFlux(
   });
   try {
     await Promise.all(procs.map((p) => waitServing(p)));
-    const pss = new PeakPss(() => procs.map((p) => ({ name: p.name.replace(/-hfleet-\d+$/, ''), pid: p.child.pid! })));
+    const footprint = new PeakFootprint(() =>
+      procs.map((p) => ({ name: p.name.replace(/-hfleet-\d+$/, ''), pid: p.child.pid! })),
+    );
     const m = await measure(ctx, HR_PATH(ns), n, capSeconds, async () => {
       await createAll(client, [
         { path: GITREPO_PATH(ns), body: fluxSourceOf(ns, ctx.git.fleet.url, '10m') },
@@ -119,7 +121,7 @@ export async function runHelmFleetFlux(
         client,
         units(ctx, n).map((u) => ({ path: HR_PATH(ns), body: fluxHelmReleaseOf(ns, u) })),
       );
-    }).finally(() => pss.stop());
+    }).finally(() => footprint.stop());
     const perProcessPeakMiB: Record<string, number> = {};
     const clientCounts: VerbCounts = {};
     let fluxCpu = 0;
@@ -135,7 +137,7 @@ export async function runHelmFleetFlux(
       seconds: m.seconds,
       peakMiB: Object.values(perProcessPeakMiB).reduce((a, b) => a + b, 0),
       perProcessPeakMiB,
-      peakPss: pss.stop(),
+      peakFootprint: footprint.stop(),
       apiserver: m.apiserver,
       client: clientCounts,
       cpuSeconds: fluxCpu,

@@ -96,18 +96,24 @@ export function treeMemoryOf(pid: number): Record<string, number> {
   return out;
 }
 
-/** Proportional set size, MiB: RSS with each page shared by k processes counted 1/k in each (smaps_rollup). */
-export function pssMiB(pid: number): number {
+/** A process's resident pages now, MiB (smaps_rollup): its own, and those it shares with other processes. */
+export function residentOf(pid: number): { privateMiB: number; sharedMiB: number } {
   const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-  return Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0) / 1024;
+  const kib = (f: string) => Number(new RegExp(`^${f}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? 0);
+  return {
+    privateMiB: (kib('Private_Clean') + kib('Private_Dirty')) / 1024,
+    sharedMiB: (kib('Shared_Clean') + kib('Shared_Dirty')) / 1024,
+  };
 }
 
 /**
- * The peak of a tool's summed PSS over its process trees, sampled (the kernel keeps no PSS peak): the memory the
- * tool took from the machine, each shared page once. Beside the VmHWM sum, which counts pages that processes
- * share once per process: the render workers all map one binary. A sample can miss a spike between two reads.
+ * The peak of a tool's resident memory with the pages its processes share counted once, sampled (the kernel keeps
+ * no such peak): per binary (the processes of one name), their private pages plus the most any one of them shares.
+ * The VmHWM sum counts a shared page once per process, and the render workers all map one binary (~30 MiB of it
+ * resident in each). Not PSS: that would split the controller's node pages with the bench harness's own node.
+ * A sample can miss a spike between two reads.
  */
-export class PeakPss {
+export class PeakFootprint {
   private peak = 0;
   private atPeak: Record<string, number> = {};
   private readonly timer: NodeJS.Timeout;
@@ -115,19 +121,23 @@ export class PeakPss {
   /** `roots`: each tool process by the name its figures go under; their descendants go under their own names. */
   constructor(roots: () => { name: string; pid: number }[], everyMs = 500) {
     this.timer = setInterval(() => {
-      const now: Record<string, number> = {};
-      let sum = 0;
+      const byName = new Map<string, { privateMiB: number; sharedMiB: number }>();
       for (const root of roots())
         for (const p of treePids(root.pid)) {
           try {
             const name = p === root.pid ? root.name : readFileSync(`/proc/${p}/comm`, 'utf8').trim();
-            const v = pssMiB(p);
-            now[name] = (now[name] ?? 0) + v;
-            sum += v;
+            const r = residentOf(p);
+            const g = byName.get(name) ?? { privateMiB: 0, sharedMiB: 0 };
+            byName.set(name, {
+              privateMiB: g.privateMiB + r.privateMiB,
+              sharedMiB: Math.max(g.sharedMiB, r.sharedMiB),
+            });
           } catch {
             // gone meanwhile
           }
         }
+      const now = Object.fromEntries([...byName].map(([k, v]) => [k, v.privateMiB + v.sharedMiB]));
+      const sum = Object.values(now).reduce((a, b) => a + b, 0);
       if (sum > this.peak) {
         this.peak = sum;
         this.atPeak = now;

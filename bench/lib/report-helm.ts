@@ -78,8 +78,8 @@ export function helmTargets(
       target: '≤ 0.5× Flux (source- + helm-controller)',
       measured:
         `${f1(p.peakMiB)} MiB vs ${f1(fx.peakMiB)} MiB = ${f2(p.peakMiB / fx.peakMiB)}×` +
-        (p.peakPss && fx.peakPss
-          ? ` (summed PSS peaks: ${f1(p.peakPss.peakMiB)} vs ${f1(fx.peakPss.peakMiB)} MiB = ${f2(p.peakPss.peakMiB / fx.peakPss.peakMiB)}×)`
+        (p.peakFootprint && fx.peakFootprint
+          ? ` (peaks with shared pages once: ${f1(p.peakFootprint.peakMiB)} vs ${f1(fx.peakFootprint.peakMiB)} MiB = ${f2(p.peakFootprint.peakMiB / fx.peakFootprint.peakMiB)}×)`
           : ''),
       ok: judge(p.peakMiB / fx.peakMiB, 0.5),
     },

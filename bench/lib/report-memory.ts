@@ -3,11 +3,14 @@ import type { FleetResult } from './fleet.ts';
 const f1 = (n: number) => n.toFixed(1);
 
 /**
- * The sampled peak of the tool's summed PSS, beside the VmHWM sum (procs.ts PeakPss): processes that map one binary
- * (the render workers) count its pages once here, once each in RSS. The targets are judged on RSS, as issued.
+ * The sampled peak of the tool's resident memory with shared pages once, beside the VmHWM sum (procs.ts PeakFootprint):
+ * processes that map one binary (the render workers) count its pages once here, once each in RSS. The targets are
+ * judged on RSS, as issued.
  */
 export const pssNote = (x: FleetResult): string =>
-  x.peakPss ? `; summed PSS peak ${f1(x.peakPss.peakMiB)} (${perName(x.peakPss.perProcessMiB)})` : '';
+  x.peakFootprint
+    ? `; peak with shared pages once ${f1(x.peakFootprint.peakMiB)} (${perName(x.peakFootprint.perProcessMiB)})`
+    : '';
 
 const perName = (m: Record<string, number>) =>
   Object.entries(m)

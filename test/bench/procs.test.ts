@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { PeakPss, servedByAnother, treeMemoryOf } from '../../bench/lib/procs.ts';
+import { PeakFootprint, servedByAnother, treeMemoryOf } from '../../bench/lib/procs.ts';
 
 describe('servedByAnother: the process answering /metrics is the one just launched', () => {
   const launchedAt = Date.parse('2026-11-25T06:24:31Z');
@@ -38,18 +38,18 @@ describe('treeMemoryOf: the PackageSync controller with its render workers', () 
   });
 });
 
-describe('PeakPss: the tool’s memory with shared pages counted once', () => {
+describe('PeakFootprint: the tool’s memory with shared pages counted once', () => {
   it('samples the trees under their names and keeps the highest sum', async () => {
     const child = spawn('sh', ['-c', 'sleep 30 & sleep 30 & wait'], { stdio: 'ignore' });
     try {
       // both sleeps started (as treeMemoryOf sees them), then sampled a few times
       for (let i = 0; i < 50 && !(Number(treeMemoryOf(child.pid!).sleep) > 0); i++)
         await new Promise((r) => setTimeout(r, 100));
-      const sampler = new PeakPss(() => [{ name: 'tool', pid: child.pid! }], 50);
+      const sampler = new PeakFootprint(() => [{ name: 'tool', pid: child.pid! }], 50);
       await new Promise((r) => setTimeout(r, 400));
       const peak = sampler.stop();
       expect(Object.keys(peak.perProcessMiB).sort()).toEqual(['sleep', 'tool']);
-      // the two sleeps map one binary: their PSS together is below the sum of their RSS
+      // the two sleeps map one binary: its pages count once, so the two are below the sum of their RSS
       expect(peak.perProcessMiB.sleep!).toBeLessThan(treeMemoryOf(child.pid!).sleep!);
       expect(peak.peakMiB).toBeCloseTo(peak.perProcessMiB.tool! + peak.perProcessMiB.sleep!, 5);
     } finally {

@@ -33,12 +33,12 @@ describe('the kustomize fleet report (issue 27)', () => {
     expect(slow[1]!.measured).toBe('Flux not run');
   });
 
-  it('shows the summed PSS peak beside the RSS sum, and still judges RSS', () => {
-    const peakPss = { peakMiB: 215, perProcessMiB: { controller: 170, 'render-worker': 45 } };
-    const ps = row('PackageSync', 110, { controller: 180, 'render-worker': 76 }, { peakPss });
+  it('shows the peak with shared pages once beside the RSS sum, and still judges RSS', () => {
+    const peakFootprint = { peakMiB: 215, perProcessMiB: { controller: 170, 'render-worker': 45 } };
+    const ps = row('PackageSync', 110, { controller: 180, 'render-worker': 76 }, { peakFootprint });
     const t = kustomizeTargets(results([row('PackageSync', 100, {})], [ps]));
     expect(t[2]!.measured).toBe(
-      '256.0 MiB (controller 180.0 + render-worker 76.0); summed PSS peak 215.0 (controller 170.0 + render-worker 45.0)',
+      '256.0 MiB (controller 180.0 + render-worker 76.0); peak with shared pages once 215.0 (controller 170.0 + render-worker 45.0)',
     );
     expect(t[2]!.ok).toBe(false);
   });
