@@ -468,11 +468,19 @@ describe('PackageSyncSet of an OCI artifact', () => {
     expect(reverted.status!.blockedBy).toMatchObject({ wave: 'main', reason: 'FailureBudgetExceeded' });
     expect(reverted.status!.message).toMatch(/c1 \((HealthCheckFailed|ProgressDeadlineExceeded)\)/);
     expect(target(reverted, 'c1').revision).toBe(`stable@${good}`);
+    // Ready at the current generation, not lastAppliedRevision alone: c1's run of the bad digest failed, so its
+    // lastAppliedRevision stayed on the good one the whole time, and read so before c1 applied it again
     await eventually('every child back on the good digest, applied', async () => {
       const cs = await children(ns, 'web');
       return (
         cs.length === 2 &&
-        cs.every((c) => c.spec.source.oci?.ref?.digest === good && c.status?.lastAppliedRevision === good)
+        cs.every(
+          (c) =>
+            c.spec.source.oci?.ref?.digest === good &&
+            c.status?.observedGeneration === c.metadata.generation &&
+            c.status?.conditions?.find((x) => x.type === 'Ready')?.status === 'True' &&
+            c.status?.lastAppliedRevision === good,
+        )
       );
     });
     expect((await remoteGet(c1.client, `/api/v1/namespaces/${ns}/configmaps/web`))?.data?.v).toBe('1');
