@@ -270,6 +270,9 @@ manifest_digest() { node -e 'const i = JSON.parse(require("fs").readFileSync(pro
 begin "web UI bundle (npm run build:ui)"
 # the Dockerfile copies dist/ui/: esbuild writes the same bytes for the same web/ sources, so the digest holds
 (cd "$root" && node hack/build-ui.ts) || die "npm run build:ui failed"
+begin "controller bundle (npm run build:controller)"
+# the Dockerfile copies dist/controller/ and runs it (docs/adr/0052): the same src/ gives the same bytes
+(cd "$root" && node hack/build-controller.ts) || die "npm run build:controller failed"
 begin "input digest"
 inputs="$(
   {

@@ -13,6 +13,7 @@ import { registerCliCommands } from './cli/commands.ts';
 import { startInClusterUi } from './cli/ui/in-cluster.ts';
 import { parseBindAddress } from './server/http.ts';
 import { CliError, ExitCode, errorMessage, exitCodeOf } from './cli/exit-codes.ts';
+import { repoUrl } from './config/repo-root.ts';
 
 export const program = new Command('packagesync')
   .description('GitOps for Kubernetes: keep a cluster equal to a package of manifests in git.')
@@ -364,7 +365,7 @@ program
   .option('--render-sandbox-path <path>', 'the render launcher to ask (default: as the controller finds it)')
   .action(async (opts: { renderSandboxPath?: string }) => {
     if (opts.renderSandboxPath) configureRenderSandbox({ bin: opts.renderSandboxPath });
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(repoUrl('package.json'), 'utf8')) as { version: string };
     const tools = defaultToolPaths();
     const probe = await probeRenderSandbox();
     console.log(`packagesync ${pkg.version}`);

@@ -1,10 +1,10 @@
 /**
- * The controllers under test as child processes: PackageSync (`node src/main.ts controller`) and Flux's
+ * The controllers under test as child processes: PackageSync (`node dist/controller/main.js controller`, as the image runs it) and Flux's
  * source-controller + kustomize-controller (binaries from bench/build-flux.sh). Memory is read from
  * /proc/<pid>/status: VmHWM is the kernel's own peak-RSS mark, so no sampling interval can miss a peak.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BENCH_LABEL } from './units.ts';
 import { metricValue, root, sumCounter, workDir, type VerbCounts } from './cluster.ts';
@@ -260,6 +260,20 @@ export function imageNodeFlags(): string[] {
  */
 export const controllerRoot = (): string => resolve(process.env.BENCH_CONTROLLER_ROOT ?? root);
 
+let entry: string | undefined;
+/**
+ * The script the image's ENTRYPOINT runs, in the controller's checkout: its bundle of src/ (docs/adr/0052), built
+ * there once per bench run; src/main.ts for a checkout from before the bundle (BENCH_CONTROLLER_ROOT).
+ */
+export function controllerEntry(): string {
+  if (entry) return entry;
+  const dir = controllerRoot();
+  const builder = resolve(dir, 'hack/build-controller.ts');
+  if (!existsSync(builder)) return (entry = resolve(dir, 'src/main.ts'));
+  execFileSync(process.execPath, [builder], { cwd: dir, stdio: 'inherit' });
+  return (entry = resolve(dir, 'dist/controller/main.js'));
+}
+
 export const gitCacheDir = (tag: string): string => join(workDir, `git-cache-${tag}`);
 
 export function startPackageSync(o: PackageSyncOptions): Proc {
@@ -268,7 +282,7 @@ export function startPackageSync(o: PackageSyncOptions): Proc {
   const args = [
     ...imageNodeFlags(),
     ...(o.nodeArgs ?? []),
-    resolve(controllerRoot(), 'src/main.ts'),
+    controllerEntry(),
     'controller',
     '--kubeconfig',
     o.kubeconfig,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { repoUrl } from './repo-root.ts';
 
 /**
  * Where the render tools are when no flag names them. In the image they are /usr/local/bin/kustomize,
@@ -50,7 +51,7 @@ export function defaultToolPaths(env: NodeJS.ProcessEnv = process.env): ToolPath
 function workerPath(env: NodeJS.ProcessEnv, cache: string): string {
   if (env.RENDER_WORKER_BIN) return env.RENDER_WORKER_BIN;
   try {
-    const dir = new URL('../../hack/render-worker/', import.meta.url);
+    const dir = repoUrl('hack/render-worker/');
     const goFiles = readdirSync(dir)
       .filter((f) => f.endsWith('.go'))
       .sort();
@@ -69,8 +70,7 @@ function sandboxPath(env: NodeJS.ProcessEnv, cache: string): string {
   if (env.RENDER_SANDBOX_BIN) return env.RENDER_SANDBOX_BIN;
   try {
     const hash = createHash('sha256');
-    for (const f of ['main.go', 'go.mod', 'go.sum'])
-      hash.update(readFileSync(new URL(`../../hack/render-sandbox/${f}`, import.meta.url)));
+    for (const f of ['main.go', 'go.mod', 'go.sum']) hash.update(readFileSync(repoUrl(`hack/render-sandbox/${f}`)));
     const built = join(cache, 'bin', `render-sandbox-${hash.digest('hex').slice(0, 12)}`, 'render-sandbox');
     if (existsSync(built)) return built;
   } catch {
@@ -81,7 +81,7 @@ function sandboxPath(env: NodeJS.ProcessEnv, cache: string): string {
 
 function readPins(): Record<string, string> {
   try {
-    const text = readFileSync(new URL('../../hack/versions.env', import.meta.url), 'utf8');
+    const text = readFileSync(repoUrl('hack/versions.env'), 'utf8');
     return Object.fromEntries(
       text
         .split('\n')

@@ -36,6 +36,7 @@ import { LeaderElector, leaderIdentity } from './leader-election.ts';
 import { Manager } from './manager.ts';
 import { errorText } from '../core/failure.ts';
 import { gitUrlsOf } from '../core/source-address.ts';
+import { repoUrl } from '../config/repo-root.ts';
 
 /** The controller's renderer, as its flags configure it. */
 export function controllerRenderer(config: ControllerConfig): Renderer {
@@ -369,6 +370,5 @@ export async function runController(config: ControllerConfig): Promise<void> {
 }
 
 function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
-    .version;
+  return (JSON.parse(readFileSync(repoUrl('package.json'), 'utf8')) as { version: string }).version;
 }

@@ -295,9 +295,9 @@ describe('the Dockerfile', () => {
     expect(imageNodeFlags()).toEqual(['--max-semi-space-size=1', '--optimize-for-size']);
   });
 
-  it('starts the controller from the sources', () => {
+  it('starts the controller from its bundle of the sources (docs/adr/0052)', () => {
     expect(final).toContain(
-      'ENTRYPOINT ["node", "--max-semi-space-size=1", "--optimize-for-size", "/app/src/main.ts"]',
+      'ENTRYPOINT ["node", "--max-semi-space-size=1", "--optimize-for-size", "/app/dist/controller/main.js"]',
     );
     expect(final).toContain('CMD ["controller"]');
   });

@@ -27,10 +27,10 @@ describe('the Dockerfile as the image build reads it', () => {
     expect(spec.userRun).toMatch(/^groupadd --gid 65532 nonroot && useradd --uid 65532 /);
     expect(spec.workdir).toBe('/app');
     expect(spec.depsCopy).toEqual({ src: '/app/node_modules', dest: './node_modules' });
-    expect(spec.appSources).toEqual(['package.json', 'bin/', 'src/', 'dist/ui/']);
+    expect(spec.appSources).toEqual(['package.json', 'bin/', 'src/', 'dist/ui/', 'dist/controller/']);
     expect(spec.user).toBe('65532:65532');
     expect(spec.env).toEqual({ HOME: '/tmp', NODE_ENV: 'production' });
-    expect(spec.entrypoint.at(-1)).toBe('/app/src/main.ts');
+    expect(spec.entrypoint.at(-1)).toBe('/app/dist/controller/main.js');
     expect(spec.cmd).toEqual(['controller']);
   });
 
@@ -142,6 +142,12 @@ describe('the Dockerfile as the image build reads it', () => {
     ],
   ])('refuses %s, naming the line', (_what, text, message) => {
     expect(() => readImageSpec(text)).toThrow(message);
+  });
+
+  it('lets the controller bundle through .dockerignore (hack/build-image.sh builds it first)', () => {
+    const ignored = dockerignore(readFileSync(resolve(root, '.dockerignore'), 'utf8'));
+    expect(ignored('dist/controller/main.js')).toBe(false);
+    expect(ignored('dist/controller/main.js.map')).toBe(false);
   });
 
   it('reads .dockerignore as Docker does: later rules win, ! lets a path back in', () => {

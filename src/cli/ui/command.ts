@@ -2,12 +2,12 @@
  * `packagesync ui`: the web UI on this machine, with the user's own kubeconfig (RBAC decides what they see and
  * may do; docs/ui.md, docs/adr/0036). Loopback only unless `--address` says otherwise.
  */
-import { fileURLToPath } from 'node:url';
 import { Option, type Command } from 'commander';
 import { kubeconfigOption, withCluster } from '../cluster.ts';
 import { CliError, ExitCode } from '../exit-codes.ts';
 import { isLoopback } from './security.ts';
 import { startUiServer } from './server.ts';
+import { repoPath } from '../../config/repo-root.ts';
 
 interface UiFlags {
   address?: string;
@@ -18,7 +18,7 @@ interface UiFlags {
 }
 
 /** Where `npm run build:ui` (web/build.ts) writes the bundle. */
-export const UI_ASSETS_DIR = fileURLToPath(new URL('../../../dist/ui', import.meta.url));
+export const UI_ASSETS_DIR = repoPath('dist/ui');
 
 export function registerUi(program: Command): void {
   program

@@ -6,10 +6,10 @@
  * 4 MiB of output.
  */
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { PlanResult } from './api-types.ts';
+import { repoPath } from '../../config/repo-root.ts';
 
-const CLI = fileURLToPath(new URL('../../../bin/packagesync.js', import.meta.url));
+const CLI = repoPath('bin/packagesync.js');
 const TIMEOUT_MS = 120_000;
 const MAX_OUTPUT = 4 << 20;
 const AT_ONCE = 2;
