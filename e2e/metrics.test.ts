@@ -67,6 +67,9 @@ describe('a running controller, scraped', () => {
       (await getPackageSync(ns, 'good'))?.status?.inventory?.entries.length === 2 ? true : undefined,
     );
 
+    // good's Ready=True and its second success waited for too, not read once: packagesync_condition mirrors the
+    // controller's watch, which may not have brought back good's last status write yet (its "Applying revision"
+    // write said Ready=Unknown), the prune is counted before that write and the reconcile only after its answer
     const text = await eventually('the scrape shows both PackageSyncs and the prune', async () => {
       const t = await scrape();
       const pruned = sample(t, 'packagesync_objects_pruned_total') ?? 0;
@@ -76,7 +79,14 @@ describe('a running controller, scraped', () => {
         type: 'Ready',
         status: 'False',
       });
-      return pruned >= 1 && failedReady === 1 ? t : undefined;
+      const goodReady = sample(t, 'packagesync_condition', {
+        name: 'good',
+        namespace: ns,
+        type: 'Ready',
+        status: 'True',
+      });
+      const succeeded = sample(t, 'packagesync_reconcile_total', { result: 'success' }) ?? 0;
+      return pruned >= 1 && failedReady === 1 && goodReady === 1 && succeeded >= 2 ? t : undefined;
     });
 
     // reconciles by result, and their duration
