@@ -138,7 +138,12 @@ describe.concurrent('drift', () => {
     expect(conditionOf(ps.status, 'Drifted')).toMatchObject({ status: 'True', reason: 'DriftDetected' });
     expect(conditionOf(ps.status, 'Ready')).toMatchObject({ status: 'True' });
     expect(await kstatus(ps)).toMatch(/^Current /);
-    expect(sample(await scrape(), 'packagesync_drifted_objects', `name="ps",namespace="${ns}"`)).toBe(2);
+    // waited for, not read once: the gauge mirrors the controller's watch, which may not have brought back the
+    // status write read above yet (a first check may have listed one object, so it can still say 1)
+    await eventually(
+      'packagesync_drifted_objects says 2',
+      async () => sample(await scrape(), 'packagesync_drifted_objects', `name="ps",namespace="${ns}"`) === 2,
+    );
     await eventually('a DriftDetected event', async () => (await eventReasons(ns, 'ps')).includes('DriftDetected'));
     // nothing was written to the objects
     expect((await get(cmPath(ns, 'settings')))?.metadata.resourceVersion).toBe(cmVersion);
