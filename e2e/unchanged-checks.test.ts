@@ -147,13 +147,15 @@ describe('periodic checks of a settled package', () => {
     await moreUnchangedChecks(ns, 'shade', 2);
 
     // the ref moved: the commit it names is compared before loading, so the next periodic check applies it
-    await env.commit(repo.repo, {
+    const dark = await env.commit(repo.repo, {
       'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shade}\ndata: {shade: dark}\n',
     });
     await eventually('the new commit applied', async () => (await get(cmPath(ns, 'shade')))?.data?.shade === 'dark', {
       timeoutMs: 60_000,
     });
-    await waitReady(ns, 'shade');
+    // Ready at the new commit: Ready alone already held from the first commit (a commit moves no generation), and
+    // the object is applied before its run's final status write
+    await waitReady(ns, 'shade', (ps) => ps.status?.lastAppliedRevision?.endsWith(dark) === true);
     await moreUnchangedChecks(ns, 'shade', 2);
 
     // the Secret is read as the full check reads it: once gone, the next check says so
