@@ -93,7 +93,9 @@ describe('spec.deletionPolicy', () => {
     );
     await deletePackageSync(ns);
     await eventually('held terminating', async () => (await get(cmPath(ns, 'held')))?.metadata.deletionTimestamp);
-    expect(await get(cmPath(ns, 'a'))).toBeUndefined();
+    // waited for, not read once: a and held are independent, so their deletes run concurrently (engine/prune.ts)
+    // and held's may be answered first
+    await eventually('a deleted', async () => (await get(cmPath(ns, 'a'))) === undefined);
     // Delete would have let it go by now (it gives an unawaited object 2 s); this one waits for the object
     await sleep(4000);
     expect((await getPackageSync(ns, 'app'))?.metadata.deletionTimestamp).toBeDefined();
