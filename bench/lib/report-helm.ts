@@ -2,7 +2,7 @@
 import { total, verbs } from './cluster.ts';
 import type { FleetResult } from './fleet.ts';
 import { loadCell } from './machine-load.ts';
-import { pssNote } from './report-memory.ts';
+import { footprintNote } from './report-memory.ts';
 
 const f1 = (n: number) => n.toFixed(1);
 const f2 = (n: number) => n.toFixed(2);
@@ -31,7 +31,7 @@ export function renderHelmFleet(rows: FleetResult[], line: (s?: string) => void)
   line('|---|---|---|---|---|---|---|---|');
   for (const x of rows) {
     line(
-      `| ${x.n} | ${x.tool} | ${secs(x)} | ${f1(x.peakMiB)} (${per(x)})${pssNote(x)} | ${total(x.apiserver)} | ${verbs(x.apiserver)} | ${total(x.client)} (${verbs(x.client)}) | ${loadCell(x.load)} |`,
+      `| ${x.n} | ${x.tool} | ${secs(x)} | ${f1(x.peakMiB)} (${per(x)})${footprintNote(x)} | ${total(x.apiserver)} | ${verbs(x.apiserver)} | ${total(x.client)} (${verbs(x.client)}) | ${loadCell(x.load)} |`,
     );
   }
   line();

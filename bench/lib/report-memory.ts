@@ -7,7 +7,7 @@ const f1 = (n: number) => n.toFixed(1);
  * processes that map one binary (the render workers) count its pages once here, once each in RSS. The targets are
  * judged on RSS, as issued.
  */
-export const pssNote = (x: FleetResult): string =>
+export const footprintNote = (x: FleetResult): string =>
   x.peakFootprint
     ? `; peak with shared pages once ${f1(x.peakFootprint.peakMiB)} (${perName(x.peakFootprint.perProcessMiB)})`
     : '';

@@ -8,7 +8,7 @@ import { renderWall } from './report-wall.ts';
 import type { FleetFloorResult } from './fleet-floor.ts';
 import { loadCell, QUIET_LOAD } from './machine-load.ts';
 import { helmTargets, renderHelmFleet } from './report-helm.ts';
-import { pssNote } from './report-memory.ts';
+import { footprintNote } from './report-memory.ts';
 
 export interface Results {
   date: string;
@@ -70,9 +70,7 @@ function renderKustomizeFleet(rows: FleetResult[], line: (s?: string) => void): 
           r.resyncToolRuns !== undefined ? `${r.resyncToolRuns} / ${r.resyncCacheHits}` : `${r.resyncReconciles} / 0`
         } | ${r.resyncWrites}`
       : 'not measured (capped) | — | — | — | —';
-    line(
-      `| ${x.n} | ${x.tool} | ${secs(x)} | ${f1(x.peakMiB)}${pssNote(x)} | ${cold} | ${resync} | ${loadCell(x.load)} |`,
-    );
+    line(`| ${x.n} | ${x.tool} | ${secs(x)} | ${f1(x.peakMiB)} | ${cold} | ${resync} | ${loadCell(x.load)} |`);
   }
   line();
 }
@@ -129,7 +127,7 @@ export function renderResults(r: Results): string {
       .map(([k, v]) => `${k} ${f1(v)}`)
       .join(' + ');
     line(
-      `| ${x.n} | ${x.tool} | ${secs(x)} | ${x.readyAtCap !== undefined ? `< ${f1(x.n / x.seconds)}` : f1(x.n / x.seconds)} | ${f1(x.peakMiB)}${x.tool === 'Flux' ? ` (${per})` : ''}${pssNote(x)} | ${total(x.apiserver)} | ${verbs(x.apiserver)} | ${total(x.client)} (${verbs(x.client)}) | ${loadCell(x.load)} |`,
+      `| ${x.n} | ${x.tool} | ${secs(x)} | ${x.readyAtCap !== undefined ? `< ${f1(x.n / x.seconds)}` : f1(x.n / x.seconds)} | ${f1(x.peakMiB)}${x.tool === 'Flux' ? ` (${per})` : ''} | ${total(x.apiserver)} | ${verbs(x.apiserver)} | ${total(x.client)} (${verbs(x.client)}) | ${loadCell(x.load)} |`,
     );
   }
   line();
@@ -298,7 +296,7 @@ export function kustomizeTargets(r: Results): Target[] {
   out.push({
     measure: `kustomize fleet ${k.n}: peak RSS, controller + render workers`,
     target: '≤ 250 MiB',
-    measured: `${f1(k.peakMiB)} MiB (${parts})${pssNote(k)}`,
+    measured: `${f1(k.peakMiB)} MiB (${parts})${footprintNote(k)}`,
     ok: k.peakMiB <= 250,
   });
   return out;
