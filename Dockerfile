@@ -53,7 +53,7 @@ COPY src/ ./src/
 # `npm run build:ui` (hack/build-image.sh runs it), as esbuild is a build tool, not a production dependency.
 COPY dist/ui/ ./dist/ui/
 # The controller as one bundle of src/ (`npm run build:controller`, also run by hack/build-image.sh): node then
-# strips no TypeScript at run time, ~30 MiB less resident (docs/adr/0052). src/ stays for the CLI (bin/).
+# strips no TypeScript at run time: 20–30 MiB less resident (docs/adr/0052). src/ stays for the CLI (bin/).
 COPY dist/controller/ ./dist/controller/
 USER 65532:65532
 # The root filesystem is read-only in the pod; /tmp is its one writable volume (git cache, ssh, HOME).
