@@ -9,11 +9,12 @@
  */
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { writeOutputs } from './write-outputs.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 export async function buildController(outdir = `${root}/dist/controller`): Promise<void> {
-  await build({
+  const { outputFiles } = await build({
     absWorkingDir: root,
     entryPoints: [{ in: 'src/main.ts', out: 'main' }],
     outdir,
@@ -28,7 +29,9 @@ export async function buildController(outdir = `${root}/dist/controller`): Promi
     sourcesContent: false,
     legalComments: 'none',
     logLevel: 'warning',
+    write: false,
   });
+  writeOutputs(outputFiles);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await buildController(process.argv[2]);

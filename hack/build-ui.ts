@@ -4,11 +4,12 @@
  */
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { writeOutputs } from './write-outputs.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 export async function buildUi(outdir = `${root}/dist/ui`): Promise<void> {
-  await build({
+  const { outputFiles } = await build({
     absWorkingDir: root,
     entryPoints: [
       { in: 'web/main.tsx', out: 'app' },
@@ -23,7 +24,9 @@ export async function buildUi(outdir = `${root}/dist/ui`): Promise<void> {
     jsxImportSource: 'preact',
     legalComments: 'none',
     logLevel: 'warning',
+    write: false,
   });
+  writeOutputs(outputFiles);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await buildUi();
