@@ -2,16 +2,12 @@
 import { total, verbs } from './cluster.ts';
 import type { FleetResult } from './fleet.ts';
 import { loadCell } from './machine-load.ts';
-import { footprintNote } from './report-memory.ts';
+import { byProcess, footprintNote } from './report-memory.ts';
 
 const f1 = (n: number) => n.toFixed(1);
 const f2 = (n: number) => n.toFixed(2);
 const secs = (x: FleetResult) =>
   x.readyAtCap !== undefined ? `> ${f1(x.seconds)} (${x.readyAtCap}/${x.n} Ready at the cap)` : f1(x.seconds);
-const per = (x: FleetResult) =>
-  Object.entries(x.perProcessPeakMiB)
-    .map(([k, v]) => `${k} ${f1(v)}`)
-    .join(' + ');
 
 export function renderHelmFleet(rows: FleetResult[], line: (s?: string) => void): void {
   if (rows.length === 0) return;
@@ -31,7 +27,7 @@ export function renderHelmFleet(rows: FleetResult[], line: (s?: string) => void)
   line('|---|---|---|---|---|---|---|---|');
   for (const x of rows) {
     line(
-      `| ${x.n} | ${x.tool} | ${secs(x)} | ${f1(x.peakMiB)} (${per(x)})${footprintNote(x)} | ${total(x.apiserver)} | ${verbs(x.apiserver)} | ${total(x.client)} (${verbs(x.client)}) | ${loadCell(x.load)} |`,
+      `| ${x.n} | ${x.tool} | ${secs(x)} | ${f1(x.peakMiB)} (${byProcess(x.perProcessPeakMiB)})${footprintNote(x)} | ${total(x.apiserver)} | ${verbs(x.apiserver)} | ${total(x.client)} (${verbs(x.client)}) | ${loadCell(x.load)} |`,
     );
   }
   line();

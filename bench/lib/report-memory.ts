@@ -9,10 +9,11 @@ const f1 = (n: number) => n.toFixed(1);
  */
 export const footprintNote = (x: FleetResult): string =>
   x.peakFootprint
-    ? `; peak with shared pages once ${f1(x.peakFootprint.peakMiB)} (${perName(x.peakFootprint.perProcessMiB)})`
+    ? `; peak with shared pages once ${f1(x.peakFootprint.peakMiB)} (${byProcess(x.peakFootprint.perProcessMiB)})`
     : '';
 
-const perName = (m: Record<string, number>) =>
+/** MiB by process name, as the reports write them: `controller 162.7 + render-worker 77.2`. */
+export const byProcess = (m: Record<string, number>): string =>
   Object.entries(m)
     .map(([k, v]) => `${k} ${f1(v)}`)
     .join(' + ');

@@ -8,7 +8,7 @@ import { renderWall } from './report-wall.ts';
 import type { FleetFloorResult } from './fleet-floor.ts';
 import { loadCell, QUIET_LOAD } from './machine-load.ts';
 import { helmTargets, renderHelmFleet } from './report-helm.ts';
-import { footprintNote } from './report-memory.ts';
+import { byProcess, footprintNote } from './report-memory.ts';
 
 export interface Results {
   date: string;
@@ -123,11 +123,8 @@ export function renderResults(r: Results): string {
   );
   line('|---|---|---|---|---|---|---|---|---|---|');
   for (const x of r.fleet) {
-    const per = Object.entries(x.perProcessPeakMiB)
-      .map(([k, v]) => `${k} ${f1(v)}`)
-      .join(' + ');
     line(
-      `| ${x.n} | ${x.tool} | ${secs(x)} | ${x.readyAtCap !== undefined ? `< ${f1(x.n / x.seconds)}` : f1(x.n / x.seconds)} | ${f1(x.peakMiB)}${x.tool === 'Flux' ? ` (${per})` : ''} | ${total(x.apiserver)} | ${verbs(x.apiserver)} | ${total(x.client)} (${verbs(x.client)}) | ${loadCell(x.load)} |`,
+      `| ${x.n} | ${x.tool} | ${secs(x)} | ${x.readyAtCap !== undefined ? `< ${f1(x.n / x.seconds)}` : f1(x.n / x.seconds)} | ${f1(x.peakMiB)}${x.tool === 'Flux' ? ` (${byProcess(x.perProcessPeakMiB)})` : ''} | ${total(x.apiserver)} | ${verbs(x.apiserver)} | ${total(x.client)} (${verbs(x.client)}) | ${loadCell(x.load)} |`,
     );
   }
   line();
@@ -290,13 +287,10 @@ export function kustomizeTargets(r: Results): Target[] {
       : 'Flux not run',
     ok: fx ? (k.seconds / fx.seconds <= 0.2 ? true : fx.readyAtCap !== undefined ? undefined : false) : undefined,
   });
-  const parts = Object.entries(k.perProcessPeakMiB)
-    .map(([name, mib]) => `${name} ${f1(mib)}`)
-    .join(' + ');
   out.push({
     measure: `kustomize fleet ${k.n}: peak RSS, controller + render workers`,
     target: '≤ 250 MiB',
-    measured: `${f1(k.peakMiB)} MiB (${parts})${footprintNote(k)}`,
+    measured: `${f1(k.peakMiB)} MiB (${byProcess(k.perProcessPeakMiB)})${footprintNote(k)}`,
     ok: k.peakMiB <= 250,
   });
   return out;
