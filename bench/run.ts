@@ -287,18 +287,20 @@ async function main(): Promise<void> {
       log(`  ${what}: load average ${load.loadAverage1m.toFixed(2)} > ${QUIET_LOAD} after waiting: the row is marked`);
     return load;
   };
+  const quarters = (r: FleetResult) =>
+    r.readyQuarters ? `; 25/50/75/100 % Ready at ${r.readyQuarters.map((s) => s.toFixed(1)).join(' / ')} s` : '';
+  // every measured run starts on a control plane at rest: the last run's cleanup is not this one's cost
+  // (only on the bench's own control plane: on a shared one, others' work is not ours to wait for)
+  const settle = async () => {
+    if (args.kubeconfig) return;
+    const s = await waitControlPlaneSettled(controlPlane);
+    if (s.seconds >= 1)
+      log(`  control plane ${s.settled ? 'at rest' : 'still busy'} after ${s.seconds.toFixed(0)} s of waiting`);
+  };
   try {
     if (only.has('fleet')) {
       const largest = Math.max(...fleetSizes);
       const idle = Number(args.idle ?? (quick ? 5 : 60));
-      // every measured run starts on a control plane at rest: the last run's cleanup is not this one's cost
-      // (only on the bench's own control plane: on a shared one, others' work is not ours to wait for)
-      const settle = async () => {
-        if (args.kubeconfig) return;
-        const s = await waitControlPlaneSettled(controlPlane);
-        if (s.seconds >= 1)
-          log(`  control plane ${s.settled ? 'at rest' : 'still busy'} after ${s.seconds.toFixed(0)} s of waiting`);
-      };
       for (const n of fleetSizes) {
         if (floorAt(n)) {
           await settle();
@@ -319,7 +321,9 @@ async function main(): Promise<void> {
             ...(await runFleetPackageSync(ctx, n, last ? idle : 0, 'plain', last && !args['skip-restart'])),
             load,
           });
-          log(`  ${fleet.at(-1)!.seconds.toFixed(1)} s, peak ${fleet.at(-1)!.peakMiB.toFixed(0)} MiB`);
+          log(
+            `  ${fleet.at(-1)!.seconds.toFixed(1)} s, peak ${fleet.at(-1)!.peakMiB.toFixed(0)} MiB${quarters(fleet.at(-1)!)}`,
+          );
           publish();
         }
         if (flux && (!fluxFleet || fluxFleet.includes(n))) {
@@ -327,7 +331,9 @@ async function main(): Promise<void> {
           log(`fleet ${n}: Flux`);
           const load = await beforeRun(`fleet ${n}: Flux`);
           fleet.push({ ...(await runFleetFlux(ctx, n, n === largest ? idle : 0, fluxCap)), load });
-          log(`  ${fleet.at(-1)!.seconds.toFixed(1)} s, peak ${fleet.at(-1)!.peakMiB.toFixed(0)} MiB`);
+          log(
+            `  ${fleet.at(-1)!.seconds.toFixed(1)} s, peak ${fleet.at(-1)!.peakMiB.toFixed(0)} MiB${quarters(fleet.at(-1)!)}`,
+          );
           publish();
         }
       }
@@ -335,19 +341,23 @@ async function main(): Promise<void> {
     if (only.has('kfleet')) {
       for (const n of kfleetSizes) {
         if (tools.has('packagesync')) {
+          await settle();
           log(`kustomize fleet ${n}: PackageSync`);
           const load = await beforeRun(`kustomize fleet ${n}: PackageSync`);
           kfleet.push({ ...(await runFleetPackageSync(ctx, n, 0, 'kustomize')), load });
           const k = kfleet.at(-1)!;
-          log(`  ${k.seconds.toFixed(1)} s; requested resync ${k.render?.resyncSeconds.toFixed(1)} s`);
+          log(`  ${k.seconds.toFixed(1)} s; requested resync ${k.render?.resyncSeconds.toFixed(1)} s${quarters(k)}`);
           publish();
         }
         if (flux) {
+          await settle();
           log(`kustomize fleet ${n}: Flux`);
           const load = await beforeRun(`kustomize fleet ${n}: Flux`);
           kfleet.push({ ...(await runFleetFlux(ctx, n, 0, fluxCap, 'kustomize')), load });
           const k = kfleet.at(-1)!;
-          log(`  ${k.seconds.toFixed(1)} s; requested resync ${k.render ? k.render.resyncSeconds.toFixed(1) : '—'} s`);
+          log(
+            `  ${k.seconds.toFixed(1)} s; requested resync ${k.render ? k.render.resyncSeconds.toFixed(1) : '—'} s${quarters(k)}`,
+          );
           publish();
         }
       }
@@ -355,17 +365,23 @@ async function main(): Promise<void> {
     if (only.has('hfleet')) {
       for (const n of hfleetSizes) {
         if (tools.has('packagesync')) {
+          await settle();
           log(`Helm fleet ${n}: PackageSync`);
           const load = await beforeRun(`Helm fleet ${n}: PackageSync`);
           hfleet.push({ ...(await runHelmFleetPackageSync(ctx, n)), load });
-          log(`  ${hfleet.at(-1)!.seconds.toFixed(1)} s, peak ${hfleet.at(-1)!.peakMiB.toFixed(0)} MiB`);
+          log(
+            `  ${hfleet.at(-1)!.seconds.toFixed(1)} s, peak ${hfleet.at(-1)!.peakMiB.toFixed(0)} MiB${quarters(hfleet.at(-1)!)}`,
+          );
           publish();
         }
         if (fluxHelm) {
+          await settle();
           log(`Helm fleet ${n}: Flux`);
           const load = await beforeRun(`Helm fleet ${n}: Flux`);
           hfleet.push({ ...(await runHelmFleetFlux(ctx, fluxHelm, n, fluxCap)), load });
-          log(`  ${hfleet.at(-1)!.seconds.toFixed(1)} s, peak ${hfleet.at(-1)!.peakMiB.toFixed(0)} MiB`);
+          log(
+            `  ${hfleet.at(-1)!.seconds.toFixed(1)} s, peak ${hfleet.at(-1)!.peakMiB.toFixed(0)} MiB${quarters(hfleet.at(-1)!)}`,
+          );
           publish();
         }
       }

@@ -103,6 +103,8 @@ export interface FleetResult {
   controlPlane?: ControlPlaneCpu;
   /** The machine's 1-minute load average when the run started (machine-load.ts; absent in older results). */
   load?: LoadBeforeRun;
+  /** Seconds to a quarter, half, three quarters and all of the fleet Ready (absent in older results). */
+  readyQuarters?: number[];
 }
 
 export type FleetShape = 'plain' | 'kustomize' | 'helm';
@@ -175,6 +177,7 @@ export async function runFleetPackageSync(
       tool: 'PackageSync',
       n,
       seconds: m.seconds,
+      readyQuarters: m.readyQuarters,
       peakMiB: Object.values(perProcessPeakMiB).reduce((a, b) => a + b, 0),
       perProcessPeakMiB,
       peakFootprint: footprint.stop(),
@@ -275,6 +278,7 @@ export async function runFleetFlux(
       tool: 'Flux',
       n,
       seconds: m.seconds,
+      readyQuarters: m.readyQuarters,
       peakMiB: Object.values(perProcessPeakMiB).reduce((a, b) => a + b, 0),
       perProcessPeakMiB,
       peakFootprint: footprint.stop(),
@@ -329,7 +333,13 @@ export async function measure(
   n: number,
   capSeconds: number,
   create: () => Promise<void>,
-): Promise<{ seconds: number; apiserver: VerbCounts; readyAtCap?: number; controlPlane: ControlPlaneCpu }> {
+): Promise<{
+  seconds: number;
+  apiserver: VerbCounts;
+  readyAtCap?: number;
+  controlPlane: ControlPlaneCpu;
+  readyQuarters: number[];
+}> {
   const { client } = ctx.harness;
   const before = await apiserverRequests(client);
   const own = snapshot(ctx.harness);
@@ -338,6 +348,12 @@ export async function measure(
   const cpu = cpuWindow(ctx.controlPlane, cpus().length);
   const started = performance.now();
   const progress = setInterval(() => ctx.log(`  ${watch.readyNow()}/${n} Ready`), 30_000);
+  // seconds until a quarter, half, three quarters of the fleet were Ready (sampled every 250 ms): where a tail is
+  const readyQuarters: number[] = [];
+  const quarters = setInterval(() => {
+    while (readyQuarters.length < 3 && watch.readyNow() >= (n * (readyQuarters.length + 1)) / 4)
+      readyQuarters.push((performance.now() - started) / 1000);
+  }, 250);
   try {
     await create();
     let readyAtCap: number | undefined;
@@ -360,10 +376,12 @@ export async function measure(
       seconds,
       apiserver: diff(after, before, harness),
       controlPlane,
+      readyQuarters: [...readyQuarters, seconds],
       ...(readyAtCap !== undefined ? { readyAtCap } : {}),
     };
   } finally {
     clearInterval(progress);
+    clearInterval(quarters);
     watch.stop();
   }
 }
