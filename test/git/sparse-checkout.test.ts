@@ -218,6 +218,40 @@ describe('a fleet of packages in one repository', () => {
     expect(new Set(first.map((f) => f.pathRevision)).size).toBe(UNITS);
   });
 
+  it('a fleet asking at once: the first package under the lock makes the whole checkout, and those that waited need no git', async () => {
+    // a controller's start or a new commit of the fleet's repository: every unit asks within the same moment.
+    // Before, the first WHOLE_TREE_AFTER got a sparse checkout each, in a row, while the rest waited.
+    const fetcher = createGitFetcher({
+      cacheRoot: join(repos.cacheRoot, 'at-once'),
+      allowInsecureHttp: true,
+      timeoutMs: 20_000,
+    });
+    const resolved = await fetcher.resolveRef(server.url('fleet'), { branch: 'main' }, undefined);
+    if (!resolved.ok) throw new Error(resolved.failure.message);
+    const served = await Promise.all(
+      Array.from({ length: UNITS }, (_, i) =>
+        fetcher.fetchRevision(server.url('fleet'), resolved.value.commit, undefined, { path: `fleet/u-${i}` }),
+      ),
+    );
+    const dirs = served.map((r) => {
+      if (!r.ok) throw new Error(r.failure.message);
+      return r.value.dir;
+    });
+    expect(new Set(dirs).size).toBe(1);
+    expect(fetcher.stats().checkouts).toBe(1);
+    expect(fetcher.stats().servedWithoutGit).toBe(UNITS - 1);
+    // the same answers as one package at a time gives (the first test's sequential fleet, its own cache)
+    const alone = createGitFetcher({ cacheRoot: join(repos.cacheRoot, 'at-once-alone'), allowInsecureHttp: true });
+    for (const i of [0, 7, UNITS - 1]) {
+      const r = await alone.fetchRevision(server.url('fleet'), resolved.value.commit, undefined, {
+        path: `fleet/u-${i}`,
+      });
+      if (!r.ok || !served[i]!.ok) throw new Error('fetch failed');
+      expect(served[i]!.value.pathRevision).toBe(r.value.pathRevision);
+      expect(served[i]!.value.paths).toEqual(r.value.paths);
+    }
+  });
+
   it('remembers a bounded number of commit-and-path answers (a fleet with a commit a minute would grow forever)', async () => {
     const fetcher = createGitFetcher({
       cacheRoot: join(repos.cacheRoot, 'memo-bound'),

@@ -225,16 +225,23 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
     }
     // a fleet's next package of a commit already checked out whole: no git, no lock (a restart's 10,000 reads, a
     // fleet of kustomize overlays)
-    const served = await fleet.servedPackage(paths, commit, path);
-    if (served) {
+    const fromWhole = async (): Promise<Result<Checkout> | undefined> => {
+      const served = await fleet.servedPackage(paths, commit, path);
+      if (!served) return undefined;
       servedWithoutGit++;
       memoize(`${paths.base}\n${commit}\n${path}`, served.set, served.pathRevision, served.dir);
       touch(served.dir, paths.repo);
       counters.cacheHits++;
       return ok({ dir: served.dir, commit, paths: served.set.paths, pathRevision: served.pathRevision });
-    }
-    return locks.serialised(paths.base, () =>
-      withGitOperation(operation(source, auth, opts), async (op) => {
+    };
+    const early = await fromWhole();
+    if (early) return early;
+    fleet.ask(paths, commit, path);
+    return locks.serialised(paths.base, async () => {
+      // made while this one waited for the lock (a fleet asking at once): still no git
+      const waited = await fromWhole();
+      if (waited) return waited;
+      return withGitOperation(operation(source, auth, opts), async (op) => {
         try {
           await ensureCacheRepo(op, paths, source.url);
         } catch (err) {
@@ -292,8 +299,8 @@ export function createGitFetcher(options: GitFetcherOptions): GitFetcher {
         touch(dir, paths.repo);
         eviction.schedule();
         return ok({ dir: checkout.value, commit, paths: set.paths, pathRevision: revision });
-      }),
-    );
+      });
+    });
   }
 
   async function fetchRevision(
