@@ -224,6 +224,7 @@ async function main(): Promise<void> {
 
   const fleet: FleetResult[] = [];
   const kfleet: FleetResult[] = [];
+  const kfleetPlain: FleetResult[] = [];
   const hfleet: FleetResult[] = [];
   const big: BigResult[] = [];
   const fleetFloor: FleetFloorResult[] = [];
@@ -264,6 +265,7 @@ async function main(): Promise<void> {
       settings,
       fleet: [...fleet],
       kfleet: [...kfleet],
+      kfleetPlain: [...kfleetPlain],
       hfleet: [...hfleet],
       big: [...big],
       fleetFloor: [...fleetFloor],
@@ -341,6 +343,13 @@ async function main(): Promise<void> {
     if (only.has('kfleet')) {
       for (const n of kfleetSizes) {
         if (tools.has('packagesync')) {
+          // its baseline first: the same objects as plain YAML (issue 27: "the plain fleet of the same objects")
+          await settle();
+          log(`kustomize fleet ${n}, its objects as plain YAML: PackageSync`);
+          const plainLoad = await beforeRun(`kustomize fleet ${n}, its objects as plain YAML: PackageSync`);
+          kfleetPlain.push({ ...(await runFleetPackageSync(ctx, n, 0, 'kustomize-objects')), load: plainLoad });
+          log(`  ${kfleetPlain.at(-1)!.seconds.toFixed(1)} s${quarters(kfleetPlain.at(-1)!)}`);
+          publish();
           await settle();
           log(`kustomize fleet ${n}: PackageSync`);
           const load = await beforeRun(`kustomize fleet ${n}: PackageSync`);

@@ -5,9 +5,10 @@
  * Documents are written as JSON (valid YAML): generation stays cheap at 10,000 objects.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import { root } from './cluster.ts';
 import {
   commitFiles,
@@ -183,7 +184,40 @@ export async function commitKustomizeFleet(repo: TestRepo, count: number): Promi
       },
     ]);
   }
+  Object.assign(files, sameObjectsAsPlain(files, count));
   return commitFiles(repo, 'main', files, `kustomize fleet of ${count}`);
+}
+
+export const kustomizePlainUnitPath = (i: number) => `kplain/${unitName(i)}`;
+
+/**
+ * The kustomize fleet's objects as plain YAML (kplain/<unit>/all.yaml): what the pinned `kustomize build` gives
+ * for each overlay, so the kustomize fleet is compared with a plain fleet of the same objects (issue 27), not
+ * with fleet/'s units, whose objects differ (no labels, no generated ConfigMap name, no envFrom). One build of a
+ * kustomization naming every overlay, split by the units' name prefixes.
+ */
+function sameObjectsAsPlain(files: Record<string, string>, count: number): Record<string, string> {
+  const kustomize = /^KUSTOMIZE_BIN=(.*)$/m.exec(
+    execFileSync(resolve(root, 'hack/build-cluster.sh'), ['paths'], { encoding: 'utf8' }),
+  )![1]!;
+  const dir = mkdtempSync(join(tmpdir(), 'bench-kplain-'));
+  try {
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(join(dir, dirname(path)), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    }
+    const units = Array.from({ length: count }, (_, i) => unitName(i));
+    writeFileSync(join(dir, 'kustomization.yaml'), yaml([{ resources: units.map((u) => `kfleet/${u}`) }]));
+    const built = execFileSync(kustomize, ['build', dir], { encoding: 'utf8', maxBuffer: 1 << 30 });
+    const byUnit = new Map<string, Doc[]>(units.map((u) => [u, []]));
+    for (const doc of parseAllDocuments(built)) {
+      const d = doc.toJS() as Doc & { metadata: { name: string } };
+      byUnit.get(d.metadata.name.slice(0, unitName(0).length))!.push(d);
+    }
+    return Object.fromEntries(units.map((u, i) => [`${kustomizePlainUnitPath(i)}/all.yaml`, yaml(byUnit.get(u)!)]));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 export const bigPath = (count: number) => `big/n-${count}`;

@@ -15,7 +15,7 @@ import {
   type CountingClient,
   type VerbCounts,
 } from './cluster.ts';
-import { kustomizeUnitPath, unitName, unitPath, type GitFixtures } from './fixtures.ts';
+import { kustomizePlainUnitPath, kustomizeUnitPath, unitName, unitPath, type GitFixtures } from './fixtures.ts';
 import {
   fluxRequests,
   memoryOf,
@@ -107,7 +107,8 @@ export interface FleetResult {
   readyQuarters?: number[];
 }
 
-export type FleetShape = 'plain' | 'kustomize' | 'helm';
+/** kustomize-objects: the kustomize fleet's objects as plain YAML (fixtures.ts kplain/), its same-objects baseline. */
+export type FleetShape = 'plain' | 'kustomize' | 'kustomize-objects' | 'helm';
 
 export interface RenderFigures {
   /** PackageSync: kustomize subprocesses and their seconds over the cold sync (packagesync_render_*). */
@@ -126,9 +127,14 @@ export interface RenderFigures {
   resyncWrites: number;
 }
 
-const fleetPath = (shape: FleetShape, i: number) => (shape === 'kustomize' ? kustomizeUnitPath(i) : unitPath(i));
+const fleetPath = (shape: FleetShape, i: number) =>
+  shape === 'kustomize'
+    ? kustomizeUnitPath(i)
+    : shape === 'kustomize-objects'
+      ? kustomizePlainUnitPath(i)
+      : unitPath(i);
 const fleetNs = (ctx: BenchContext, shape: FleetShape, tool: string, n: number) =>
-  `${ctx.prefix}${shape === 'kustomize' ? 'kfleet' : 'fleet'}-${tool}-${n}`;
+  `${ctx.prefix}${shape === 'kustomize' ? 'kfleet' : shape === 'kustomize-objects' ? 'kplain' : 'fleet'}-${tool}-${n}`;
 
 const snapshot = (c: CountingClient) => ({ ...c.own });
 

@@ -14,6 +14,11 @@ export function merge(results: Results, previous: Results): void {
     (results.kfleet ??= []).push(row);
     kept.push(`kustomize fleet ${row.n} ${row.tool}`);
   }
+  for (const row of previous.kfleetPlain ?? []) {
+    if (results.kfleetPlain?.some((r) => r.n === row.n)) continue;
+    (results.kfleetPlain ??= []).push(row);
+    kept.push(`kustomize fleet's objects as plain YAML ${row.n}`);
+  }
   for (const row of previous.hfleet ?? []) {
     if (results.hfleet?.some((r) => r.tool === row.tool && r.n === row.n)) continue;
     (results.hfleet ??= []).push(row);

@@ -26,11 +26,21 @@ describe('the kustomize fleet report (issue 27)', () => {
       ['≤ 0.2× Flux kustomize-controller', true],
       ['≤ 250 MiB', true],
     ]);
-    expect(t[0]!.measured).toBe('110.0 s vs 100.0 s = 1.10×');
+    // results from before session 21 have no same-objects baseline: fleet/'s units, said so
+    expect(t[0]!.measured).toBe("110.0 s vs 100.0 s = 1.10× (the plain fleet's own objects)");
     expect(t[2]!.measured).toBe('240.0 MiB (controller 180.0 + render-worker 60.0)');
     const slow = kustomizeTargets(results([row('PackageSync', 90, {})], [row('PackageSync', 110, { c: 300 })]));
     expect(slow.map((x) => x.ok)).toEqual([false, undefined, false]);
     expect(slow[1]!.measured).toBe('Flux not run');
+  });
+
+  it("judges time against the kustomize fleet's own objects as plain YAML when that run is there", () => {
+    const ps = row('PackageSync', 110, { controller: 180, 'render-worker': 60 });
+    const r = results([row('PackageSync', 80, {})], [ps]);
+    r.kfleetPlain = [row('PackageSync', 100, {}, { shape: 'kustomize-objects' })];
+    const t = kustomizeTargets(r);
+    expect(t[0]!.measured).toBe('110.0 s vs 100.0 s = 1.10×');
+    expect(t[0]!.ok).toBe(true);
   });
 
   it('shows the peak with shared pages once beside the RSS sum, and still judges RSS', () => {
