@@ -91,7 +91,7 @@ export async function runController(config: ControllerConfig): Promise<void> {
   });
   const clusters = new RemoteClusters(client, { client: { onRequest: metrics.onApiRequest }, log });
   const tracing = config.otlpTracesEndpoint
-    ? otlpTracing(config.otlpTracesEndpoint, { version: packageVersion() })
+    ? await otlpTracing(config.otlpTracesEndpoint, { version: packageVersion() })
     : undefined;
   // one bounded store of unpacked archives (OCI artifacts, charts): one eviction sees them all
   const archives = createCheckoutStore(config);

@@ -10,7 +10,7 @@ import { otlpTracing } from './tracing.ts';
 describe('a trace per reconcile', () => {
   it('has a root span and one child per step; a failed step carries its reason, the root ends failed', async () => {
     const exporter = new InMemorySpanExporter();
-    const tracing = otlpTracing('http://127.0.0.1:1/v1/traces', { version: '0.0.0-test', exporter });
+    const tracing = await otlpTracing('http://127.0.0.1:1/v1/traces', { version: '0.0.0-test', exporter });
     const t = tracing.reconcile('team-a', 'web');
     await t.step('fetch', async () => ({ ok: true }));
     t.set({ 'packagesync.revision': 'main@sha1:abc' });
@@ -42,7 +42,7 @@ describe('a trace per reconcile', () => {
 
   it('two reconciles are two traces, even when one runs inside the other’s step', async () => {
     const exporter = new InMemorySpanExporter();
-    const tracing = otlpTracing('http://127.0.0.1:1/v1/traces', { version: '0.0.0-test', exporter });
+    const tracing = await otlpTracing('http://127.0.0.1:1/v1/traces', { version: '0.0.0-test', exporter });
     const a = tracing.reconcile('team-a', 'a');
     await a.step('apply', async () => {
       const b = tracing.reconcile('team-a', 'b');

@@ -4,11 +4,12 @@
  * OTLP/HTTP to --otlp-traces-endpoint.
  * Attributes are names, revisions and reasons only (ports.ts: ReconcileTrace).
  */
-import { context, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
+import type * as OtelApi from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
+import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import type { ReconcileTrace, TracedStep, Tracing } from '../../core/tracing.ts';
+
+type Api = typeof OtelApi;
 
 export interface OtlpTracing extends Tracing {
   /** Exports what is buffered now. */
@@ -17,8 +18,21 @@ export interface OtlpTracing extends Tracing {
   shutdown(): Promise<void>;
 }
 
-/** `endpoint`: the OTLP/HTTP traces URL, e.g. http://collector:4318/v1/traces. */
-export function otlpTracing(endpoint: string, opts: { version: string; exporter?: SpanExporter }): OtlpTracing {
+/**
+ * `endpoint`: the OTLP/HTTP traces URL, e.g. http://collector:4318/v1/traces. The SDK is imported here, when
+ * tracing is on: a controller without an endpoint never loads it (~6 MiB of RSS at start, session 21).
+ */
+export async function otlpTracing(
+  endpoint: string,
+  opts: { version: string; exporter?: SpanExporter },
+): Promise<OtlpTracing> {
+  const [api, { OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor, TracerProvider }] =
+    await Promise.all([
+      import('@opentelemetry/api'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-trace'),
+    ]);
   const exporter = opts.exporter ?? new OTLPTraceExporter({ url: endpoint });
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'packagesync', 'service.version': opts.version }),
@@ -27,13 +41,14 @@ export function otlpTracing(endpoint: string, opts: { version: string; exporter?
   });
   const tracer = provider.getTracer('packagesync.io/reconcile', opts.version);
   return {
-    reconcile: (namespace, name) => reconcileTrace(tracer, namespace, name),
+    reconcile: (namespace, name) => reconcileTrace(api, tracer, namespace, name),
     flush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
   };
 }
 
-function reconcileTrace(tracer: Tracer, namespace: string, name: string): ReconcileTrace {
+function reconcileTrace(api: Api, tracer: Tracer, namespace: string, name: string): ReconcileTrace {
+  const { context, SpanStatusCode, trace } = api;
   const root = tracer.startSpan('reconcile', {
     // a root per reconcile: a queue worker's ambient context is never this reconcile's parent
     root: true,
@@ -45,7 +60,7 @@ function reconcileTrace(tracer: Tracer, namespace: string, name: string): Reconc
       const span = tracer.startSpan(step, {}, parent);
       try {
         const result = await context.with(trace.setSpan(parent, span), fn);
-        failedWith(span, result);
+        failedWith(api, span, result);
         return result;
       } catch (e) {
         // the error's text may quote what it read: only its kind
@@ -64,7 +79,7 @@ function reconcileTrace(tracer: Tracer, namespace: string, name: string): Reconc
 }
 
 /** A step's Result that failed: its reason (a condition reason, PascalCase) is the span's error. */
-function failedWith(span: Span, result: unknown): void {
+function failedWith({ SpanStatusCode }: Api, span: Span, result: unknown): void {
   const r = result as { ok?: boolean; failure?: { reason?: unknown } } | undefined;
   if (r && r.ok === false) {
     const reason = typeof r.failure?.reason === 'string' ? r.failure.reason : 'Failed';
