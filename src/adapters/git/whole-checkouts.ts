@@ -81,7 +81,7 @@ export class WholeCheckouts {
    */
   async servedWhole(paths: CachePaths, commit: string, path: string, listing: TreeListing): Promise<boolean> {
     this.ask(paths, commit, path);
-    const asked = this.pathsAsked.get(`${paths.base}\n${commit}`)!;
+    const asked = this.pathsAsked.get(`${paths.base}\n${commit}`) ?? new Set<string>();
     return (
       asked.size > WHOLE_TREE_AFTER ||
       (asked.size > 1 && filesIn(listing) <= SMALL_TREE_FILES) ||
