@@ -107,9 +107,17 @@ describe('an inventory past the spill threshold', () => {
 
     // a resync of the unchanged package (interval 2s): reconciles, writes nothing (and reads no shard: the
     // PackageSync and the live objects come from the watches, the shards from the cache)
+    // counted from the end of a reconcile after the one that made it Ready: that one's last writes (its event)
+    // may still be on their way when Ready is seen
+    const settled = sum(await metric(controller, 'packagesync_reconcile_total', 'result'));
+    await eventually(
+      'a reconcile after Ready',
+      async () => sum(await metric(controller, 'packagesync_reconcile_total', 'result')) >= settled + 1,
+      { timeoutMs: 30_000 },
+    );
     const before = await metric(controller, 'packagesync_api_requests_total', 'verb');
     const reconciles = sum(await metric(controller, 'packagesync_reconcile_total', 'result'));
-    const resourceVersion = raw.metadata.resourceVersion;
+    const resourceVersion = (await stored(ns, 'big')).metadata.resourceVersion;
     await eventually(
       'two more reconciles',
       async () => sum(await metric(controller, 'packagesync_reconcile_total', 'result')) >= reconciles + 2,
