@@ -32,6 +32,8 @@ RUN cd /src/render-sandbox && go build -trimpath -ldflags "-s -w" -o /out/render
 # version string set as the helm binary's, built as hack/build-cluster.sh builds it
 COPY hack/render-worker/ /src/render-worker/
 RUN cd /src/render-worker && go build -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=${HELM_VERSION}" -o /out/render-worker .
+# render-worker-kustomize: the same sources without Helm's SDK, for kustomize renders (hack/render-worker/helm_off.go)
+RUN cd /src/render-worker && go build -tags kustomizeonly -trimpath -ldflags "-s -w" -o /out/render-worker-kustomize .
 
 FROM node:24-bookworm-slim
 # git fetches packages; openssh-client serves ssh:// and scp-style URLs (and ssh-keygen verifies SSH-signed
@@ -42,7 +44,7 @@ RUN apt-get update \
 # ssh refuses to run for a uid without a passwd entry ("No user exists for uid 65532"): give it one.
 RUN groupadd --gid 65532 nonroot \
   && useradd --uid 65532 --gid 65532 --home-dir /tmp --no-create-home --shell /usr/sbin/nologin nonroot
-COPY --from=render-tools /out/kustomize /out/helm /out/sops /out/render-sandbox /out/render-worker /usr/local/bin/
+COPY --from=render-tools /out/kustomize /out/helm /out/sops /out/render-sandbox /out/render-worker /out/render-worker-kustomize /usr/local/bin/
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./

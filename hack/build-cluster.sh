@@ -147,7 +147,7 @@ build_render_sandbox() {
 # binary's is (.Capabilities.HelmVersion is in templates' reach). Cold: several minutes on 2 cores; the Go
 # build cache shares most packages with the helm and kustomize builds.
 build_render_worker() {
-  [[ -x "$worker_dir/render-worker" ]] && { log "render-worker: cached"; return; }
+  [[ -x "$worker_dir/render-worker" && -x "$worker_dir/render-worker-kustomize" ]] && { log "render-worker: cached"; return; }
   local pinned
   pinned="$(sed -n 's#^[[:space:]]*helm\.sh/helm/v4 \(v[^ ]*\).*#\1#p' "$worker_src/go.mod")"
   [[ "$pinned" == "$HELM_VERSION" ]] || { log "render-worker: go.mod has helm $pinned, hack/versions.env $HELM_VERSION: refusing to build"; exit 1; }
@@ -158,6 +158,9 @@ build_render_worker() {
   (cd "$mod" && go build -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" \
       -o "$worker_dir/render-worker.tmp" . \
     && mv "$worker_dir/render-worker.tmp" "$worker_dir/render-worker")
+  # the same sources without Helm's SDK, for kustomize renders (helm_off.go; docs/adr/0038)
+  (cd "$mod" && go build -tags kustomizeonly -trimpath -ldflags "-s -w" -o "$worker_dir/render-worker-kustomize.tmp" . \
+    && mv "$worker_dir/render-worker-kustomize.tmp" "$worker_dir/render-worker-kustomize")
 }
 
 # Render tools (issue 13). Both are `go install`-able (no replace directives upstream). The version
@@ -269,7 +272,8 @@ case "$what" in
     echo "KUSTOMIZE_BIN=$kustomize_dir/kustomize"; echo "HELM_BIN=$helm_dir/helm"
     echo "SOPS_BIN=$sops_dir/sops"; echo "OCI_REGISTRY_BIN=$registry_dir/oci-registry"
     echo "JAEGER_BIN=$jaeger_dir/jaeger"; echo "PROMETHEUS_BIN=$prometheus_dir/prometheus"
-    echo "RENDER_SANDBOX_BIN=$sandbox_dir/render-sandbox"; echo "RENDER_WORKER_BIN=$worker_dir/render-worker"; exit 0 ;;
+    echo "RENDER_SANDBOX_BIN=$sandbox_dir/render-sandbox"; echo "RENDER_WORKER_BIN=$worker_dir/render-worker"
+    echo "RENDER_WORKER_KUSTOMIZE_BIN=$worker_dir/render-worker-kustomize"; exit 0 ;;
   *) log "usage: $0 [all|etcd|kwok|kubernetes|kstatus-check|render-sandbox|render-worker|kustomize|helm|sops|oci-registry|jaeger|prometheus|paths]"; exit 2 ;;
 esac
 log "done: $k8s_dir $etcd_dir $kwok_dir"

@@ -207,6 +207,12 @@ function controllerCommand(): Command {
       ),
     )
     .addOption(
+      new Option(
+        '--render-worker-kustomize-path <path>',
+        'the render worker for kustomize, built without Helm (default: $RENDER_WORKER_KUSTOMIZE_BIN, the build of hack/build-cluster.sh, or /usr/local/bin/render-worker-kustomize)',
+      ),
+    )
+    .addOption(
       new Option('--render-workers <n>', 'render workers at most, each rendering one package at a time').default(
         configDefault.renderWorkers,
       ),
@@ -370,7 +376,7 @@ program
     const probe = await probeRenderSandbox();
     console.log(`packagesync ${pkg.version}`);
     console.log(
-      `kustomize: ${tools.kustomize}\nhelm: ${tools.helm}\nsops: ${tools.sops}\nrender worker: ${tools.worker}`,
+      `kustomize: ${tools.kustomize}\nhelm: ${tools.helm}\nsops: ${tools.sops}\nrender worker: ${tools.worker}\nkustomize render worker: ${tools.workerKustomize}`,
     );
     console.log(`render sandbox: ${probe.bin}; landlock=${probe.landlock} abi=${probe.abi}`);
     console.log(describeSandbox(probe));

@@ -5,7 +5,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { BENCH_LABEL } from './units.ts';
 import { metricValue, root, sumCounter, workDir, type VerbCounts } from './cluster.ts';
 
@@ -83,11 +83,22 @@ export function treePids(pid: number): number[] {
  * read now. Their sum is an upper bound of the tree's peak: the workers are long-lived, so their peaks are kept,
  * and each worker's RSS counts the pages of the binary they all map (~30 MiB of the render worker's) again.
  */
+/**
+ * A process's name: its comm, which the kernel cuts at 15 characters, so a name that long is taken from its
+ * command line instead when that begins with it (render-worker-kustomize, not render-worker-k).
+ */
+export function processName(pid: number): string {
+  const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  if (comm.length < 15) return comm;
+  const argv0 = basename(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '');
+  return argv0.startsWith(comm) ? argv0 : comm;
+}
+
 export function treeMemoryOf(pid: number): Record<string, number> {
   const out: Record<string, number> = {};
   for (const p of treePids(pid)) {
     try {
-      const name = p === pid ? 'controller' : readFileSync(`/proc/${p}/comm`, 'utf8').trim();
+      const name = p === pid ? 'controller' : processName(p);
       out[name] = (out[name] ?? 0) + memoryOf(p).peakMiB;
     } catch {
       // gone meanwhile
@@ -125,7 +136,7 @@ export class PeakFootprint {
       for (const root of roots())
         for (const p of treePids(root.pid)) {
           try {
-            const name = p === root.pid ? root.name : readFileSync(`/proc/${p}/comm`, 'utf8').trim();
+            const name = p === root.pid ? root.name : processName(p);
             const r = residentOf(p);
             const g = byName.get(name) ?? { privateMiB: 0, sharedMiB: 0 };
             byName.set(name, {

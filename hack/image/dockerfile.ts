@@ -49,6 +49,8 @@ export interface RenderTool {
   ldflags: string;
   /** A tool built from this repository (`COPY <dir>/ /src/<name>/` + `go build`): that directory; no version. */
   source?: string;
+  /** `go build -tags <tags>` (a tool built from this repository): its build tags. */
+  tags?: string;
 }
 
 export interface RenderTools {
@@ -263,10 +265,14 @@ function readRenderTools(stage: Instruction[]): RenderTools {
       }
       case 'RUN': {
         const local =
-          /^cd \/src\/([a-z0-9-]+) && go build -trimpath -ldflags "([^"]*)" -o \/out\/([a-z0-9-]+) \.$/.exec(ins.args);
+          /^cd \/src\/([a-z0-9-]+) && go build (?:-tags ([a-z0-9,]+) )?-trimpath -ldflags "([^"]*)" -o \/out\/([a-z0-9-]+) \.$/.exec(
+            ins.args,
+          );
         if (local) {
-          const [, dir, ldflags, name] = local as unknown as [string, string, string, string];
-          if (copied[dir] === undefined || dir !== name) fail(ins, `no COPY hack/${name}/ /src/${name}/ before it`);
+          const [, dir, tags, ldflags, name] = local as unknown as [string, string, string | undefined, string, string];
+          // the binary is named after its directory, or after it and a suffix (render-worker-kustomize)
+          if (copied[dir] === undefined || (dir !== name && !name.startsWith(`${dir}-`)))
+            fail(ins, `no COPY hack/${name}/ /src/${name}/ before it`);
           out.tools.push({
             name,
             module: `./${copied[dir]}`,
@@ -274,6 +280,7 @@ function readRenderTools(stage: Instruction[]): RenderTools {
             version: '',
             ldflags,
             source: copied[dir],
+            ...(tags ? { tags } : {}),
           });
           break;
         }

@@ -1,3 +1,5 @@
+//go:build !kustomizeonly
+
 package main
 
 import (

@@ -40,6 +40,8 @@ describe('packagesync controller: parsed options', () => {
     const config = parseControllerArgs([]);
     expect(config.renderWorkers).toBe(availableParallelism());
     expect(config.renderWorkerPath).toMatch(/render-worker$/);
+    expect(config.renderWorkerKustomizePath).toMatch(/render-worker-kustomize$/);
+    expect(parseControllerArgs(['--render-worker-kustomize-path', '/opt/k']).renderWorkerKustomizePath).toBe('/opt/k');
     expect(parseControllerArgs(['--render-engine', 'subprocess', '--render-workers', '3'])).toMatchObject({
       renderEngine: 'subprocess',
       renderWorkers: 3,

@@ -93,6 +93,11 @@ export const ControllerConfigSchema = z.object({
     .string()
     .min(1)
     .default(() => defaultToolPaths().worker),
+  // the worker built without Helm's SDK: kustomize renders run there (docs/adr/0038)
+  renderWorkerKustomizePath: z
+    .string()
+    .min(1)
+    .default(() => defaultToolPaths().workerKustomize),
   // one render at a time per worker: as many as there are cores
   renderWorkers: z.coerce
     .number()

@@ -18,6 +18,8 @@ export interface ToolPaths {
   sandbox: string;
   /** The render worker: kustomize and Helm as libraries (hack/render-worker, docs/adr/0038). */
   worker: string;
+  /** The same worker built without Helm's SDK, for kustomize renders (hack/render-worker/helm_off.go). */
+  workerKustomize: string;
 }
 
 export function defaultToolPaths(env: NodeJS.ProcessEnv = process.env): ToolPaths {
@@ -40,16 +42,17 @@ export function defaultToolPaths(env: NodeJS.ProcessEnv = process.env): ToolPath
     helm: pick('helm', env.HELM_BIN, pinned.HELM_VERSION),
     sops: pick('sops', env.SOPS_BIN, pinned.SOPS_VERSION),
     sandbox: sandboxPath(env, cache),
-    worker: workerPath(env, cache),
+    worker: workerPath(env.RENDER_WORKER_BIN, cache, 'render-worker'),
+    workerKustomize: workerPath(env.RENDER_WORKER_KUSTOMIZE_BIN, cache, 'render-worker-kustomize'),
   };
 }
 
 /**
- * $RENDER_WORKER_BIN; else the build of this source (keyed by the hash of its Go files, go.mod and go.sum in
- * that order, as hack/build-cluster.sh keys it); else /usr/local/bin/render-worker (the image).
+ * $RENDER_WORKER_BIN (…_KUSTOMIZE_BIN); else the build of this source (keyed by the hash of its Go files, go.mod
+ * and go.sum in that order, as hack/build-cluster.sh keys it); else /usr/local/bin/<name> (the image).
  */
-function workerPath(env: NodeJS.ProcessEnv, cache: string): string {
-  if (env.RENDER_WORKER_BIN) return env.RENDER_WORKER_BIN;
+function workerPath(fromEnv: string | undefined, cache: string, name: string): string {
+  if (fromEnv) return fromEnv;
   try {
     const dir = repoUrl('hack/render-worker/');
     const goFiles = readdirSync(dir)
@@ -57,12 +60,12 @@ function workerPath(env: NodeJS.ProcessEnv, cache: string): string {
       .sort();
     const hash = createHash('sha256');
     for (const f of [...goFiles, 'go.mod', 'go.sum']) hash.update(readFileSync(new URL(f, dir)));
-    const built = join(cache, 'bin', `render-worker-${hash.digest('hex').slice(0, 12)}`, 'render-worker');
+    const built = join(cache, 'bin', `render-worker-${hash.digest('hex').slice(0, 12)}`, name);
     if (existsSync(built)) return built;
   } catch {
     // the image ships no hack/
   }
-  return '/usr/local/bin/render-worker';
+  return `/usr/local/bin/${name}`;
 }
 
 /** $RENDER_SANDBOX_BIN; else the build of this source (keyed by its hash, as hack/build-cluster.sh keys it). */

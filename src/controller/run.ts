@@ -51,7 +51,12 @@ export function controllerRenderer(config: ControllerConfig): Renderer {
     cacheEntries: config.renderCacheEntries,
     engine: config.renderEngine,
     // the workers read the checkouts: every git and OCI checkout lives under the git cache directory
-    worker: { bin: config.renderWorkerPath, size: config.renderWorkers, readRoots: [config.gitCacheDir] },
+    worker: {
+      bin: config.renderWorkerPath,
+      kustomizeBin: config.renderWorkerKustomizePath,
+      size: config.renderWorkers,
+      readRoots: [config.gitCacheDir],
+    },
   });
 }
 

@@ -42,6 +42,7 @@ describe('the Dockerfile as the image build reads it', () => {
       'sops',
       'render-sandbox',
       'render-worker',
+      'render-worker-kustomize',
     ]);
     expect(renderTools.dest).toBe('/usr/local/bin');
     expect(renderTools.goImage).toMatch(/^golang:[0-9.]+-bookworm$/);
@@ -81,6 +82,15 @@ describe('the Dockerfile as the image build reads it', () => {
     // the Helm SDK the worker embeds is the helm binary's version
     const goMod = readFileSync(resolve(root, 'hack/render-worker/go.mod'), 'utf8');
     expect(goMod).toContain(`helm.sh/helm/v4 ${versions.HELM_VERSION}`);
+  });
+
+  it("render-worker-kustomize: the same sources built without Helm (-tags kustomizeonly), with hack/build-cluster.sh's flags", () => {
+    const worker = readImageSpec(dockerfile).renderTools.tools.find((t) => t.name === 'render-worker-kustomize');
+    expect(worker).toMatchObject({ source: 'hack/render-worker', tags: 'kustomizeonly', ldflags: '-s -w' });
+    expect(buildCluster).toMatch(
+      /go build -tags kustomizeonly -trimpath -ldflags "-s -w" -o "\$worker_dir\/render-worker-kustomize\.tmp"/,
+    );
+    expect(buildCluster).toContain('RENDER_WORKER_KUSTOMIZE_BIN=');
   });
 
   it('names a binary as go install does', () => {
@@ -128,7 +138,7 @@ describe('the Dockerfile as the image build reads it', () => {
     [
       'a render tool built but not copied into the final image',
       dockerfile.replace('/out/kustomize /out/helm /out/sops', '/out/kustomize /out/sops'),
-      /exactly the tools built there \(kustomize, helm, sops, render-sandbox, render-worker\)/,
+      /exactly the tools built there \(kustomize, helm, sops, render-sandbox, render-worker, render-worker-kustomize\)/,
     ],
     [
       'a render tool built some other way',

@@ -27,15 +27,19 @@ const tools = defaultToolPaths();
 const limits = { timeoutMs: 60_000, maxOutputBytes: 16 << 20, maxFiles: 10_000 };
 let scratch: string;
 let pool: RenderWorkerPool;
+/** kustomize renders run on the worker built without Helm (render-worker-kustomize), as the controller runs them */
+let kustomizePool: RenderWorkerPool;
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'worker-golden-'));
   await cp(testdata, join(scratch, 'testdata'), { recursive: true });
   await writeTree(join(scratch, 'extra'), extraPackages);
   pool = new RenderWorkerPool({ bin: tools.worker, size: 2, readRoots: [scratch] });
+  kustomizePool = new RenderWorkerPool({ bin: tools.workerKustomize, size: 2, readRoots: [scratch] });
 });
 afterAll(async () => {
   pool?.close();
+  kustomizePool?.close();
   await rm(scratch, { recursive: true, force: true });
 });
 
@@ -222,7 +226,7 @@ async function expectSameObjects(
   binaryYaml: string,
   format: 'objects' | 'yaml' = 'objects',
 ): Promise<void> {
-  const worker = await kustomizeInWorker({ ...common, pool, objects: true });
+  const worker = await kustomizeInWorker({ ...common, pool: kustomizePool, objects: true });
   if (!worker.ok) throw new Error(worker.failure.message);
   expect(worker.value.format ?? 'yaml').toBe(format);
   const read =
@@ -262,7 +266,7 @@ describe('the render worker renders byte-identical to the pinned binaries', () =
     const c = make();
     const common = { checkoutRoot: c.root, packagePath: c.path, spec: c.spec, limits };
     const binary = await kustomizeBuild({ ...common, bin: tools.kustomize, scratchDir: scratch });
-    const worker = await kustomizeInWorker({ ...common, pool });
+    const worker = await kustomizeInWorker({ ...common, pool: kustomizePool });
     if (!binary.ok) throw new Error(binary.failure.message);
     if (!worker.ok) throw new Error(worker.failure.message);
     expect(binary.value.stdout.length).toBeGreaterThan(0);
@@ -315,7 +319,7 @@ describe('the render worker renders byte-identical to the pinned binaries', () =
     const common = { checkoutRoot: root, packagePath: dir, spec: undefined, limits };
     const binary = await kustomizeBuild({ ...common, bin: tools.kustomize, scratchDir: scratch });
     if (!binary.ok) throw new Error(binary.failure.message);
-    const worker = await kustomizeInWorker({ ...common, pool, objects: true });
+    const worker = await kustomizeInWorker({ ...common, pool: kustomizePool, objects: true });
     if (!worker.ok) throw new Error(worker.failure.message);
     expect(worker.value.format ?? 'yaml').toBe(format);
     if (failure) {
@@ -360,7 +364,7 @@ describe('the render worker renders byte-identical to the pinned binaries', () =
     });
     const common = { checkoutRoot: root, packagePath: 'k/bad', spec: undefined, limits };
     const binary = await kustomizeBuild({ ...common, bin: tools.kustomize, scratchDir: scratch });
-    const worker = await kustomizeInWorker({ ...common, pool });
+    const worker = await kustomizeInWorker({ ...common, pool: kustomizePool });
     if (binary.ok || worker.ok) throw new Error('expected both to fail');
     expect(worker.failure).toEqual(binary.failure);
     expect(worker.failure.message).toContain('unable to find field "spec.nothing.here" in replacement target');
@@ -421,7 +425,7 @@ describe('public packages render byte-identical through the worker and through t
     if (tool === 'kustomize') {
       const bare = await runBare(bareKustomize(join(root, path)), home);
       // the package as committed, straight to the worker: exactly what `kustomize build` was given
-      const asCommitted = await pool.render(
+      const asCommitted = await kustomizePool.render(
         { op: 'kustomize', kustomize: { root, dir: join(root, path), replace: {} } },
         { timeoutMs: limits.timeoutMs, maxOutputBytes: limits.maxOutputBytes },
       );
@@ -429,7 +433,7 @@ describe('public packages render byte-identical through the worker and through t
       expect(bare.stdout.length).toBeGreaterThan(0);
       expect(asCommitted).toEqual({ ok: true, yaml: bare.stdout });
       const binary = await kustomizeBuild({ ...common, bin: tools.kustomize, scratchDir: scratch });
-      const worker = await kustomizeInWorker({ ...common, pool });
+      const worker = await kustomizeInWorker({ ...common, pool: kustomizePool });
       if (!binary.ok) throw new Error(binary.failure.message);
       if (!worker.ok) throw new Error(worker.failure.message);
       expect(worker.value.stdout).toBe(binary.value.stdout);

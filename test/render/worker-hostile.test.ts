@@ -29,6 +29,7 @@ let n = 0;
 let subprocess: RenderToolsConfig;
 let worker: RenderToolsConfig;
 let pool: RenderWorkerPool;
+let kustomizePool: RenderWorkerPool;
 
 beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'worker-hostile-'));
@@ -53,12 +54,19 @@ beforeAll(async () => {
     cacheEntries: 0,
   };
   subprocess = common;
-  worker = { ...common, engine: 'worker', worker: { bin: tools.worker, size: 2, readRoots: [checkouts] } };
+  // as the controller runs them: kustomize renders on the worker built without Helm, Helm renders on the full one
+  worker = {
+    ...common,
+    engine: 'worker',
+    worker: { bin: tools.worker, kustomizeBin: tools.workerKustomize, size: 2, readRoots: [checkouts] },
+  };
   pool = new RenderWorkerPool({ bin: tools.worker, size: 2, readRoots: [checkouts] });
+  kustomizePool = new RenderWorkerPool({ bin: tools.workerKustomize, size: 2, readRoots: [checkouts] });
 });
 
 afterAll(async () => {
   pool?.close();
+  kustomizePool?.close();
   await new Promise((r) => server?.close(r));
   await rm(base, { recursive: true, force: true });
   // nothing, on any path, ever reached the loopback server
@@ -142,6 +150,33 @@ describe('(1) the checks refuse the same packages, with the same message, on bot
     expect(w.failure.message).toContain('name is required');
   });
 
+  it('kustomize renders on the worker built without Helm, Helm on the full worker; the first refuses a chart', async () => {
+    const k = await repo({ 'app/kustomization.yaml': 'resources: [cm.yaml]\n', 'app/cm.yaml': cm('k', '{a: b}') });
+    const h = await repo({ 'app/Chart.yaml': chart, 'app/templates/cm.yaml': cm('h', '{a: b}') });
+    // a kustomize worker that is not there: kustomize renders fail naming it, charts still render
+    const missing = join(base, 'no-such-render-worker-kustomize');
+    const r = createRenderer({ ...worker, worker: { ...worker.worker!, kustomizeBin: missing } });
+    const [kb, hb] = await Promise.all([r.build(request(k)), r.build(request(h))]);
+    r.close();
+    if (kb.ok) throw new Error('expected the kustomize render to fail');
+    expect(kb.failure.message).toContain(missing);
+    expect(hb.ok).toBe(true);
+    // both render as configured, and the worker without Helm says so when asked for a chart
+    const both = createRenderer(worker);
+    expect((await both.build(request(k))).ok).toBe(true);
+    expect((await both.build(request(h))).ok).toBe(true);
+    both.close();
+    const refused = await kustomizePool.render(
+      {
+        op: 'helm',
+        helm: { root: h, chart: join(h, 'app'), releaseName: 'web', namespace: 'team-a', includeCRDs: true },
+      },
+      { timeoutMs: 20_000, maxOutputBytes: 1 << 20 },
+    );
+    expect(refused).toMatchObject({ ok: false, kind: 'failed' });
+    expect(refused.ok ? '' : refused.error).toContain('render-worker-kustomize renders kustomize only');
+  });
+
   it('a checkout outside what the workers may read renders by subprocess', async () => {
     const root = join(base, 'elsewhere');
     await mkdir(join(root, 'app'), { recursive: true });
@@ -155,9 +190,9 @@ describe('(1) the checks refuse the same packages, with the same message, on bot
   });
 });
 
-/** A request straight to a worker, past the controller's checks. */
+/** A request straight to a worker, past the controller's checks: a kustomize one to the worker without Helm. */
 function direct(job: Parameters<RenderWorkerPool['render']>[0], timeoutMs = 20_000): Promise<WorkerOutcome> {
-  return pool.render(job, { timeoutMs, maxOutputBytes: 16 << 20 });
+  return (job.op === 'kustomize' ? kustomizePool : pool).render(job, { timeoutMs, maxOutputBytes: 16 << 20 });
 }
 const failed = (o: WorkerOutcome) => {
   if (o.ok) throw new Error(`expected a failure, got ${(o.yaml ?? o.objects).slice(0, 200)}`);

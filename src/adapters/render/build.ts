@@ -63,9 +63,11 @@ export interface RenderToolsConfig {
   engine?: RenderEngine;
   /**
    * The worker pool (engine 'worker'): its binary, its size, and the directories its workers may read. A
-   * checkout outside them (a local directory) renders by subprocess.
+   * checkout outside them (a local directory) renders by subprocess. With `kustomizeBin` (the worker built
+   * without Helm's SDK, smaller and quicker to collect), kustomize renders run in a pool of their own of that
+   * binary, each pool starting its workers on its first render (docs/adr/0038).
    */
-  worker?: { bin: string; size: number; readRoots: string[] };
+  worker?: { bin: string; kustomizeBin?: string; size: number; readRoots: string[] };
 }
 
 export interface BuildRequest {
@@ -160,6 +162,16 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
     config.engine === 'worker' && config.worker
       ? new RenderWorkerPool({ bin: config.worker.bin, size: config.worker.size, readRoots: config.worker.readRoots })
       : undefined;
+  const kustomizePool =
+    pool && config.worker?.kustomizeBin
+      ? new RenderWorkerPool({
+          bin: config.worker.kustomizeBin,
+          size: config.worker.size,
+          readRoots: config.worker.readRoots,
+        })
+      : pool;
+  /** The pool a tool's renders run in. */
+  const poolFor = (tool: BuildTool) => (tool === 'kustomize' ? kustomizePool : pool);
 
   /**
    * What a binary says its version is, asked once: the image replaces /usr/local/bin/kustomize in place, so
@@ -190,7 +202,9 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
       ? { sops: await versionOf(req.decrypt.decryptor.bin, ['--version', '--disable-version-check']) }
       : {};
     // the worker's libraries and its own build: another worker build is another input
-    if (engine === 'worker' && pool) return { worker: await pool.versions(), ...(tool === 'kustomize' ? sops : {}) };
+    const workers = poolFor(tool);
+    if (engine === 'worker' && workers)
+      return { worker: await workers.versions(), ...(tool === 'kustomize' ? sops : {}) };
     if (tool === 'helm') return { helm: await versionOf(config.helmPath, ['version', '--short']) };
     return { kustomize: await versionOf(config.kustomizePath, ['version']), ...sops };
   }
@@ -279,7 +293,13 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
       const run =
         engine === 'worker' && pool
           ? tool === 'kustomize'
-            ? await kustomizeInWorker({ ...common, spec: req.spec.kustomize, pool, objects: true, ...decrypt })
+            ? await kustomizeInWorker({
+                ...common,
+                spec: req.spec.kustomize,
+                pool: kustomizePool ?? pool,
+                objects: true,
+                ...decrypt,
+              })
             : await helmInWorker({ ...helmInput, pool, lookup, objects: true })
           : tool === 'kustomize'
             ? await kustomizeBuild({
@@ -316,10 +336,23 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
 
   const stats = (): RenderStats => {
     if (!pool) return { ...counters };
-    const workers = pool.stats();
-    return { ...counters, workersStarted: workers.started, workersReplaced: workers.replaced };
+    const pools = kustomizePool === pool ? [pool] : [pool, kustomizePool!];
+    const workers = pools.map((p) => p.stats());
+    return {
+      ...counters,
+      workersStarted: workers.reduce((a, w) => a + w.started, 0),
+      workersReplaced: workers.reduce((a, w) => a + w.replaced, 0),
+    };
   };
-  return { toolFor, build, stats, close: () => pool?.close() };
+  return {
+    toolFor,
+    build,
+    stats,
+    close: () => {
+      pool?.close();
+      kustomizePool?.close();
+    },
+  };
 }
 
 /**
