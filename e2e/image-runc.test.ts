@@ -237,10 +237,10 @@ describe('the image is the Dockerfile', () => {
             : t.name === 'render-sandbox'
               ? // what the launcher finds in this kernel, from inside the container (docs/adr/0033)
                 'command -v render-sandbox && render-sandbox --probe'
-              : t.name === 'render-worker'
-                ? // the worker speaks frames, not flags (docs/adr/0038): ask its versions as the pool does, one
+              : t.name.startsWith('render-worker')
+                ? // the workers speak frames, not flags (docs/adr/0038): ask their versions as the pool does, one
                   // 23-byte request behind its 4-byte length, and print the answer without its length
-                  `command -v render-worker && printf '\\000\\000\\000\\027{"id":1,"op":"version"}' | render-worker | tail -c +5; echo`
+                  `command -v ${t.name} && printf '\\000\\000\\000\\027{"id":1,"op":"version"}' | ${t.name} | tail -c +5; echo`
                 : `command -v ${t.name} && ${t.name} version`,
         ),
       ].join('; '),
@@ -255,7 +255,14 @@ describe('the image is the Dockerfile', () => {
     expect(out).toMatch(/^nonroot:x:65532:65532::\/tmp:\/usr\/sbin\/nologin$/m);
     expect(out).toMatch(/^root-read-only$/m);
     expect(out).toMatch(/^tmp-ok$/m);
-    expect(tools.map((t) => t.name)).toEqual(['kustomize', 'helm', 'sops', 'render-sandbox', 'render-worker']);
+    expect(tools.map((t) => t.name)).toEqual([
+      'kustomize',
+      'helm',
+      'sops',
+      'render-sandbox',
+      'render-worker',
+      'render-worker-kustomize',
+    ]);
     for (const t of tools) {
       expect(out).toContain(`${spec.renderTools.dest}/${t.name}`);
       // sops says 3.13.3 for v3.13.3; the launcher is built from this repository's source, without a version
@@ -263,8 +270,9 @@ describe('the image is the Dockerfile', () => {
     }
     // the render sandbox holds in the shipped image run as the pod runs it: Landlock enforced, not only the checks
     expect(out).toMatch(/"landlock":"enforced"/);
-    // the render worker answers with the libraries it embeds
+    // the render workers answer with the libraries they embed: Helm's SDK in one, kustomize's api in both
     expect(out).toMatch(/\{"id":1,"ok":true,.*"versions":\{.*helm/);
+    expect(out.match(/\{"id":1,"ok":true,.*"versions":\{.*sigs\.k8s\.io\/kustomize\/api/g)).toHaveLength(2);
   });
 });
 
@@ -357,8 +365,9 @@ describe('the image runs as deploy/ runs it', () => {
     expect(generated, 'the generated ConfigMap, its name hashed by kustomize').toMatch(
       /_prod-env-[a-z0-9]{10}__ConfigMap$/,
     );
-    // the worker that rendered it is still there, long-lived, in the pod (its launcher execs it in place)
-    expect(sh('runc', ['ps', pod.id])).toMatch(/render-worker/);
+    // the worker that rendered it is still there, long-lived, in the pod (its launcher execs it in place): the
+    // one built without Helm, for kustomize (docs/adr/0038)
+    expect(sh('runc', ['ps', pod.id])).toMatch(/render-worker-kustomize/);
 
     const line = await eventually('the pod logs its listeners', async () =>
       pod.logs.find((l) => l.includes('serving metrics and probes')),
