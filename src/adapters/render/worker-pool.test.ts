@@ -61,12 +61,13 @@ afterEach(() => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-function pool(size = 1, bin = worker): RenderWorkerPool {
+function pool(size = 1, bin = worker, idleMs?: number): RenderWorkerPool {
   const p = new RenderWorkerPool({
     bin,
     size,
     readRoots: [dir],
     sandbox: { bin: launcher, maxMemoryBytes: 1 << 30 },
+    ...(idleMs !== undefined ? { idleMs } : {}),
   });
   pools.push(p);
   return p;
@@ -92,7 +93,24 @@ describe('render worker pool', () => {
     expect(pidOf(again)).toBe(pidOf(first));
     const both = await Promise.all([p.render(job('slow'), limits), p.render(job('slow'), limits)]);
     expect(new Set(both.map(pidOf)).size).toBe(2);
-    expect(p.stats()).toEqual({ started: 2, replaced: 0 });
+    expect(p.stats()).toEqual({ started: 2, replaced: 0, retired: 0 });
+  });
+
+  it('a worker idle for idleMs exits; the next render starts another', async () => {
+    const p = pool(1, worker, 300);
+    const first = pidOf(await p.render(job('ok'), limits));
+    // used again before idleMs: the same worker, its exit put off
+    await new Promise((r) => setTimeout(r, 150));
+    expect(pidOf(await p.render(job('ok'), limits))).toBe(first);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(alive(first)).toBe(true);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(alive(first)).toBe(false);
+    expect(p.stats()).toEqual({ started: 1, replaced: 0, retired: 1 });
+    const next = await p.render(job('ok'), limits);
+    expect(next.ok).toBe(true);
+    expect(pidOf(next)).not.toBe(first);
+    expect(p.stats()).toMatchObject({ started: 2, retired: 1 });
   });
 
   it('queues renders beyond its size on the workers it has', async () => {
@@ -119,7 +137,7 @@ describe('render worker pool', () => {
     const r = await p.render(job(`crash-once:${mark}`), limits);
     expect(r).toEqual({ ok: true, yaml: 'second try\n' });
     expect(existsSync(mark)).toBe(true);
-    expect(p.stats()).toEqual({ started: 2, replaced: 1 });
+    expect(p.stats()).toEqual({ started: 2, replaced: 1, retired: 0 });
   });
 
   it('a crash every time: its exit code and the last words of its stderr', async () => {

@@ -25,7 +25,15 @@ export interface WorkerPoolOptions {
   readRoots: string[];
   /** The launcher and its memory bound; default: the configured render sandbox. */
   sandbox?: RenderSandbox;
+  /**
+   * A worker idle this long exits (default 5 minutes): a settled fleet renders rarely, so at rest the controller
+   * runs no worker, and the next render starts one (~0.1 s). 0 keeps them.
+   */
+  idleMs?: number;
 }
+
+/** How long an idle worker is kept by default. */
+export const WORKER_IDLE_MS = 5 * 60_000;
 
 export type WorkerOutcome =
   | ({ ok: true } & WorkerOutput)
@@ -36,6 +44,8 @@ export interface WorkerPoolStats {
   started: number;
   /** Workers killed after a timeout, panic or crash. */
   replaced: number;
+  /** Workers that exited after idleMs without a render. */
+  retired: number;
 }
 
 /** Kinds after which the worker is gone and the render is tried once more. */
@@ -47,10 +57,13 @@ export class RenderWorkerPool {
   private readonly readRoots: string[];
   private readonly sandbox: () => RenderSandbox;
   private readonly idle: WorkerProcess[] = [];
+  private readonly idleMs: number;
+  /** The exit timer of each idle worker. */
+  private readonly retiring = new Map<WorkerProcess, NodeJS.Timeout>();
   private readonly live = new Set<WorkerProcess>();
   private readonly waiting: ((w: WorkerProcess) => void)[] = [];
   private versionAnswer: Promise<string> | undefined;
-  private counters: WorkerPoolStats = { started: 0, replaced: 0 };
+  private counters: WorkerPoolStats = { started: 0, replaced: 0, retired: 0 };
   private closed = false;
 
   constructor(options: WorkerPoolOptions) {
@@ -61,6 +74,7 @@ export class RenderWorkerPool {
       return realpathSync(r);
     });
     this.sandbox = () => options.sandbox ?? renderSandbox();
+    this.idleMs = options.idleMs ?? WORKER_IDLE_MS;
   }
 
   /** Whether a checkout (resolved) is inside what the workers may read. */
@@ -105,6 +119,8 @@ export class RenderWorkerPool {
   /** Stops every worker (the controller's shutdown; the CLI's exit). */
   close(): void {
     this.closed = true;
+    for (const t of this.retiring.values()) clearTimeout(t);
+    this.retiring.clear();
     for (const w of this.live) w.kill();
     this.live.clear();
     this.idle.length = 0;
@@ -122,6 +138,8 @@ export class RenderWorkerPool {
 
   private acquire(): Promise<WorkerProcess> {
     for (let ready = this.idle.pop(); ready; ready = this.idle.pop()) {
+      clearTimeout(this.retiring.get(ready));
+      this.retiring.delete(ready);
       if (ready.alive) return Promise.resolve(ready);
       this.live.delete(ready); // died while idle (killed from outside): its slot is free again
     }
@@ -150,6 +168,23 @@ export class RenderWorkerPool {
     if (!next) return;
     const waiter = this.waiting.shift();
     if (waiter) waiter(next);
-    else this.idle.push(next);
+    else this.rest(next);
+  }
+
+  /** An idle worker, kept for the next render until idleMs pass without one. */
+  private rest(worker: WorkerProcess): void {
+    this.idle.push(worker);
+    if (this.idleMs <= 0) return;
+    const timer = setTimeout(() => {
+      this.retiring.delete(worker);
+      const at = this.idle.indexOf(worker);
+      if (at < 0) return;
+      this.idle.splice(at, 1);
+      this.live.delete(worker);
+      worker.kill();
+      this.counters.retired++;
+    }, this.idleMs);
+    timer.unref(); // an idle worker never keeps the controller (or the CLI) alive
+    this.retiring.set(worker, timer);
   }
 }
