@@ -22,7 +22,7 @@ import { helmTemplate, type HelmCapabilities } from './helm.ts';
 import { findKustomization } from './kustomize-check.ts';
 import { kustomizeBuild } from './kustomize.ts';
 import { runTool } from './run-tool.ts';
-import { RenderWorkerPool } from './worker-pool.ts';
+import { RenderWorkerPools } from './worker-pools.ts';
 import type { HelmLookup } from './worker-lookup.ts';
 import { helmInWorker, kustomizeInWorker } from './worker-render.ts';
 import type { SourceDecryption } from './decrypt-sources.ts';
@@ -63,9 +63,8 @@ export interface RenderToolsConfig {
   engine?: RenderEngine;
   /**
    * The worker pool (engine 'worker'): its binary, its size, and the directories its workers may read. A
-   * checkout outside them (a local directory) renders by subprocess. With `kustomizeBin` (the worker built
-   * without Helm's SDK, smaller and quicker to collect), kustomize renders run in a pool of their own of that
-   * binary, each pool starting its workers on its first render (docs/adr/0038).
+   * checkout outside them (a local directory) renders by subprocess. With `kustomizeBin`, kustomize renders run
+   * on that binary (worker-pools.ts).
    */
   worker?: { bin: string; kustomizeBin?: string; size: number; readRoots: string[] };
 }
@@ -158,20 +157,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
   let cachedBytes = 0;
   const counters: RenderStats = { toolRuns: 0, toolSeconds: 0, cacheHits: 0 };
   const versions = new Map<string, Promise<string>>();
-  const pool =
-    config.engine === 'worker' && config.worker
-      ? new RenderWorkerPool({ bin: config.worker.bin, size: config.worker.size, readRoots: config.worker.readRoots })
-      : undefined;
-  const kustomizePool =
-    pool && config.worker?.kustomizeBin
-      ? new RenderWorkerPool({
-          bin: config.worker.kustomizeBin,
-          size: config.worker.size,
-          readRoots: config.worker.readRoots,
-        })
-      : pool;
-  /** The pool a tool's renders run in. */
-  const poolFor = (tool: BuildTool) => (tool === 'kustomize' ? kustomizePool : pool);
+  const pools = config.engine === 'worker' && config.worker ? new RenderWorkerPools(config.worker) : undefined;
 
   /**
    * What a binary says its version is, asked once: the image replaces /usr/local/bin/kustomize in place, so
@@ -202,9 +188,8 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
       ? { sops: await versionOf(req.decrypt.decryptor.bin, ['--version', '--disable-version-check']) }
       : {};
     // the worker's libraries and its own build: another worker build is another input
-    const workers = poolFor(tool);
-    if (engine === 'worker' && workers)
-      return { worker: await workers.versions(), ...(tool === 'kustomize' ? sops : {}) };
+    if (engine === 'worker' && pools)
+      return { worker: await pools.for(tool).versions(), ...(tool === 'kustomize' ? sops : {}) };
     if (tool === 'helm') return { helm: await versionOf(config.helmPath, ['version', '--short']) };
     return { kustomize: await versionOf(config.kustomizePath, ['version']), ...sops };
   }
@@ -249,7 +234,7 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
       return ok({ tool, objects: objects.value, what: plainPackage(req.files.length) });
     }
     const checkoutRoot = await realpath(req.checkoutRoot);
-    const engine: RenderEngine = pool?.covers(checkoutRoot) ? 'worker' : 'subprocess';
+    const engine: RenderEngine = pools?.covers(checkoutRoot) ? 'worker' : 'subprocess';
     const lookup = tool === 'helm' ? req.lookup : undefined;
     if (lookup && engine !== 'worker')
       return fail(
@@ -291,16 +276,16 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
       };
       const decrypt = req.decrypt ? { decrypt: { ...req.decrypt, signal: req.signal } } : {};
       const run =
-        engine === 'worker' && pool
+        engine === 'worker' && pools
           ? tool === 'kustomize'
             ? await kustomizeInWorker({
                 ...common,
                 spec: req.spec.kustomize,
-                pool: kustomizePool ?? pool,
+                pool: pools.for(tool),
                 objects: true,
                 ...decrypt,
               })
-            : await helmInWorker({ ...helmInput, pool, lookup, objects: true })
+            : await helmInWorker({ ...helmInput, pool: pools.for(tool), lookup, objects: true })
           : tool === 'kustomize'
             ? await kustomizeBuild({
                 ...common,
@@ -335,24 +320,11 @@ export function createRenderer(config: RenderToolsConfig): Renderer {
   }
 
   const stats = (): RenderStats => {
-    if (!pool) return { ...counters };
-    const pools = kustomizePool === pool ? [pool] : [pool, kustomizePool!];
-    const workers = pools.map((p) => p.stats());
-    return {
-      ...counters,
-      workersStarted: workers.reduce((a, w) => a + w.started, 0),
-      workersReplaced: workers.reduce((a, w) => a + w.replaced, 0),
-    };
+    if (!pools) return { ...counters };
+    const workers = pools.stats();
+    return { ...counters, workersStarted: workers.started, workersReplaced: workers.replaced };
   };
-  return {
-    toolFor,
-    build,
-    stats,
-    close: () => {
-      pool?.close();
-      kustomizePool?.close();
-    },
-  };
+  return { toolFor, build, stats, close: () => pools?.close() };
 }
 
 /**
